@@ -1,0 +1,52 @@
+import { jcs, sha256Hex } from './jcs.js';
+
+/** `prev_digest` of every genesis entry (wire contract §1). */
+export const GENESIS_PREV_DIGEST = '0'.repeat(64);
+
+/** A hash-chained entry: the host ledger and endpoint evidence share this shape. */
+export interface ChainEntry {
+  seq: number;
+  prev_digest: string;
+  digest: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Chain link of the wire contract §1:
+ * `sha256(utf8(JCS(entry without "digest")) || utf8(prev_digest))`, lowercase hex.
+ */
+export function chainLink(entry: Record<string, unknown>): string {
+  const { digest: _omit, ...rest } = entry;
+  const prev = rest['prev_digest'];
+  if (typeof prev !== 'string') throw new TypeError('entry has no prev_digest');
+  return sha256Hex(jcs(rest) + prev);
+}
+
+/** Returns `entry` with its `digest` computed. */
+export function seal<T extends Record<string, unknown>>(entry: T): T & { digest: string } {
+  return { ...entry, digest: chainLink(entry) };
+}
+
+/** Result of recomputing a chain: ok, or the first entry whose link does not hold. */
+export type ChainCheck =
+  | { ok: true; count: number; head_digest: string | null }
+  | { ok: false; broken_at: number; reason: 'digest' | 'prev_digest' | 'seq' | 'genesis' };
+
+/**
+ * Recomputes every link. `anchor` is the expected `prev_digest` of the first entry
+ * (64 zeros for a chain that starts at genesis, the pruned head for a checkpointed one).
+ */
+export function verifyChain(entries: readonly ChainEntry[], anchor: string = GENESIS_PREV_DIGEST): ChainCheck {
+  let prev = anchor;
+  let expectedSeq: number | null = null;
+  for (const e of entries) {
+    if (expectedSeq !== null && e.seq !== expectedSeq) return { ok: false, broken_at: e.seq, reason: 'seq' };
+    if (e.prev_digest !== prev) {
+      return { ok: false, broken_at: e.seq, reason: expectedSeq === null ? 'genesis' : 'prev_digest' };
+    }
+    if (chainLink(e) !== e.digest) return { ok: false, broken_at: e.seq, reason: 'digest' };
+    prev = e.digest;
+    expectedSeq = e.seq + 1;
+  }
+  return { ok: true, count: entries.length, head_digest: entries.length ? prev : null };
+}

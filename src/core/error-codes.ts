@@ -1,0 +1,81 @@
+/**
+ * The one registry of stable error codes. `MHS.*` codes come from the wire contract §8
+ * (`shared/spec/mhs-wire.md`); lower-case codes are OpenWOP host codes used on the REST surface.
+ * Tests assert on these codes, never on message text.
+ */
+export const ErrorCode = {
+  /** Post-send timeout or lost reply: the physical outcome is not known. data: command_id. */
+  OUTCOME_UNKNOWN: 'MHS.OUTCOME.UNKNOWN',
+  LIMIT_RANGE: 'MHS.LIMIT.RANGE',
+  /** Rate limit, also a full host command lane (HOST-082). */
+  LIMIT_RATE: 'MHS.LIMIT.RATE',
+  LIMIT_DURATION: 'MHS.LIMIT.DURATION',
+  LIMIT_FRAME: 'MHS.LIMIT.FRAME',
+  SAFETY_NOT_CERTIFIED: 'MHS.SAFETY.NOT_CERTIFIED',
+  SAFETY_ESTOP_ACTIVE: 'MHS.SAFETY.ESTOP_ACTIVE',
+  SAFETY_HARDWARE_ESTOP_ONLY: 'MHS.SAFETY.HARDWARE_ESTOP_ONLY',
+  SAFETY_INTERLOCK_OPEN: 'MHS.SAFETY.INTERLOCK_OPEN',
+  SAFETY_INTERLOCK_UNKNOWN: 'MHS.SAFETY.INTERLOCK_UNKNOWN',
+  TRANSPORT_TIMEOUT_PRESEND: 'MHS.TRANSPORT.TIMEOUT_PRESEND',
+  TRANSPORT_TIMEOUT_POSTSEND: 'MHS.TRANSPORT.TIMEOUT_POSTSEND',
+  /** A dead child process or closed socket. data: endpoint_id. */
+  TRANSPORT_DISCONNECTED: 'MHS.TRANSPORT.DISCONNECTED',
+  /** A reply over the frame limit (4 MiB), refused rather than truncated (HOST-063). */
+  TRANSPORT_FRAME_TOO_LARGE: 'MHS.TRANSPORT.FRAME_TOO_LARGE',
+  AUTH_DISABLED: 'MHS.AUTH.DISABLED',
+  AUTH_HARDWARE_DISABLED: 'MHS.AUTH.HARDWARE_DISABLED',
+  AUTH_PERMIT_REQUIRED: 'MHS.AUTH.PERMIT_REQUIRED',
+  AUTH_PERMIT_DIGEST_MISMATCH: 'MHS.AUTH.PERMIT_DIGEST_MISMATCH',
+  AUTH_PERMIT_CONSUMED: 'MHS.AUTH.PERMIT_CONSUMED',
+  AUTH_PERMIT_REVOKED: 'MHS.AUTH.PERMIT_REVOKED',
+  AUTH_PERMIT_EXPIRED: 'MHS.AUTH.PERMIT_EXPIRED',
+  AUTH_ENDPOINT_UNTRUSTED: 'MHS.AUTH.ENDPOINT_UNTRUSTED',
+  SESSION_EXPIRED: 'MHS.SESSION.EXPIRED',
+  SESSION_SCOPE: 'MHS.SESSION.SCOPE',
+  SESSION_UNKNOWN: 'MHS.SESSION.UNKNOWN',
+  STATE_STALE_REVISION: 'MHS.STATE.STALE_REVISION',
+  /** Arguments that fail the binding's schema, unknown device or capability. data: errors. */
+  SCHEMA_INVALID_INPUT: 'MHS.SCHEMA.INVALID_INPUT',
+  IDEMPOTENCY_CONFLICT: 'MHS.IDEMPOTENCY.CONFLICT',
+  /** A hash chain link does not recompute. data: seq, file. */
+  EVIDENCE_CHAIN_BROKEN: 'MHS.EVIDENCE.CHAIN_BROKEN',
+  REPLAY_DIVERGED: 'MHS.REPLAY.DIVERGED',
+  HOST_ADAPTER_MISSING: 'MHS.HOST.ADAPTER_MISSING',
+  /** The device has an unsettled command (HOST-091). data: device_id, command_id. */
+  HOST_DEVICE_GATE_CLOSED: 'MHS.HOST.DEVICE_GATE_CLOSED',
+  HOST_APPROVAL_DENIED: 'MHS.HOST.APPROVAL_DENIED',
+  HOST_APPROVAL_REQUIRED: 'MHS.HOST.APPROVAL_REQUIRED',
+  HOST_POLICY_DENIED: 'MHS.HOST.POLICY_DENIED',
+  /** The store cannot be written; new commands are refused until it recovers (HOST-093). */
+  HOST_LEDGER_UNAVAILABLE: 'MHS.HOST.LEDGER_UNAVAILABLE',
+  HOST_MANIFEST_INVALID: 'MHS.HOST.MANIFEST_INVALID',
+  HOST_CONNECTOR_DISABLED: 'MHS.HOST.CONNECTOR_DISABLED',
+  HOST_ENDPOINT_UNKNOWN: 'MHS.HOST.ENDPOINT_UNKNOWN',
+  HOST_CONFIG_INVALID: 'MHS.HOST.CONFIG_INVALID',
+  HOST_INTERNAL: 'MHS.HOST.INTERNAL',
+  // OpenWOP host codes (REST error envelope `{error, message, details?}`).
+  VALIDATION_ERROR: 'validation_error',
+  NOT_FOUND: 'not_found',
+  UNAUTHORIZED: 'unauthorized',
+  FORBIDDEN: 'forbidden',
+  CONFLICT: 'conflict',
+  HOST_CAPABILITY_MISSING: 'host_capability_missing',
+  INTERNAL: 'internal_error',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+const ALL = new Set<string>(Object.values(ErrorCode));
+
+/** True when `code` is in the registry. */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === 'string' && ALL.has(code);
+}
+
+/** Codes whose failure happened before anything was sent: a retry is safe (HOST-091). */
+export const RETRYABLE_CODES: ReadonlySet<ErrorCode> = new Set([
+  ErrorCode.TRANSPORT_TIMEOUT_PRESEND,
+  ErrorCode.TRANSPORT_DISCONNECTED,
+  ErrorCode.LIMIT_RATE,
+  ErrorCode.HOST_LEDGER_UNAVAILABLE,
+]);

@@ -1,0 +1,26 @@
+import { createHash } from 'node:crypto';
+import canonicalizeLib from 'canonicalize';
+
+const canonicalizeFn = canonicalizeLib as unknown as (value: unknown) => string | undefined;
+
+/** RFC 8785 canonical JSON text of `value`. Throws on values JSON cannot represent. */
+export function jcs(value: unknown): string {
+  const text = canonicalizeFn(value);
+  if (text === undefined) throw new TypeError('value has no JSON representation');
+  return text;
+}
+
+/** Lowercase hex SHA-256 of a string's UTF-8 bytes or of raw bytes. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** `H(x)` of the wire contract §1: lowercase hex SHA-256 of `JCS(x)`. */
+export function H(value: unknown): string {
+  return sha256Hex(jcs(value));
+}
+
+/** Short input digest shown on approval surfaces (wire contract §1): first 12 hex characters. */
+export function shortDigest(digest: string): string {
+  return digest.slice(0, 12);
+}

@@ -1,0 +1,22 @@
+/**
+ * The one SQL handle every durable part of the host shares (ledger, connector rows, runs, events,
+ * approvals, permits, tokens). Implemented for SQLite (better-sqlite3, WAL; the default) and
+ * PostgreSQL (`pg`). SQL is written with `?` placeholders; the PostgreSQL driver rewrites them.
+ * Keep SQL portable: TEXT/INTEGER/BIGINT columns, JSON stored as TEXT.
+ */
+export interface Db {
+  readonly dialect: 'sqlite' | 'postgres';
+  /** Where it points: a file path or a URL with the password removed. */
+  readonly location: string;
+  /** Runs DDL or several statements without parameters. */
+  exec(sql: string): Promise<void>;
+  /** Rows of a query. */
+  all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** First row or undefined. */
+  get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  /** A statement without rows; `changes` is the affected row count. */
+  run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }>;
+  /** Runs `fn` in one transaction (serialised per Db); rolls back when it throws. */
+  tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

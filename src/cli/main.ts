@@ -1,19 +1,16 @@
 import { Command } from 'commander';
-import { HostError, toHostError } from '../core/index.js';
+import { toHostError } from '../core/index.js';
+import { demoCommand } from './demo-command.js';
 
+// Each subcommand lives in its own file and is added here with one line.
 const program = new Command('mhs-host')
   .description('Orchestration engine for MHS endpoints (MHS-Host CL5) and OpenWOP workflows')
-  .version('0.1.0');
-
-program
-  .command('demo')
-  .description('Run the main job on the bundled simulators with the embedded SQLite store')
-  .action(() => {
-    throw new HostError('MHS.HOST.ADAPTER_MISSING', 'the demo task needs the simulators (issue 2)');
-  });
+  .version('0.1.0')
+  .addCommand(demoCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const e = toHostError(err);
   process.stderr.write(`error ${e.code}: ${e.message}\n`);
+  if (e.remediation) process.stderr.write(`  ${e.remediation}\n`);
   process.exitCode = 1;
 });

@@ -1,0 +1,64 @@
+import type { ChainCheck } from '../core/index.js';
+
+/** Entry kinds of the host ledger (issue 4; HOST-050, 092). */
+export const LEDGER_KINDS = [
+  'genesis',
+  'checkpoint',
+  'session.open',
+  'session.heartbeat',
+  'session.close',
+  'session.expired',
+  'disclosure',
+  'tool_call',
+  'command.intent',
+  'command.not_sent',
+  'command.unknown',
+  'reconcile',
+  'approval',
+  'permit.issue',
+  'permit.revoke',
+  'receipt',
+  'estop.request',
+  'estop.receipt',
+  'reset.request',
+  'reset.receipt',
+  'parent_action',
+  'evidence.export',
+  'evidence.verify',
+  'operator.enable',
+  'operator.disable',
+  'error',
+] as const;
+export type LedgerKind = (typeof LEDGER_KINDS)[number];
+
+/**
+ * What a caller appends: a kind plus any JSON fields. Conventional fields, used for lookups:
+ * `command_id`, `session_id`, `endpoint_id`, `device_id`, `run_id`, `node_id`, `traceparent`.
+ * The ledger adds `seq`, `prev_digest`, `ts` and `digest`.
+ */
+export interface LedgerAppend {
+  kind: LedgerKind;
+  [field: string]: unknown;
+}
+
+/** A sealed entry: `digest = sha256(JCS(entry without digest) || prev_digest)` (HOST-051). */
+export interface LedgerEntry extends LedgerAppend {
+  seq: number;
+  prev_digest: string;
+  ts: string;
+  digest: string;
+}
+
+/**
+ * The host ledger. One writer serialises appends; every append is durable before it resolves.
+ * Fails with `MHS.HOST.LEDGER_UNAVAILABLE` when the store cannot be written (HOST-093).
+ */
+export interface Ledger {
+  append(entry: LedgerAppend): Promise<LedgerEntry>;
+  appendBatch(entries: readonly LedgerAppend[]): Promise<LedgerEntry[]>;
+  head(): Promise<LedgerEntry>;
+  range(fromSeq: number, toSeq?: number): Promise<LedgerEntry[]>;
+  byCommand(commandId: string): Promise<LedgerEntry[]>;
+  bySession(sessionId: string): Promise<LedgerEntry[]>;
+  verify(): Promise<ChainCheck>;
+}

@@ -1,0 +1,50 @@
+import type { ErrorCode } from '../core/index.js';
+import type { CapabilityBinding, DeviceProfile, SafetyStatus } from '../mhs/wire-types.js';
+
+/** Everything policy may look at for one governed call (architecture.md, governed call steps 2-3). */
+export interface GovernedCallContext {
+  endpointId: string;
+  connectorId: string;
+  connectorEnabled: boolean;
+  conformanceLevel: string | null;
+  device: DeviceProfile;
+  binding: CapabilityBinding;
+  /** The validated capability input without `_mhs`. */
+  input: Record<string, unknown>;
+  /** `H(input)` (wire contract §1). */
+  inputDigest: string;
+  session: { sessionId: string; state: string; expiresAt: number };
+  /** Latest `mhs__safety` result, when the caller read it. */
+  safety?: SafetyStatus;
+  resource?: string;
+  expectedRevision?: number;
+  taskId?: string;
+  runId?: string;
+  nodeId?: string;
+  traceparent?: string;
+}
+
+/** An approval as recorded by the trusted UI/policy component (HOST-042, 044, 045). */
+export interface ApprovalRecord {
+  approval_id: string;
+  decision: 'approve' | 'deny';
+  method: 'human_click' | 'policy_rule' | 'dual_control';
+  principals: Array<{ kind: 'human' | 'system'; id: string }>;
+  input_digest: string;
+  decided_at: string;
+  reason?: string;
+  evidence_ref?: string;
+}
+
+/** Outcome of policy + approval + permit for one call. */
+export type GateDecision =
+  | { kind: 'allow'; approval?: ApprovalRecord; permitId?: string }
+  | { kind: 'deny'; code: ErrorCode; message: string; details?: Record<string, unknown> };
+
+/**
+ * The policy/approval step of the governed call. Deny by default (HOST-043). `authorize` may wait
+ * for a human decision; it settles early with a deny when `signal` aborts.
+ */
+export interface CallGate {
+  authorize(ctx: GovernedCallContext, signal?: AbortSignal): Promise<GateDecision>;
+}

@@ -1,12 +1,14 @@
 import { Command } from 'commander';
 import { toHostError } from '../core/index.js';
 import { demoCommand } from './demo-command.js';
+import { tokenCommand } from './token-command.js';
 
 // Each subcommand lives in its own file and is added here with one line.
 const program = new Command('mhs-host')
   .description('Orchestration engine for MHS endpoints (MHS-Host CL5) and OpenWOP workflows')
   .version('0.1.0')
-  .addCommand(demoCommand());
+  .addCommand(demoCommand())
+  .addCommand(tokenCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const e = toHostError(err);

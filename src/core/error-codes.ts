@@ -52,6 +52,10 @@ export const ErrorCode = {
   HOST_CONNECTOR_DISABLED: 'MHS.HOST.CONNECTOR_DISABLED',
   HOST_ENDPOINT_UNKNOWN: 'MHS.HOST.ENDPOINT_UNKNOWN',
   HOST_CONFIG_INVALID: 'MHS.HOST.CONFIG_INVALID',
+  /** A device's mode/risk/determinism/fidelity disclosure cannot be rendered (HOST-073, HOST-013). data: source, problems. */
+  HOST_DISCLOSURE_UNRENDERABLE: 'MHS.HOST.DISCLOSURE_UNRENDERABLE',
+  /** A `/.well-known/mhs.json` descriptor is malformed or cannot be fetched (HOST-010). data: source, url. */
+  HOST_DESCRIPTOR_INVALID: 'MHS.HOST.DESCRIPTOR_INVALID',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

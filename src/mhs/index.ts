@@ -1,0 +1,16 @@
+// Anything added here is API.
+export type * from './wire-types.js';
+export { FINAL_STATUSES, FIXED_TOOLS, OPERATOR_TOOLS } from './wire-types.js';
+export { capabilityToolName } from './tool-names.js';
+export type { EndpointConnection, ToolCallResult, CallOptions } from './connection.js';
+export { WIRE_SCHEMAS, MODES, RISK_CLASSES, DETERMINISM_KINDS, CONFORMANCE_LEVELS } from './wire-schemas.js';
+export type { WireKind } from './wire-schemas.js';
+export { checkWire, assertWire } from './validate.js';
+export type { WireCheck, WireIssue, WireShapes } from './validate.js';
+export { admitManifest, manifestDigest } from './manifest.js';
+export type { AdmitOptions } from './manifest.js';
+export { connect, MODERN_REVISION, LEGACY_REVISION } from './connector.js';
+export type { ConnectOptions, MhsConnection } from './connector.js';
+export { MAX_FRAME_BYTES } from './frame-guard.js';
+export { SOURCE_KINDS, connectorIdFor, describeAuth, slugify, splitCommandLine } from './connector-row.js';
+export type { ConnectorRow, EndpointAuth, SourceKind, SourceRef } from './connector-row.js';

@@ -19,4 +19,9 @@ export interface Db {
   /** Runs `fn` in one transaction (serialised per Db); rolls back when it throws. */
   tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * True when the caller runs inside `tx` of this Db (same async context). Work started there joins
+   * that transaction; the ledger uses it so an append made inside a caller's transaction commits with it.
+   */
+  inTransaction?(): boolean;
 }

@@ -28,6 +28,7 @@ export const LEDGER_KINDS = [
   'operator.enable',
   'operator.disable',
   'error',
+  'retention.prune',
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
@@ -61,4 +62,31 @@ export interface Ledger {
   byCommand(commandId: string): Promise<LedgerEntry[]>;
   bySession(sessionId: string): Promise<LedgerEntry[]>;
   verify(): Promise<ChainCheck>;
+}
+
+/** Whether the store can be written (HOST-093); `since` is when this state began. */
+export interface LedgerStatus {
+  state: 'available' | 'unavailable';
+  since: string;
+  /** The failure that made it unavailable (kept after recovery for the operator). */
+  last_error?: { code: string; message: string; at: string };
+}
+
+/**
+ * The ledger `openLedger` returns: {@link Ledger} plus the failure surface (HOST-093), redaction
+ * (HOST-056) and retention checkpoints.
+ */
+export interface DurableLedger extends Ledger {
+  /** Current availability; the engine refuses new commands while `unavailable`. */
+  status(): LedgerStatus;
+  /** Calls `fn` on every change of availability; returns the unsubscribe function. */
+  onStatus(fn: (s: LedgerStatus) => void): () => void;
+  /** Tries a write (without appending an entry); becomes `available` when it succeeds. */
+  probe(): Promise<LedgerStatus>;
+  /** Redaction paths (JSON Pointers, manifest `redaction.paths`) for entries with this `endpoint_id`. */
+  setRedaction(endpointId: string, paths: readonly string[]): void;
+  /** Appends a `checkpoint` sealing the current head; retention may prune up to it. */
+  checkpoint(extra?: Record<string, unknown>): Promise<LedgerEntry>;
+  /** The oldest entry kept: genesis, or the checkpoint a prune left first. */
+  first(): Promise<LedgerEntry>;
 }

@@ -1,0 +1,85 @@
+import { GENESIS_PREV_DIGEST, chainLink } from '../core/index.js';
+
+/** Why a link does not hold. */
+export type BreakReason = 'digest' | 'prev_digest' | 'seq' | 'genesis' | 'checkpoint' | 'malformed';
+
+/** The first entry at which a chain stops verifying. */
+export interface ChainBreak {
+  seq: number | null;
+  /** 0-based position of the entry in its file or range. */
+  index: number;
+  reason: BreakReason;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * Walks a chain entry by entry (wire contract §1). The first entry must be a genesis (`seq` 0,
+ * `prev_digest` of 64 zeros) or, when `allowCheckpoint`, a `checkpoint` whose `prev_digest`
+ * equals its `sealed.digest` and whose `seq` is `sealed.seq + 1` (a pruned ledger, HOST-056).
+ */
+export class ChainWalker {
+  private prev: string | null = null;
+  private nextSeq: number | null = null;
+  private index = 0;
+  private broken: ChainBreak | null = null;
+  first: Record<string, unknown> | null = null;
+  last: Record<string, unknown> | null = null;
+
+  constructor(private readonly allowCheckpoint: boolean) {}
+
+  /** Feeds the next entry; returns the break once one is found (and on every later call). */
+  push(e: unknown): ChainBreak | null {
+    if (this.broken) return this.broken;
+    const i = this.index++;
+    if (!e || typeof e !== 'object' || Array.isArray(e))
+      return (this.broken = { seq: null, index: i, reason: 'malformed' });
+    const entry = e as Record<string, unknown>;
+    const seq =
+      typeof entry['seq'] === 'number' && Number.isSafeInteger(entry['seq']) ? (entry['seq'] as number) : null;
+    const prev = entry['prev_digest'];
+    const digest = entry['digest'];
+    if (seq === null || typeof prev !== 'string' || typeof digest !== 'string' || !HEX64.test(digest)) {
+      return (this.broken = { seq, index: i, reason: 'malformed' });
+    }
+    if (this.nextSeq === null) {
+      const why = this.startProblem(entry, seq, prev);
+      if (why) return (this.broken = { seq, index: i, reason: why });
+      this.first = entry;
+    } else {
+      if (seq !== this.nextSeq) return (this.broken = { seq, index: i, reason: 'seq' });
+      if (prev !== this.prev) return (this.broken = { seq, index: i, reason: 'prev_digest' });
+    }
+    let link: string;
+    try {
+      link = chainLink(entry);
+    } catch {
+      return (this.broken = { seq, index: i, reason: 'malformed' });
+    }
+    if (link !== digest) return (this.broken = { seq, index: i, reason: 'digest' });
+    this.prev = digest;
+    this.nextSeq = seq + 1;
+    this.last = entry;
+    return null;
+  }
+
+  private startProblem(e: Record<string, unknown>, seq: number, prev: string): BreakReason | null {
+    if (e['kind'] === 'genesis') return seq === 0 && prev === GENESIS_PREV_DIGEST ? null : 'genesis';
+    if (this.allowCheckpoint && e['kind'] === 'checkpoint') {
+      const sealed = e['sealed'] as { seq?: unknown; digest?: unknown } | undefined;
+      const ok = !!sealed && sealed.digest === prev && sealed.seq === seq - 1 && HEX64.test(prev);
+      return ok ? null : 'checkpoint';
+    }
+    return 'genesis';
+  }
+
+  /** The break found so far, or null. */
+  get failure(): ChainBreak | null {
+    return this.broken;
+  }
+
+  /** Entries accepted so far. */
+  get count(): number {
+    return this.broken ? this.broken.index : this.index;
+  }
+}

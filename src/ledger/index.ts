@@ -1,0 +1,19 @@
+// Anything added here is API.
+export type { Db } from './db.js';
+export { openDb, resolveDbLocation, isPostgresLocation, DEFAULT_DB_PATH, DB_ENV_VAR } from './open-db.js';
+export type { OpenDbOptions } from './open-db.js';
+export { SqliteDb } from './sqlite-db.js';
+export type { SqliteDbOptions } from './sqlite-db.js';
+export { PostgresDb, redactUrl } from './postgres-db.js';
+export type { PostgresDbOptions } from './postgres-db.js';
+export { migrate, appliedMigrations } from './migrate.js';
+export type { MigrationDdl } from './migrate.js';
+export { appendOnlyDdl, isAppendOnlyViolation, withDeleteAllowed, APPEND_ONLY_MARK } from './append-only.js';
+export { LEDGER_KINDS } from './ledger-types.js';
+export type { Ledger, DurableLedger, LedgerAppend, LedgerEntry, LedgerKind, LedgerStatus } from './ledger-types.js';
+export { openLedger } from './sql-ledger.js';
+export type { LedgerOptions } from './sql-ledger.js';
+export { ledgerUnavailable } from './ledger-health.js';
+export { scrubSecrets, redactPaths, isSecretKey, REDACTED } from './redaction.js';
+export { ChainWalker } from './chain-walker.js';
+export type { ChainBreak, BreakReason } from './chain-walker.js';

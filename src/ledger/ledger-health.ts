@@ -1,0 +1,65 @@
+import { ErrorCode, HostError, isoAt } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import type { LedgerStatus } from './ledger-types.js';
+
+/** Wraps a store failure as `MHS.HOST.LEDGER_UNAVAILABLE` (HOST-093), keeping the cause. */
+export function ledgerUnavailable(err: unknown, location: string): HostError {
+  if (err instanceof HostError && err.code === ErrorCode.HOST_LEDGER_UNAVAILABLE) return err;
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const cause = typeof e?.message === 'string' ? e.message : String(err);
+  return new HostError(
+    ErrorCode.HOST_LEDGER_UNAVAILABLE,
+    `the ledger store cannot be written: ${cause}`,
+    { location, ...(typeof e?.code === 'string' ? { store_code: e.code } : {}) },
+    {
+      remediation:
+        'Fix the store (permissions, disk space, database server); new commands are refused until a probe succeeds.',
+      retryable: true,
+      cause: err,
+    },
+  );
+}
+
+/** Availability of the store with change notification (HOST-093). */
+export class LedgerHealth {
+  private state: LedgerStatus;
+  private readonly listeners = new Set<(s: LedgerStatus) => void>();
+
+  constructor(
+    private readonly clock: Clock,
+    _location: string,
+  ) {
+    this.state = { state: 'available', since: isoAt(clock.now()) };
+  }
+
+  current(): LedgerStatus {
+    return { ...this.state };
+  }
+
+  subscribe(fn: (s: LedgerStatus) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  ok(): void {
+    if (this.state.state === 'available') return;
+    this.set({ ...this.state, state: 'available', since: isoAt(this.clock.now()) });
+  }
+
+  fail(err: HostError): void {
+    const at = isoAt(this.clock.now());
+    const since = this.state.state === 'unavailable' ? this.state.since : at;
+    this.set({ state: 'unavailable', since, last_error: { code: err.code, message: err.message, at } });
+  }
+
+  private set(s: LedgerStatus): void {
+    this.state = s;
+    for (const fn of this.listeners) {
+      try {
+        fn(this.current());
+      } catch {
+        // A listener's fault must not stop the ledger.
+      }
+    }
+  }
+}

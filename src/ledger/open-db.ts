@@ -1,0 +1,57 @@
+import { ErrorCode, HostError } from '../core/index.js';
+import type { Db } from './db.js';
+import { PostgresDb, redactUrl } from './postgres-db.js';
+import type { PostgresDbOptions } from './postgres-db.js';
+import { SqliteDb } from './sqlite-db.js';
+import type { SqliteDbOptions } from './sqlite-db.js';
+
+/** Where the store lives when neither `--db` nor `MHS_HOST_DB` says otherwise. */
+export const DEFAULT_DB_PATH = './.mhs-host/host.db';
+
+/** Environment variable naming the store (a file path or a `postgres://` URL). */
+export const DB_ENV_VAR = 'MHS_HOST_DB';
+
+/** Precedence: the `--db` flag, then `MHS_HOST_DB`, then {@link DEFAULT_DB_PATH}. */
+export function resolveDbLocation(
+  opts: { flag?: string | undefined; env?: Record<string, string | undefined> } = {},
+): string {
+  const env = opts.env ?? process.env;
+  const flag = opts.flag?.trim();
+  if (flag) return flag;
+  const fromEnv = env[DB_ENV_VAR]?.trim();
+  if (fromEnv) return fromEnv;
+  return DEFAULT_DB_PATH;
+}
+
+/** True for `postgres://` and `postgresql://` locations. */
+export function isPostgresLocation(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
+
+/** Options of {@link openDb}. */
+export interface OpenDbOptions {
+  sqlite?: SqliteDbOptions;
+  postgres?: PostgresDbOptions;
+}
+
+/**
+ * Opens the store at `location`: a `postgres://` URL (optionally `?schema=NAME`) or a SQLite file
+ * path (optionally prefixed `sqlite:`; the file and its folder are created).
+ * Fails with `MHS.HOST.LEDGER_UNAVAILABLE` when the store cannot be opened (HOST-093).
+ */
+export async function openDb(location: string, opts: OpenDbOptions = {}): Promise<Db> {
+  const loc = location.trim();
+  if (!loc) throw new HostError(ErrorCode.HOST_CONFIG_INVALID, 'empty store location', {});
+  try {
+    if (isPostgresLocation(loc)) return await PostgresDb.open(loc, opts.postgres);
+    return SqliteDb.open(loc.replace(/^sqlite:/i, ''), opts.sqlite);
+  } catch (err) {
+    const shown = isPostgresLocation(loc) ? redactUrl(loc) : loc;
+    throw new HostError(
+      ErrorCode.HOST_LEDGER_UNAVAILABLE,
+      `cannot open the store at ${shown}: ${err instanceof Error ? err.message : String(err)}`,
+      { location: shown },
+      { remediation: 'Check the --db / MHS_HOST_DB location, its permissions and the database server.', cause: err },
+    );
+  }
+}

@@ -1,0 +1,337 @@
+import { ErrorCode, GENESIS_PREV_DIGEST, HostError, isoAt, jcs, seal } from '../core/index.js';
+import type { ChainCheck, Clock } from '../core/index.js';
+import { ChainWalker } from './chain-walker.js';
+import type { Db } from './db.js';
+import { ensureLedgerSchema } from './ledger-schema.js';
+import { LEDGER_KINDS } from './ledger-types.js';
+import type { DurableLedger, LedgerAppend, LedgerEntry, LedgerStatus } from './ledger-types.js';
+import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
+import { redactPaths, scrubSecrets } from './redaction.js';
+
+/** Options of {@link openLedger}. */
+export interface LedgerOptions {
+  clock: Clock;
+  /** Fields added to the genesis entry when this call creates it. */
+  genesis?: Record<string, unknown>;
+  /** Redaction paths per endpoint id (the adapters' manifest `redaction.paths`, HOST-056). */
+  redaction?: Record<string, readonly string[]>;
+  /** Most entries committed in one transaction by the writer (default 512). */
+  maxBatch?: number;
+}
+
+interface Job {
+  items: Record<string, unknown>[];
+  resolve: (e: LedgerEntry[]) => void;
+  reject: (err: unknown) => void;
+}
+
+const RESERVED = ['seq', 'prev_digest', 'ts', 'digest'] as const;
+const KINDS = new Set<string>(LEDGER_KINDS);
+const WRITER_ONLY = new Set(['genesis', 'checkpoint']);
+const PAGE = 2000;
+
+function lookupColumn(v: unknown): string | null {
+  return typeof v === 'string' ? v : null;
+}
+
+/**
+ * The host ledger over a {@link Db} (HOST-050…052, 092, 093). One writer per ledger: appends queue
+ * and are committed in order by group commit (one transaction, one fsync for whatever is queued),
+ * each resolving only after its commit. Across processes the chain head is read inside the write
+ * transaction (SQLite's write lock; a PostgreSQL advisory lock), and `UNIQUE(prev_digest)` makes a
+ * fork impossible at the database level.
+ */
+class SqlLedger implements DurableLedger {
+  private readonly queue: Job[] = [];
+  private flushing = false;
+  private readonly redaction = new Map<string, readonly string[]>();
+  private readonly health: LedgerHealth;
+
+  constructor(
+    readonly db: Db,
+    private readonly opts: LedgerOptions,
+  ) {
+    this.health = new LedgerHealth(opts.clock, db.location);
+    for (const [id, paths] of Object.entries(opts.redaction ?? {})) this.redaction.set(id, paths);
+  }
+
+  status(): LedgerStatus {
+    return this.health.current();
+  }
+
+  onStatus(fn: (s: LedgerStatus) => void): () => void {
+    return this.health.subscribe(fn);
+  }
+
+  setRedaction(endpointId: string, paths: readonly string[]): void {
+    this.redaction.set(endpointId, [...paths]);
+  }
+
+  async probe(): Promise<LedgerStatus> {
+    try {
+      await this.db.tx((t) => t.run('UPDATE ledger_probe SET n = n + 1 WHERE id = 1'));
+      this.health.ok();
+    } catch (err) {
+      this.health.fail(ledgerUnavailable(err, this.db.location));
+    }
+    return this.status();
+  }
+
+  /** Validates and copies an append: JSON only, no reserved fields, secrets scrubbed, redacted. */
+  private prepare(input: LedgerAppend, allowWriterKinds = false): Record<string, unknown> {
+    if (
+      !input ||
+      typeof input !== 'object' ||
+      !KINDS.has(input.kind) ||
+      (WRITER_ONLY.has(input.kind) && !allowWriterKinds)
+    ) {
+      throw new HostError(ErrorCode.HOST_INTERNAL, 'not an appendable ledger entry kind', { kind: input?.kind });
+    }
+    for (const k of RESERVED) {
+      if (k in input) throw new HostError(ErrorCode.HOST_INTERNAL, `ledger entries may not set ${k}`, { field: k });
+    }
+    let copy: Record<string, unknown>;
+    try {
+      copy = JSON.parse(jcs(input)) as Record<string, unknown>;
+    } catch (err) {
+      throw new HostError(ErrorCode.HOST_INTERNAL, 'ledger entry is not JSON', { kind: input.kind }, { cause: err });
+    }
+    // HOST-052: a receipt stays verbatim inside its wrapper; everything else loses credentials (HOST-056).
+    copy = scrubSecrets(copy, input.kind === 'receipt' ? ['/receipt'] : []) as Record<string, unknown>;
+    const endpoint = copy['endpoint_id'];
+    const paths = typeof endpoint === 'string' ? this.redaction.get(endpoint) : undefined;
+    if (paths) redactPaths(copy, paths);
+    return copy;
+  }
+
+  append(entry: LedgerAppend): Promise<LedgerEntry> {
+    return this.appendBatch([entry]).then((r) => r[0] as LedgerEntry);
+  }
+
+  appendBatch(entries: readonly LedgerAppend[]): Promise<LedgerEntry[]> {
+    let items: Record<string, unknown>[];
+    try {
+      items = entries.map((e) => this.prepare(e));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (items.length === 0) return Promise.resolve([]);
+    return this.submit(items);
+  }
+
+  checkpoint(extra: Record<string, unknown> = {}): Promise<LedgerEntry> {
+    // `sealed` is filled in by the writer with the head it follows.
+    const item = this.prepare({ ...extra, kind: 'checkpoint' }, true);
+    return this.submit([{ ...item, sealed: null }]).then((r) => r[0] as LedgerEntry);
+  }
+
+  private submit(items: Record<string, unknown>[]): Promise<LedgerEntry[]> {
+    // Called inside a caller's transaction on this Db: join it (durable when that transaction commits).
+    if (this.db.inTransaction?.()) return this.writeIn(this.db, items);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ items, resolve, reject });
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    const max = this.opts.maxBatch ?? 512;
+    while (this.queue.length) {
+      const jobs: Job[] = [];
+      let n = 0;
+      while (this.queue.length && (jobs.length === 0 || n + (this.queue[0] as Job).items.length <= max)) {
+        const j = this.queue.shift() as Job;
+        jobs.push(j);
+        n += j.items.length;
+      }
+      try {
+        const sealed = await this.db.tx((t) =>
+          this.writeIn(
+            t,
+            jobs.flatMap((j) => j.items),
+          ),
+        );
+        this.health.ok();
+        let at = 0;
+        for (const j of jobs) {
+          j.resolve(sealed.slice(at, at + j.items.length));
+          at += j.items.length;
+        }
+      } catch (err) {
+        const e = ledgerUnavailable(err, this.db.location);
+        this.health.fail(e);
+        for (const j of jobs) j.reject(e);
+      }
+    }
+    this.flushing = false;
+  }
+
+  /** Seals `items` after the current head and inserts them, inside the transaction `t`. */
+  private async writeIn(t: Db, items: Record<string, unknown>[]): Promise<LedgerEntry[]> {
+    if (t.dialect === 'postgres') {
+      await t.get(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.ledger_entries'))`);
+    }
+    const ts = isoAt(this.opts.clock.now());
+    const rows: LedgerEntry[] = [];
+    let head = await t.get<{ seq: number; digest: string }>(
+      'SELECT seq, digest FROM ledger_entries ORDER BY seq DESC LIMIT 1',
+    );
+    if (!head) {
+      const g = this.genesisEntry(ts);
+      rows.push(g);
+      head = g;
+    }
+    let seq = head.seq;
+    let prev = head.digest;
+    for (const item of items) {
+      const body = item['kind'] === 'checkpoint' ? { ...item, sealed: { seq, digest: prev } } : item;
+      const e = seal({ seq: ++seq, prev_digest: prev, ts, ...body }) as LedgerEntry;
+      rows.push(e);
+      prev = e.digest;
+    }
+    await insertEntries(t, rows);
+    return rows.slice(rows.length - items.length);
+  }
+
+  private genesisEntry(ts: string): LedgerEntry {
+    return seal({
+      seq: 0,
+      prev_digest: GENESIS_PREV_DIGEST,
+      ts,
+      kind: 'genesis',
+      format: 'mhs-host.ledger',
+      schema_version: 1,
+      ...(this.opts.genesis ?? {}),
+    }) as LedgerEntry;
+  }
+
+  /** Creates the genesis entry when the store has none (race-free: it goes through the writer). */
+  async ensureGenesis(): Promise<void> {
+    if (await this.db.get('SELECT seq FROM ledger_entries LIMIT 1')) return;
+    await this.db.tx(async (t) => {
+      if (t.dialect === 'postgres') {
+        await t.get(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.ledger_entries'))`);
+      }
+      if (await t.get('SELECT seq FROM ledger_entries LIMIT 1')) return;
+      await insertEntries(t, [this.genesisEntry(isoAt(this.opts.clock.now()))]);
+    });
+  }
+
+  private async one(sql: string, params: unknown[] = []): Promise<LedgerEntry> {
+    const row = await this.db.get<{ line: string }>(sql, params);
+    if (!row) throw new HostError(ErrorCode.HOST_INTERNAL, 'the ledger has no entries', {});
+    return JSON.parse(row.line) as LedgerEntry;
+  }
+
+  private async many(sql: string, params: unknown[]): Promise<LedgerEntry[]> {
+    const rows = await this.db.all<{ line: string }>(sql, params);
+    return rows.map((r) => JSON.parse(r.line) as LedgerEntry);
+  }
+
+  head(): Promise<LedgerEntry> {
+    return this.one('SELECT line FROM ledger_entries ORDER BY seq DESC LIMIT 1');
+  }
+
+  first(): Promise<LedgerEntry> {
+    return this.one('SELECT line FROM ledger_entries ORDER BY seq ASC LIMIT 1');
+  }
+
+  /** Entries with `fromSeq <= seq <= toSeq` (to the head when `toSeq` is omitted), in order. */
+  range(fromSeq: number, toSeq?: number): Promise<LedgerEntry[]> {
+    return toSeq === undefined
+      ? this.many('SELECT line FROM ledger_entries WHERE seq >= ? ORDER BY seq', [fromSeq])
+      : this.many('SELECT line FROM ledger_entries WHERE seq >= ? AND seq <= ? ORDER BY seq', [fromSeq, toSeq]);
+  }
+
+  byCommand(commandId: string): Promise<LedgerEntry[]> {
+    return this.many('SELECT line FROM ledger_entries WHERE command_id = ? ORDER BY seq', [commandId]);
+  }
+
+  bySession(sessionId: string): Promise<LedgerEntry[]> {
+    return this.many('SELECT line FROM ledger_entries WHERE session_id = ? ORDER BY seq', [sessionId]);
+  }
+
+  /** Recomputes every stored link, page by page; also checks each row's columns against its entry. */
+  async verify(): Promise<ChainCheck> {
+    const walker = new ChainWalker(true);
+    let from = -1;
+    for (;;) {
+      const rows = await this.db.all<{ seq: number; digest: string; prev_digest: string; line: string }>(
+        'SELECT seq, digest, prev_digest, line FROM ledger_entries WHERE seq > ? ORDER BY seq LIMIT ?',
+        [from, PAGE],
+      );
+      for (const r of rows) {
+        let e: Record<string, unknown> | null;
+        try {
+          e = JSON.parse(r.line) as Record<string, unknown>;
+        } catch {
+          e = null;
+        }
+        if (!e || e['seq'] !== r.seq || e['digest'] !== r.digest || e['prev_digest'] !== r.prev_digest) {
+          return { ok: false, broken_at: r.seq, reason: 'digest' };
+        }
+        const b = walker.push(e);
+        if (b)
+          return {
+            ok: false,
+            broken_at: b.seq ?? r.seq,
+            reason: b.reason === 'checkpoint' ? 'genesis' : toCoreReason(b.reason),
+          };
+      }
+      if (rows.length < PAGE) break;
+      from = (rows[rows.length - 1] as { seq: number }).seq;
+    }
+    const last = walker.last;
+    return { ok: true, count: walker.count, head_digest: last ? (last['digest'] as string) : null };
+  }
+}
+
+function toCoreReason(r: string): 'digest' | 'prev_digest' | 'seq' | 'genesis' {
+  return r === 'prev_digest' || r === 'seq' || r === 'genesis' ? r : 'digest';
+}
+
+/** Inserts sealed entries (100 rows per statement). */
+async function insertEntries(t: Db, rows: readonly LedgerEntry[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 100) {
+    const chunk = rows.slice(i, i + 100);
+    const params: unknown[] = [];
+    for (const e of chunk) {
+      params.push(
+        e.seq,
+        e.prev_digest,
+        e.digest,
+        e.ts,
+        e.kind,
+        lookupColumn(e['command_id']),
+        lookupColumn(e['session_id']),
+        lookupColumn(e['endpoint_id']),
+        jcs(e),
+      );
+    }
+    await t.run(
+      `INSERT INTO ledger_entries (seq, prev_digest, digest, ts, kind, command_id, session_id, endpoint_id, line) VALUES ${chunk
+        .map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?)')
+        .join(', ')}`,
+      params,
+    );
+  }
+}
+
+/**
+ * Opens the ledger on `db`: creates its tables (append-only, HOST-051) and the genesis entry when
+ * missing, then probes writability. A read-only store opens (for show/export) with status
+ * `unavailable`; appends then reject with `MHS.HOST.LEDGER_UNAVAILABLE` (HOST-093).
+ * Rejects with `MHS.HOST.LEDGER_UNAVAILABLE` only when the tables or genesis cannot be created.
+ */
+export async function openLedger(db: Db, opts: LedgerOptions): Promise<DurableLedger> {
+  const ledger = new SqlLedger(db, opts);
+  try {
+    await ensureLedgerSchema(db);
+    await ledger.ensureGenesis();
+  } catch (err) {
+    throw ledgerUnavailable(err, db.location);
+  }
+  await ledger.probe();
+  return ledger;
+}

@@ -2,7 +2,8 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Db } from './db.js';
-import { TxLock, lockForFile } from './tx-lock.js';
+import type { TxLock } from './tx-lock.js';
+import { lockForFile } from './tx-lock.js';
 
 /** Options of {@link openSqliteDb}. */
 export interface SqliteDbOptions {

@@ -1,19 +1,11 @@
 import { Command, Option } from 'commander';
-import { ErrorCode, HostError, RealClock } from '../core/index.js';
-import type { Db } from '../ledger/db.js';
+import { RealClock } from '../core/index.js';
+import { openDb, resolveDbLocation } from '../ledger/index.js';
 import { createTokenStore } from '../policy/tokens.js';
-import type { TokenRole } from '../policy/tokens.js';
+import type { TokenRole, TokenStore } from '../policy/tokens.js';
 
-const DEFAULT_DB = '.mhs-host/host.db';
-
-async function withStore<T>(dbPath: string, fn: (s: ReturnType<typeof createTokenStore>) => Promise<T>): Promise<T> {
-  // Loaded lazily so `mhs-host --help` never opens a store.
-  const mod = (await import('../ledger/index.js' as string).catch(() => null)) as {
-    openDb?: (location: string) => Promise<Db>;
-  } | null;
-  if (!mod?.openDb)
-    throw new HostError(ErrorCode.HOST_ADAPTER_MISSING, 'the store adapter (src/ledger openDb) is missing');
-  const db = await mod.openDb(dbPath);
+async function withStore<T>(location: string, fn: (s: TokenStore) => Promise<T>): Promise<T> {
+  const db = await openDb(location);
   try {
     return await fn(createTokenStore(db, new RealClock()));
   } finally {
@@ -21,7 +13,11 @@ async function withStore<T>(dbPath: string, fn: (s: ReturnType<typeof createToke
   }
 }
 
-const dbOption = () => new Option('--db <location>', 'store: SQLite file path or postgres:// URL').default(DEFAULT_DB);
+const dbOption = () =>
+  new Option(
+    '--db <location>',
+    'store: SQLite file path or postgres:// URL (default: $MHS_HOST_DB or ./.mhs-host/host.db)',
+  );
 
 /** `mhs-host token add|list|revoke`: API tokens for the REST and operator API (issue 6). */
 export function tokenCommand(): Command {
@@ -32,8 +28,8 @@ export function tokenCommand(): Command {
     .argument('<name>', 'token name (the principal shown in the ledger)')
     .addOption(new Option('--role <role>', 'token role').choices(['operator', 'client']).makeOptionMandatory())
     .addOption(dbOption())
-    .action(async (name: string, opts: { role: TokenRole; db: string }) => {
-      const { token, id } = await withStore(opts.db, (s) => s.add(name, opts.role));
+    .action(async (name: string, opts: { role: TokenRole; db?: string }) => {
+      const { token, id } = await withStore(resolveDbLocation({ flag: opts.db }), (s) => s.add(name, opts.role));
       process.stdout.write(`${token}\n`);
       process.stderr.write(`token ${id} (${name}, ${opts.role}) created; it is shown only once\n`);
     });
@@ -42,8 +38,8 @@ export function tokenCommand(): Command {
     .description('List tokens (never the secrets)')
     .addOption(dbOption())
     .option('--json', 'print JSON')
-    .action(async (opts: { db: string; json?: boolean }) => {
-      const rows = await withStore(opts.db, (s) => s.list());
+    .action(async (opts: { db?: string; json?: boolean }) => {
+      const rows = await withStore(resolveDbLocation({ flag: opts.db }), (s) => s.list());
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         return;
@@ -59,8 +55,8 @@ export function tokenCommand(): Command {
     .description('Revoke a token by name or id')
     .argument('<nameOrId>')
     .addOption(dbOption())
-    .action(async (nameOrId: string, opts: { db: string }) => {
-      const r = await withStore(opts.db, (s) => s.revoke(nameOrId));
+    .action(async (nameOrId: string, opts: { db?: string }) => {
+      const r = await withStore(resolveDbLocation({ flag: opts.db }), (s) => s.revoke(nameOrId));
       process.stdout.write(`revoked ${r.id} (${r.name})\n`);
     });
   return cmd;

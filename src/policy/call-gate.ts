@@ -22,6 +22,12 @@ export interface GovernedCallContext {
   runId?: string;
   nodeId?: string;
   traceparent?: string;
+  /**
+   * Optional stable key of the step that makes this call (e.g. a run node across restarts). A later
+   * call with the same key reuses a still-open approval for the same digest and voids one for another
+   * digest (HOST-041). Defaults to `runId`+`nodeId`, else none.
+   */
+  approvalKey?: string;
 }
 
 /** An approval as recorded by the trusted UI/policy component (HOST-042, 044, 045). */
@@ -47,4 +53,11 @@ export type GateDecision =
  */
 export interface CallGate {
   authorize(ctx: GovernedCallContext, signal?: AbortSignal): Promise<GateDecision>;
+  /**
+   * Call right before sending a command that carries `permitId`: atomically marks the permit as used
+   * by this one send and returns false when it was revoked, expired or already used, in which case the
+   * caller MUST NOT send it (HOST-047, 070) and records `command.not_sent` with `MHS.AUTH.PERMIT_REVOKED`.
+   * Optional for gates that never hand out permits.
+   */
+  claimPermit?(permitId: string): Promise<boolean>;
 }

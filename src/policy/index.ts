@@ -1,0 +1,23 @@
+// Anything added here is API.
+export type { CallGate, GateDecision, GovernedCallContext, ApprovalRecord } from './call-gate.js';
+export { decideCall, autoApproveCeiling, riskRank } from './decide.js';
+export type { PolicyOutcome, ApprovalMethod } from './decide.js';
+export { DEFAULT_POLICY, parsePolicyConfig } from './policy-config.js';
+export type { PolicyConfig, PolicyRule } from './policy-config.js';
+export { applyVote, policyRecord } from './approval-rules.js';
+export type { ApprovalRequest, ApprovalStatus, HumanPrincipal, Vote, VoteResult } from './approval-rules.js';
+export { buildApprovalView, estopStatement } from './approval-view.js';
+export type { ApprovalView, InputLine } from './approval-view.js';
+export { createApprovalStore } from './approval-store.js';
+export type { ApprovalStore } from './approval-store.js';
+export { createPolicyGate } from './policy-gate.js';
+export type { PolicyGate, PolicyGateDeps } from './policy-gate.js';
+export { createPermitService } from './permits.js';
+export type { HostPermit, HostPermitState, PermitRequest, PermitService, PermitServiceDeps } from './permits.js';
+export { createSafetyActions } from './estop.js';
+export type { EstopOutcome, OperatorPrincipal, SafetyActions, SafetyActionsDeps } from './estop.js';
+export { createOperatorEvents } from './operator-events.js';
+export type { OperatorEvent, OperatorEvents } from './operator-events.js';
+export type { EnablementPort, EndpointDirectory, EndpointSummary, OperatorLink } from './ports.js';
+export { createTokenStore } from './tokens.js';
+export type { TokenIdentity, TokenInfo, TokenRole, TokenStore } from './tokens.js';

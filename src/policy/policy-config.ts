@@ -1,0 +1,93 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { ErrorCode, HostError } from '../core/index.js';
+import type { RiskClass } from '../mhs/wire-types.js';
+
+/** A policy rule that may approve a call without a human, within {@link PolicyConfig.autoApproveUpTo}. */
+export interface PolicyRule {
+  /** Recorded as the system principal `policy:<id>` (HOST-044). */
+  id: string;
+  endpoint_id?: string;
+  device_id?: string;
+  capability_id?: string;
+}
+
+/**
+ * The host's approval policy, loaded from a trusted operator file, never from a model.
+ * Deny by default (HOST-043): anything not explicitly allowed waits for a human or is refused.
+ */
+export interface PolicyConfig {
+  /** Host conformance target; at CL3 and above a policy rule never approves R2+ (HOST-032). */
+  conformance: 'CL1' | 'CL2' | 'CL3' | 'CL4' | 'CL5';
+  /** Highest risk class a policy rule may approve; `null` disables policy approval. */
+  autoApproveUpTo: RiskClass | null;
+  /** Calls at or above this risk class need an approval even without `permit.required`. */
+  requireApprovalFrom: RiskClass;
+  rules: PolicyRule[];
+  /** Cap on permit TTLs the host requests (the binding's `ttl_ms` is used when smaller). */
+  maxPermitTtlMs: number;
+  /** When set, an approval request not decided in this time is refused (never approved: HOST-043). */
+  approvalTimeoutMs: number | null;
+  /** Devices the trusted e-stop may target (HOST-094). `"*"` matches any device of the endpoint. */
+  estopAllow: Array<{ endpoint_id: string; device_id: string }>;
+}
+
+export const DEFAULT_POLICY: PolicyConfig = {
+  conformance: 'CL5',
+  autoApproveUpTo: 'R1',
+  requireApprovalFrom: 'R2',
+  rules: [],
+  maxPermitTtlMs: 300_000,
+  approvalTimeoutMs: null,
+  estopAllow: [],
+};
+
+const RISK = { type: 'string', enum: ['R0', 'R1', 'R2', 'R3'] } as const;
+const SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    conformance: { type: 'string', enum: ['CL1', 'CL2', 'CL3', 'CL4', 'CL5'] },
+    autoApproveUpTo: { oneOf: [RISK, { type: 'null' }] },
+    requireApprovalFrom: RISK,
+    rules: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['id'],
+        properties: {
+          id: { type: 'string', minLength: 1 },
+          endpoint_id: { type: 'string' },
+          device_id: { type: 'string' },
+          capability_id: { type: 'string' },
+        },
+      },
+    },
+    maxPermitTtlMs: { type: 'integer', minimum: 1000 },
+    approvalTimeoutMs: { oneOf: [{ type: 'integer', minimum: 1 }, { type: 'null' }] },
+    estopAllow: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['endpoint_id', 'device_id'],
+        properties: { endpoint_id: { type: 'string' }, device_id: { type: 'string' } },
+      },
+    },
+  },
+};
+
+const validate = new Ajv2020({ allErrors: true }).compile(SCHEMA);
+
+/**
+ * Validates a partial policy document and fills defaults. Raises `MHS.HOST.CONFIG_INVALID` with
+ * `details.errors` when the document does not match.
+ */
+export function parsePolicyConfig(doc: unknown): PolicyConfig {
+  if (!validate(doc)) {
+    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, 'policy document is invalid', {
+      errors: (validate.errors ?? []).map((e) => ({ path: e.instancePath, message: e.message })),
+    });
+  }
+  return { ...DEFAULT_POLICY, ...(doc as Partial<PolicyConfig>) };
+}

@@ -1,0 +1,402 @@
+import { ErrorCode, H, HostError, createIdFactory, isoAt, toHostError } from '../core/index.js';
+import type { Clock, IdFactory, TimerHandle } from '../core/index.js';
+import type { Db } from '../ledger/db.js';
+import type { Ledger, LedgerAppend } from '../ledger/ledger-types.js';
+import { applyVote, policyRecord } from './approval-rules.js';
+import type { ApprovalRequest, ApprovalStatus, Vote } from './approval-rules.js';
+import { createApprovalStore } from './approval-store.js';
+import type { ApprovalStore } from './approval-store.js';
+import { buildApprovalView } from './approval-view.js';
+import type { ApprovalRecord, CallGate, GateDecision, GovernedCallContext } from './call-gate.js';
+import { decideCall } from './decide.js';
+import type { OperatorEvents } from './operator-events.js';
+import type { PermitService } from './permits.js';
+import type { PolicyConfig } from './policy-config.js';
+
+/** What {@link createPolicyGate} needs. */
+export interface PolicyGateDeps {
+  db: Db;
+  ledger: Ledger;
+  clock: Clock;
+  /** The current policy; throwing or returning null means "policy engine unavailable" → refuse (HOST-043). */
+  policy: PolicyConfig | (() => PolicyConfig | null | Promise<PolicyConfig | null>);
+  /** Permit issuance through the operator route; without it, calls needing a permit are refused. */
+  permits?: PermitService;
+  events?: OperatorEvents;
+  ids?: IdFactory;
+  /** Re-reads pending requests this often, for decisions made by another host process (default 2000 ms). */
+  pollMs?: number;
+}
+
+/** The policy gate: a {@link CallGate} plus what the operator surface needs. */
+export interface PolicyGate extends CallGate {
+  claimPermit(permitId: string): Promise<boolean>;
+  /** Applies an operator vote (approve/deny; dual control needs two distinct operators). */
+  vote(approvalId: string, vote: Vote): Promise<ApprovalRequest>;
+  get(approvalId: string): Promise<ApprovalRequest | undefined>;
+  list(filter?: { status?: ApprovalStatus[]; limit?: number }): Promise<ApprovalRequest[]>;
+  readonly store: ApprovalStore;
+}
+
+const deny = (code: ErrorCode, message: string, details?: Record<string, unknown>): GateDecision =>
+  details ? { kind: 'deny', code, message, details } : { kind: 'deny', code, message };
+
+/**
+ * Creates the policy gate of the governed call (architecture.md steps 2-3). It decides with
+ * {@link decideCall}, records every decision in the ledger (HOST-045), waits for operators when a
+ * human must decide, binds each approval to the input digest it shows (HOST-041), and issues a
+ * permit through the operator route after approval. It never reads a principal from the call
+ * context or the input: principals come only from {@link PolicyGate.vote} (HOST-035, 042).
+ */
+export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
+  const { ledger, clock, events } = deps;
+  const store = createApprovalStore(deps.db);
+  const ids = deps.ids ?? createIdFactory(clock);
+  const pollMs = deps.pollMs ?? 2000;
+  const waiters = new Map<string, Set<() => void>>();
+
+  const notify = (id: string) => {
+    for (const w of [...(waiters.get(id) ?? [])]) w();
+  };
+
+  async function loadPolicy(): Promise<PolicyConfig | null> {
+    try {
+      return typeof deps.policy === 'function' ? await deps.policy() : deps.policy;
+    } catch {
+      return null;
+    }
+  }
+
+  function scope(ctx: GovernedCallContext): Record<string, unknown> {
+    const s: Record<string, unknown> = {
+      endpoint_id: ctx.endpointId,
+      device_id: ctx.device?.device_id ?? null,
+      capability_id: ctx.binding?.capability_id ?? null,
+      session_id: ctx.session?.sessionId ?? null,
+    };
+    if (ctx.runId) s.run_id = ctx.runId;
+    if (ctx.nodeId) s.node_id = ctx.nodeId;
+    if (ctx.taskId) s.task_id = ctx.taskId;
+    if (ctx.traceparent) s.traceparent = ctx.traceparent;
+    return s;
+  }
+
+  const approvalEntry = (event: string, fields: Record<string, unknown>): LedgerAppend => ({
+    kind: 'approval',
+    event,
+    ...fields,
+  });
+
+  async function setStatus(req: ApprovalRequest, status: ApprovalStatus, reason: string | null): Promise<boolean> {
+    const next = { ...req, status, reason: reason ?? req.reason, decided_at: req.decided_at ?? isoAt(clock.now()) };
+    const ok = await store.update(next, req.status, req.votes.length);
+    if (ok) {
+      events?.emit('approval.updated', { approval: next });
+      notify(req.approval_id);
+    }
+    return ok;
+  }
+
+  /** Waits until the request leaves `pending`, the signal aborts, or the policy timeout passes. */
+  function waitDecision(id: string, signal: AbortSignal | undefined, timeoutMs: number | null) {
+    return new Promise<ApprovalRequest | 'aborted' | 'timeout'>((resolve) => {
+      let done = false;
+      let poll: TimerHandle | undefined;
+      let limit: TimerHandle | undefined;
+      const set = waiters.get(id) ?? new Set();
+      waiters.set(id, set);
+      const finish = (v: ApprovalRequest | 'aborted' | 'timeout') => {
+        if (done) return;
+        done = true;
+        set.delete(check);
+        if (!set.size) waiters.delete(id);
+        if (poll) clock.clearTimeout(poll);
+        if (limit) clock.clearTimeout(limit);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(v);
+      };
+      const check = () => {
+        void store.get(id).then(
+          (r) => {
+            if (r && r.status !== 'pending') finish(r);
+          },
+          () => undefined,
+        );
+      };
+      const arm = () => {
+        poll = clock.setTimeout(() => {
+          check();
+          if (!done) arm();
+        }, pollMs);
+      };
+      const onAbort = () => finish('aborted');
+      set.add(check);
+      if (signal?.aborted) return finish('aborted');
+      signal?.addEventListener('abort', onAbort);
+      if (timeoutMs !== null) limit = clock.setTimeout(() => finish('timeout'), timeoutMs);
+      arm();
+      check();
+    });
+  }
+
+  async function issuePermitFor(
+    ctx: GovernedCallContext,
+    approval: ApprovalRecord,
+    ttlMs: number,
+  ): Promise<GateDecision> {
+    if (!deps.permits) {
+      return deny(ErrorCode.AUTH_PERMIT_REQUIRED, 'a permit is required and no operator route is configured', {
+        approval_id: approval.approval_id,
+      });
+    }
+    try {
+      const p = await deps.permits.issue(
+        {
+          approval_id: approval.approval_id,
+          endpoint_id: ctx.endpointId,
+          device_id: ctx.device.device_id,
+          session_id: ctx.session.sessionId,
+          capability_id: ctx.binding.capability_id,
+          input_digest: ctx.inputDigest,
+          resource: ctx.resource,
+          expected_revision: ctx.expectedRevision,
+          ttl_ms: ttlMs,
+        },
+        scope(ctx),
+      );
+      return { kind: 'allow', approval, permitId: p.permit_id };
+    } catch (err) {
+      const e = toHostError(err);
+      await ledger.append({ kind: 'error', stage: 'permit.issue', ...scope(ctx), error: e.toWire() });
+      return deny(e.code, e.message, { approval_id: approval.approval_id, ...e.details });
+    }
+  }
+
+  async function consume(ctx: GovernedCallContext, req: ApprovalRequest, ttlMs: number): Promise<GateDecision> {
+    // Exactly one call consumes an approval; its digest must be the one sent (HOST-041).
+    if (req.input_digest !== ctx.inputDigest) return deny(ErrorCode.HOST_APPROVAL_REQUIRED, 'approval digest differs');
+    if (!(await setStatus(req, 'consumed', req.reason))) {
+      return deny(ErrorCode.HOST_APPROVAL_REQUIRED, 'approval was already used', { approval_id: req.approval_id });
+    }
+    const record: ApprovalRecord = {
+      approval_id: req.approval_id,
+      decision: 'approve',
+      method: req.method,
+      principals: req.votes.map((v) => ({ kind: 'human' as const, id: v.principal.id })),
+      input_digest: req.input_digest,
+      decided_at: req.decided_at ?? isoAt(clock.now()),
+      evidence_ref: `approval:${req.approval_id}`,
+    };
+    if (req.reason) record.reason = req.reason;
+    return req.permit_required ? issuePermitFor(ctx, record, ttlMs) : { kind: 'allow', approval: record };
+  }
+
+  async function authorize(ctx: GovernedCallContext, signal?: AbortSignal): Promise<GateDecision> {
+    // The digest is recomputed here: the approval binds what is sent, not what a caller claims.
+    if (H(ctx.input) !== ctx.inputDigest) {
+      return deny(ErrorCode.SCHEMA_INVALID_INPUT, 'input_digest does not match H(input)');
+    }
+    const cfg = await loadPolicy();
+    const outcome = decideCall(ctx, cfg, clock.now());
+    if (outcome.kind === 'refuse') {
+      await ledger.append(
+        approvalEntry('refused', {
+          ...scope(ctx),
+          decision: 'deny',
+          method: 'policy_rule',
+          principals: [{ kind: 'system', id: 'policy:deny-by-default' }],
+          input_digest: ctx.inputDigest,
+          decided_at: isoAt(clock.now()),
+          reason: outcome.reason,
+          code: outcome.code,
+        }),
+      );
+      return deny(outcome.code, `refused by policy: ${outcome.reason}`, { reason: outcome.reason, ...outcome.details });
+    }
+    if (outcome.kind === 'allow' || !cfg) return { kind: 'allow' };
+    const ttlMs = Math.min(ctx.binding.permit?.ttl_ms ?? cfg.maxPermitTtlMs, cfg.maxPermitTtlMs);
+
+    if (outcome.kind === 'policy_approve') {
+      const id = ids.next('approval');
+      const record = policyRecord(id, outcome.rule.id, ctx.inputDigest, clock.now());
+      await store.insert(
+        newRequest(ctx, id, 'consumed', 'policy_rule', 1, outcome.risk, outcome.permitRequired, ttlMs),
+      );
+      await ledger.append(approvalEntry('decided', { ...scope(ctx), ...record }));
+      return outcome.permitRequired ? issuePermitFor(ctx, record, ttlMs) : { kind: 'allow', approval: record };
+    }
+
+    // A human decides. Reuse or void open requests of the same step (HOST-041).
+    const key = ctx.approvalKey ?? (ctx.runId && ctx.nodeId ? `run:${ctx.runId}:${ctx.nodeId}` : null);
+    let req: ApprovalRequest | undefined;
+    if (key) {
+      for (const open of await store.openByKey(key)) {
+        if (open.input_digest === ctx.inputDigest && open.method === outcome.method && !req) {
+          req = open;
+          continue;
+        }
+        if (await setStatus(open, 'voided', 'input_changed')) {
+          await ledger.append(
+            approvalEntry('voided', {
+              ...scope(ctx),
+              approval_id: open.approval_id,
+              input_digest: open.input_digest,
+              new_input_digest: ctx.inputDigest,
+              reason: 'input_changed',
+            }),
+          );
+        }
+      }
+    }
+    if (!req) {
+      const id = ids.next('approval');
+      req = newRequest(
+        ctx,
+        id,
+        'pending',
+        outcome.method,
+        outcome.principalsNeeded,
+        outcome.risk,
+        outcome.permitRequired,
+        ttlMs,
+      );
+      req.request_key = key;
+      await store.insert(req);
+      await ledger.append(
+        approvalEntry('requested', {
+          ...scope(ctx),
+          approval_id: id,
+          method: outcome.method,
+          principals_needed: outcome.principalsNeeded,
+          input_digest: ctx.inputDigest,
+          risk_class: outcome.risk,
+          permit_required: outcome.permitRequired,
+        }),
+      );
+      events?.emit('approval.requested', { approval: req });
+    }
+    if (req.status === 'pending') {
+      const settled = await waitDecision(req.approval_id, signal, cfg.approvalTimeoutMs);
+      if (settled === 'aborted') {
+        return deny(ErrorCode.HOST_APPROVAL_REQUIRED, 'approval still pending', { approval_id: req.approval_id });
+      }
+      if (settled === 'timeout') {
+        if (await setStatus(req, 'expired', 'approval_timeout')) {
+          await ledger.append(
+            approvalEntry('expired', { ...scope(ctx), approval_id: req.approval_id, input_digest: req.input_digest }),
+          );
+        }
+        return deny(ErrorCode.HOST_APPROVAL_REQUIRED, 'no decision in time', { approval_id: req.approval_id });
+      }
+      req = settled;
+    }
+    if (req.status !== 'approved') {
+      return deny(ErrorCode.HOST_APPROVAL_DENIED, `approval ${req.status}`, {
+        approval_id: req.approval_id,
+        status: req.status,
+        reason: req.reason,
+      });
+    }
+    return consume(ctx, req, ttlMs);
+  }
+
+  function newRequest(
+    ctx: GovernedCallContext,
+    id: string,
+    status: ApprovalStatus,
+    method: ApprovalRequest['method'],
+    needed: 1 | 2,
+    risk: string,
+    permitRequired: boolean,
+    ttlMs: number,
+  ): ApprovalRequest {
+    return {
+      approval_id: id,
+      request_key: null,
+      status,
+      method,
+      principals_needed: needed,
+      votes: [],
+      input_digest: ctx.inputDigest,
+      endpoint_id: ctx.endpointId,
+      device_id: ctx.device.device_id,
+      capability_id: ctx.binding.capability_id,
+      session_id: ctx.session.sessionId,
+      risk_class: risk,
+      permit_required: permitRequired,
+      run_id: ctx.runId ?? null,
+      node_id: ctx.nodeId ?? null,
+      created_at: isoAt(clock.now()),
+      decided_at: status === 'pending' ? null : isoAt(clock.now()),
+      reason: null,
+      view: { ...buildApprovalView(ctx, ttlMs) },
+    };
+  }
+
+  return {
+    store,
+    async authorize(ctx, signal) {
+      try {
+        return await authorize(ctx, signal);
+      } catch (err) {
+        // Deny by default: any failure (ledger down, store error) refuses, never allows (HOST-043, 093).
+        const e = toHostError(err);
+        return deny(e.code, e.message, e.details);
+      }
+    },
+    async claimPermit(permitId) {
+      return deps.permits ? deps.permits.claim(permitId) : false;
+    },
+    get: (id) => store.get(id),
+    list: (filter) => store.list(filter),
+    async vote(approvalId, vote) {
+      const req = await store.get(approvalId);
+      if (!req) throw new HostError(ErrorCode.NOT_FOUND, `no approval ${approvalId}`, { approval_id: approvalId });
+      const res = applyVote(req, vote, clock.now());
+      if (!res.ok) throw new HostError(res.code, res.reason, { approval_id: approvalId, status: req.status });
+      if (!(await store.update(res.next, req.status, req.votes.length))) {
+        throw new HostError(ErrorCode.CONFLICT, 'the request changed; reload', { approval_id: approvalId });
+      }
+      const base = {
+        approval_id: approvalId,
+        endpoint_id: req.endpoint_id,
+        device_id: req.device_id,
+        capability_id: req.capability_id,
+        session_id: req.session_id,
+        ...(req.run_id ? { run_id: req.run_id, node_id: req.node_id } : {}),
+      };
+      try {
+        if (res.partial) {
+          await ledger.append(
+            approvalEntry('vote', {
+              ...base,
+              decision: 'approve',
+              method: req.method,
+              principals: [{ kind: 'human', id: vote.principal.id, name: vote.principal.name }],
+              input_digest: req.input_digest,
+              decided_at: isoAt(clock.now()),
+              votes: res.next.votes.length,
+              principals_needed: req.principals_needed,
+            }),
+          );
+        } else if (res.final) {
+          await ledger.append(
+            approvalEntry('decided', {
+              ...base,
+              ...res.final,
+              principal_names:
+                res.final.decision === 'deny' ? [vote.principal.name] : res.next.votes.map((v) => v.principal.name),
+            }),
+          );
+        }
+      } catch (err) {
+        // Nothing is half-applied: without its ledger record the vote is undone (HOST-045, 093).
+        await store.update(req, res.next.status, res.next.votes.length);
+        throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+      }
+      events?.emit('approval.updated', { approval: res.next });
+      notify(approvalId);
+      return res.next;
+    },
+  };
+}

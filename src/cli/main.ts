@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { toHostError } from '../core/index.js';
 import { demoCommand } from './demo-command.js';
+import { simCommand } from './sim-command.js';
 import { tokenCommand } from './token-command.js';
 
 // Each subcommand lives in its own file and is added here with one line.
@@ -8,7 +9,8 @@ const program = new Command('mhs-host')
   .description('Orchestration engine for MHS endpoints (MHS-Host CL5) and OpenWOP workflows')
   .version('0.1.0')
   .addCommand(demoCommand())
-  .addCommand(tokenCommand());
+  .addCommand(tokenCommand())
+  .addCommand(simCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const e = toHostError(err);

@@ -1,0 +1,89 @@
+/**
+ * The MCP projection (wire contract §2, §4) on the official MCP v2 server package: a server factory
+ * serving both MCP revisions (2025-11-25 initialize, 2026-07-28 server/discover), results as
+ * structuredContent plus JCS text, and the fault flags applied per tool call (issue 2 item 5).
+ */
+import {
+  ResourceNotFoundError,
+  Server,
+  type McpRequestContext,
+  type McpServerFactory,
+} from '@modelcontextprotocol/server';
+import { jcs, type Clock } from '../core/index.js';
+import type { SimEndpoint } from './endpoint.js';
+import { LIMITS, type FaultOptions } from './sim-options.js';
+import { ToolTable, type ToolOutcome } from './tools.js';
+
+export const MANIFEST_URI = 'mhs://manifest';
+
+/** Transport-specific actions the fault flags need. */
+export interface ProjectionHooks {
+  /** Closes the connection that carries the current request (`--close-after`). */
+  closeConnection(ctx: McpRequestContext): void;
+  /** Key of the implicit session for requests built with this context (§4). */
+  connectionKey(ctx: McpRequestContext): string;
+}
+
+function matches(flag: true | number | undefined, n: number): boolean {
+  return flag === true || (typeof flag === 'number' && flag === n);
+}
+
+const never = <T>(): Promise<T> => new Promise<T>(() => undefined);
+
+function sleep(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimeout(resolve, ms));
+}
+
+/** MCP `CallToolResult` of an outcome (§4): the object as structuredContent and as JCS text. */
+export function toCallToolResult(o: ToolOutcome, padBytes = 0) {
+  const content: Array<{ type: 'text'; text: string }> = [{ type: 'text', text: jcs(o.body) }];
+  if (padBytes > 0) content.push({ type: 'text', text: 'x'.repeat(padBytes) });
+  return { content, structuredContent: o.body, isError: o.isError };
+}
+
+/** Builds the per-connection (stdio) or per-request (HTTP) server factory over one shared endpoint. */
+export function createProjectionFactory(ep: SimEndpoint, hooks: ProjectionHooks): McpServerFactory {
+  const table = new ToolTable(ep);
+  const faults: FaultOptions = ep.opts.faults;
+  let toolCalls = 0;
+  return (ctx: McpRequestContext) => {
+    const server = new Server(
+      { name: 'mhs-host-sim', version: '0.1.0' },
+      {
+        capabilities: { tools: {}, resources: {} },
+        instructions: 'MHS endpoint simulator. MHS is not a safety channel (MHS.SAFETY.NOT_CERTIFIED).',
+      },
+    );
+    server.setRequestHandler('tools/list', async () => ({
+      tools: table.list() as Array<{ name: string; description: string; inputSchema: { type: 'object' } }>,
+    }));
+    server.setRequestHandler('tools/call', async (req) => {
+      const name = req.params.name;
+      toolCalls += 1;
+      if (faults.closeAfter !== undefined && toolCalls > faults.closeAfter) {
+        hooks.closeConnection(ctx);
+        return never();
+      }
+      if (faults.latencyMs) await sleep(ep.opts.clock, faults.latencyMs);
+      if (!table.isCapability(name)) {
+        return toCallToolResult(
+          await table.call(name, req.params.arguments, { connectionKey: hooks.connectionKey(ctx) }),
+        );
+      }
+      const n = ep.nextCapabilityCall();
+      if (matches(faults.stall, n)) return never();
+      const outcome = await table.call(name, req.params.arguments, { connectionKey: hooks.connectionKey(ctx) });
+      if (matches(faults.dropReply, n)) return never();
+      const pad = matches(faults.oversizeReply, n) ? LIMITS.max_frame_bytes + 64 * 1024 : 0;
+      return toCallToolResult(outcome, pad);
+    });
+    server.setRequestHandler('resources/list', async () => ({
+      resources: [{ uri: MANIFEST_URI, name: 'manifest', title: 'MHS manifest', mimeType: 'application/json' }],
+    }));
+    server.setRequestHandler('resources/read', async (req) => {
+      if (req.params.uri !== MANIFEST_URI) throw new ResourceNotFoundError(req.params.uri);
+      return { contents: [{ uri: MANIFEST_URI, mimeType: 'application/json', text: jcs(ep.manifest) }] };
+    });
+    return server;
+  };
+}

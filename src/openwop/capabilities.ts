@@ -1,0 +1,75 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { getPath } from './expressions.js';
+import type { NodeRegistry } from './node-registry.js';
+import { openwopDir } from './schemas.js';
+import { ENGINE_VERSION, EVENT_LOG_SCHEMA_VERSION } from './store.js';
+import type { WorkflowDefinition } from './types.js';
+import { checkRunnable, validateWorkflow } from './workflows.js';
+
+/** Host limits that the engine enforces (advertised under `limits`). */
+export interface HostLimits {
+  maxNodeExecutions: number;
+  maxRequestBodyBytes: number;
+}
+
+/**
+ * The capability families this host advertises at the document root, and only those: each one has
+ * a behaviour check in test/openwop/capabilities.test.ts (a family without a check is not listed).
+ */
+export function baseCapabilities(limits: HostLimits, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    protocolVersion: '1.0',
+    // No AI envelopes: the host runs no LLM envelope nodes, so the envelope catalog is empty and its limits 0.
+    supportedEnvelopes: [],
+    schemaVersions: {},
+    limits: {
+      clarificationRounds: 0,
+      schemaRounds: 0,
+      envelopesPerTurn: 0,
+      maxNodeExecutions: limits.maxNodeExecutions,
+      maxRequestBodyBytes: limits.maxRequestBodyBytes,
+    },
+    implementation: { name: 'mhs-host', version: '0.1.0', vendor: 'mhs-host' },
+    engineVersion: Number(ENGINE_VERSION),
+    eventLogSchemaVersion: EVENT_LOG_SCHEMA_VERSION,
+    supportedTransports: ['rest'],
+    subWorkflow: { inputMapping: true },
+    idempotency: { crossRegion: 'single-region' },
+    ...extra,
+  };
+}
+
+/**
+ * True when a fixture can run here: valid, every typeId registered, every
+ * `metadata.requiresCapability` advertised in `caps`, and no node pinned to an agent (the host does
+ * not advertise the multi-agent families).
+ */
+export function fixtureRunnable(
+  def: WorkflowDefinition,
+  registry: NodeRegistry,
+  caps: Record<string, unknown>,
+): boolean {
+  if (checkRunnable(def, registry).length) return false;
+  const req = def.metadata?.requiresCapability;
+  if (typeof req === 'string' && !getPath({ capabilities: caps }, req)) return false;
+  return !def.nodes.some((n) => n.agent !== undefined);
+}
+
+/** The vendored conformance fixtures (`vendor/openwop/fixtures`) that this host can run, validated. */
+export function runnableFixtures(registry: NodeRegistry, caps: Record<string, unknown>): WorkflowDefinition[] {
+  const dir = join(openwopDir(), 'fixtures');
+  const out: WorkflowDefinition[] = [];
+  for (const f of readdirSync(dir)
+    .filter((x) => x.endsWith('.json'))
+    .sort()) {
+    let def: WorkflowDefinition;
+    try {
+      def = validateWorkflow(JSON.parse(readFileSync(join(dir, f), 'utf8')), registry);
+    } catch {
+      continue;
+    }
+    if (fixtureRunnable(def, registry, caps)) out.push(def);
+  }
+  return out;
+}

@@ -1,0 +1,177 @@
+import { evaluateCondition } from './expressions.js';
+import type { RunError, TriggerRule, WorkflowDefinition, WorkflowEdge } from './types.js';
+
+/** Where one node stands in the current run. */
+export type NodeStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
+
+export interface NodeState {
+  status: NodeStatus;
+  /** How many times the node was started or skipped. */
+  activations: number;
+  /** Step at the last activation; -1 when never activated. */
+  activatedAt: number;
+  /** Step at the last terminal transition; -1 when never terminal. */
+  terminalAt: number;
+  outputs?: Record<string, unknown>;
+  error?: RunError;
+}
+
+/**
+ * The scheduling state of a run. Pure data: the run actor applies the same transitions live and
+ * when folding the event log after a restart, so both arrive at the same state.
+ */
+export interface GraphState {
+  step: number;
+  nodes: Record<string, NodeState>;
+}
+
+/** Decision for one node after a change upstream. */
+export type Decision = 'start' | 'skip' | 'wait';
+
+const ANY_RULES: ReadonlySet<TriggerRule> = new Set(['any_success', 'any_failed']);
+
+/** Static facts about a definition, computed once per run. */
+export class Graph {
+  readonly incoming = new Map<string, WorkflowEdge[]>();
+  readonly outgoing = new Map<string, WorkflowEdge[]>();
+  private readonly reach = new Map<string, Set<string>>();
+
+  constructor(readonly def: WorkflowDefinition) {
+    for (const n of def.nodes) {
+      this.incoming.set(n.id, []);
+      this.outgoing.set(n.id, []);
+    }
+    for (const e of def.edges) {
+      this.incoming.get(e.targetNodeId)?.push(e);
+      this.outgoing.get(e.sourceNodeId)?.push(e);
+    }
+  }
+
+  /** Nodes reachable from `from` by following edges (not including `from` unless on a cycle). */
+  reachableFrom(from: string): Set<string> {
+    let r = this.reach.get(from);
+    if (!r) {
+      r = new Set();
+      const stack = [...(this.outgoing.get(from) ?? [])].map((e) => e.targetNodeId);
+      while (stack.length) {
+        const n = stack.pop()!;
+        if (r.has(n)) continue;
+        r.add(n);
+        for (const e of this.outgoing.get(n) ?? []) stack.push(e.targetNodeId);
+      }
+      this.reach.set(from, r);
+    }
+    return r;
+  }
+
+  initialState(): GraphState {
+    const nodes: Record<string, NodeState> = {};
+    for (const n of this.def.nodes)
+      nodes[n.id] = { status: 'pending', activations: 0, activatedAt: -1, terminalAt: -1 };
+    return { step: 0, nodes };
+  }
+
+  /** True when a failure of `nodeId` is routed by an edge (`any_failed` / `all_complete`), so it does not fail the run. */
+  failureHandled(nodeId: string): boolean {
+    return (this.outgoing.get(nodeId) ?? []).some(
+      (e) => e.triggerRule === 'any_failed' || e.triggerRule === 'all_complete',
+    );
+  }
+
+  private edgeSatisfied(e: WorkflowEdge, s: GraphState, variables: Record<string, unknown>): boolean {
+    const src = s.nodes[e.sourceNodeId]!;
+    const rule = e.triggerRule ?? 'all_success';
+    let ok: boolean;
+    switch (rule) {
+      case 'all_success':
+      case 'any_success':
+        ok = src.status === 'completed';
+        break;
+      case 'any_failed':
+        ok = src.status === 'failed';
+        break;
+      case 'all_complete':
+        ok = src.status === 'completed' || src.status === 'failed';
+        break;
+      case 'none_failed':
+        ok = src.status === 'completed' || src.status === 'skipped';
+        break;
+    }
+    if (ok && e.condition && src.status === 'completed') {
+      ok = evaluateCondition(e.condition, { outputs: src.outputs ?? {}, status: src.status }, variables);
+    }
+    return ok;
+  }
+
+  /**
+   * Whether `nodeId` should start, be skipped, or keep waiting. An incoming edge counts once its
+   * source has finished since the node's last activation. `any_*` edges start the node as soon as one
+   * is satisfied; the other rules need every such edge finished and satisfied. A node that already
+   * ran in this pass is started again only through an edge from downstream of it (a loop back).
+   */
+  decide(nodeId: string, s: GraphState, variables: Record<string, unknown>): Decision {
+    const node = this.def.nodes.find((n) => n.id === nodeId)!;
+    const st = s.nodes[nodeId]!;
+    if (st.status === 'running') return 'wait';
+    const incoming = this.incoming.get(nodeId) ?? [];
+    if (!incoming.length) {
+      if (st.activations > 0) return 'wait';
+      return node.disabled ? 'skip' : 'start';
+    }
+    const fresh = (e: WorkflowEdge): boolean => s.nodes[e.sourceNodeId]!.terminalAt > st.activatedAt;
+    const ran = st.activations > 0;
+    const allowed = (e: WorkflowEdge): boolean => !ran || this.reachableFrom(nodeId).has(e.sourceNodeId);
+    const anyEdges = incoming.filter((e) => ANY_RULES.has(e.triggerRule ?? 'all_success'));
+    const allEdges = incoming.filter((e) => !ANY_RULES.has(e.triggerRule ?? 'all_success'));
+    const fires =
+      anyEdges.some((e) => fresh(e) && allowed(e) && this.edgeSatisfied(e, s, variables)) ||
+      (allEdges.length > 0 &&
+        allEdges.every((e) => fresh(e) && allowed(e)) &&
+        allEdges.every((e) => this.edgeSatisfied(e, s, variables)));
+    if (fires) return node.disabled ? 'skip' : 'start';
+    // Skip once every incoming edge has resolved without firing, unless the node already finished this pass.
+    const done = st.terminalAt > st.activatedAt || (ran && st.activatedAt >= 0 && st.terminalAt >= st.activatedAt);
+    if (!done && incoming.every((e) => fresh(e))) return 'skip';
+    return 'wait';
+  }
+
+  /** Applies an activation (`running`), returns the new step. */
+  markStarted(s: GraphState, nodeId: string): void {
+    const st = s.nodes[nodeId]!;
+    s.step++;
+    st.status = 'running';
+    st.activations++;
+    st.activatedAt = s.step;
+    delete st.outputs;
+    delete st.error;
+  }
+
+  markTerminal(
+    s: GraphState,
+    nodeId: string,
+    status: 'completed' | 'failed' | 'cancelled',
+    outputs?: Record<string, unknown>,
+    error?: RunError,
+  ): void {
+    const st = s.nodes[nodeId]!;
+    s.step++;
+    st.status = status;
+    st.terminalAt = s.step;
+    if (outputs) st.outputs = outputs;
+    if (error) st.error = error;
+  }
+
+  markSkipped(s: GraphState, nodeId: string): void {
+    const st = s.nodes[nodeId]!;
+    s.step++;
+    st.status = 'skipped';
+    st.activations++;
+    st.activatedAt = s.step;
+    st.terminalAt = s.step;
+  }
+
+  /** Nodes that have no outgoing edges (their outputs are the run's outputs). */
+  sinks(): string[] {
+    return this.def.nodes.filter((n) => !(this.outgoing.get(n.id) ?? []).length).map((n) => n.id);
+  }
+}

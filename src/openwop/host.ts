@@ -1,0 +1,95 @@
+import { join } from 'node:path';
+import type { Clock } from '../core/index.js';
+import type { Db } from '../ledger/index.js';
+import { baseCapabilities, runnableFixtures } from './capabilities.js';
+import type { HostLimits } from './capabilities.js';
+import { NodeRegistry } from './node-registry.js';
+import type { NodeModule } from './node-registry.js';
+import { delayNode, failNode, identityNode, noopNode } from './nodes/core-nodes.js';
+import { approvalGateNode, interruptNode } from './nodes/interrupt-nodes.js';
+import { controlSubWorkflowNode, subWorkflowNode } from './nodes/subworkflow-node.js';
+import { RunManager } from './run-manager.js';
+import { REPO_ROOT } from './schemas.js';
+import { OpenwopStore } from './store.js';
+import { ensureTracerProvider } from './tracing.js';
+import { WorkflowCatalog } from './workflows.js';
+
+/** The core node types every host registers. */
+export const CORE_NODES: readonly NodeModule[] = [
+  noopNode,
+  identityNode,
+  failNode,
+  delayNode,
+  approvalGateNode,
+  interruptNode,
+  subWorkflowNode,
+  controlSubWorkflowNode,
+];
+
+/** Options of {@link createOpenwopHost}. */
+export interface OpenwopHostOptions {
+  db: Db;
+  clock: Clock;
+  /** Extra node types (e.g. `mhs.invoke`, `mhs.task`). */
+  nodes?: readonly NodeModule[];
+  /** Extra capability families, each with a behaviour check (see capabilities.ts). */
+  capabilities?: Record<string, unknown>;
+  /** Folder of example workflows to register (default `<repo>/workflows`; `false` for none). */
+  workflowsDir?: string | false;
+  limits?: Partial<HostLimits>;
+}
+
+/** The assembled OpenWOP host: store, registry, catalog, run manager and the discovery document. */
+export interface OpenwopHost {
+  store: OpenwopStore;
+  registry: NodeRegistry;
+  catalog: WorkflowCatalog;
+  runs: RunManager;
+  limits: HostLimits;
+  /** The document served at `GET /.well-known/openwop` (capabilities.schema.json). */
+  capabilities(): Record<string, unknown>;
+  /** Registered workflows found at start, and files refused (with their errors). */
+  loaded: { fixtures: string[]; workflows: string[]; refused: Array<{ file: string; errors: unknown }> };
+  /** Halts every run actor (runs resume on the next start). */
+  close(graceMs?: number): Promise<void>;
+}
+
+/**
+ * Builds the OpenWOP host over the shared store: registers the core (and given) node types,
+ * loads the runnable conformance fixtures and the example workflows, and resumes every run that
+ * was not terminal when the previous process stopped.
+ */
+export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopHost> {
+  ensureTracerProvider();
+  const store = new OpenwopStore(o.db, o.clock);
+  await store.init();
+  const registry = new NodeRegistry().register(...CORE_NODES, ...(o.nodes ?? []));
+  const catalog = new WorkflowCatalog(store, registry);
+  const limits: HostLimits = { maxNodeExecutions: 1000, maxRequestBodyBytes: 1_048_576, ...o.limits };
+  const runs = new RunManager({
+    store,
+    registry,
+    catalog,
+    clock: o.clock,
+    maxNodeExecutions: limits.maxNodeExecutions,
+  });
+  const base = baseCapabilities(limits, o.capabilities);
+  const fixtures = runnableFixtures(registry, base);
+  for (const f of fixtures) await store.putWorkflow(f, 'fixture');
+  const wf =
+    o.workflowsDir === false
+      ? { loaded: [], refused: [] }
+      : await catalog.loadDir(o.workflowsDir ?? join(REPO_ROOT, 'workflows'), 'workflows');
+  await runs.recover();
+  const fixtureIds = fixtures.map((f) => f.id);
+  return {
+    store,
+    registry,
+    catalog,
+    runs,
+    limits,
+    capabilities: () => ({ ...base, fixtures: fixtureIds }),
+    loaded: { fixtures: fixtureIds, workflows: wf.loaded, refused: wf.refused },
+    close: (graceMs) => runs.shutdown(graceMs),
+  };
+}

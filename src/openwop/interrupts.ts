@@ -1,0 +1,49 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { ErrorCode, HostError } from '../core/index.js';
+import type { PendingInterrupt } from './run-context.js';
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+
+const APPROVAL_FIELDS = ['comment', 'feedback', 'refineFeedback', 'editedArtifactData'] as const;
+
+/**
+ * Turns the body of `POST /v1/runs/{runId}/interrupts/{nodeId}` into the resume value.
+ * Approval: `{action, comment?, feedback?, refineFeedback?, editedArtifactData?}` where `action` must
+ * be one the interrupt offers (`ask` is not supported here). Other kinds: `{resumeValue}` (or the
+ * whole body), checked against the interrupt's `resumeSchema` when it has one.
+ * Raises `validation_error` with `details.path`.
+ */
+export function resumeFromBody(p: PendingInterrupt, body: Record<string, unknown>): Record<string, unknown> {
+  if (p.kind === 'approval') {
+    const offered = Array.isArray(p.data.actions) ? (p.data.actions as string[]) : ['accept', 'reject'];
+    const action = body.action;
+    if (typeof action !== 'string' || !offered.includes(action) || action === 'ask') {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'action must be one the approval offers', {
+        path: '/action',
+        allowed: offered.filter((a) => a !== 'ask'),
+      });
+    }
+    if (action === 'edit-accept' && body.editedArtifactData === undefined) {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'edit-accept needs editedArtifactData', {
+        path: '/editedArtifactData',
+      });
+    }
+    if (action === 'refine' && (typeof body.refineFeedback !== 'object' || body.refineFeedback === null)) {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'refine needs refineFeedback', { path: '/refineFeedback' });
+    }
+    const v: Record<string, unknown> = { action };
+    for (const f of APPROVAL_FIELDS) if (body[f] !== undefined) v[f] = body[f];
+    return v;
+  }
+  const value = 'resumeValue' in body ? body.resumeValue : body;
+  if (p.resumeSchema) {
+    const validate = ajv.compile(p.resumeSchema);
+    if (!validate(value)) {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'resumeValue does not match the resumeSchema', {
+        path: '/resumeValue',
+        errors: (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message ?? 'invalid' })),
+      });
+    }
+  }
+  return { resumeValue: value };
+}

@@ -1,0 +1,120 @@
+import { ErrorCode, HostError } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import type { RunEvent, RunEventInput, WorkflowNode } from './types.js';
+
+/** What an interrupt asks for (suspend-request.schema.json without the engine-assigned key). */
+export interface InterruptRequest {
+  kind: 'approval' | 'clarification' | 'external-event' | 'custom';
+  data: Record<string, unknown>;
+  timeoutMs?: number;
+  resumeSchema?: Record<string, unknown>;
+  /** Extra fields for the `node.suspended` payload (e.g. `reason`). */
+  suspendInfo?: Record<string, unknown>;
+}
+
+/** How an interrupt ended. */
+export type InterruptOutcome =
+  | { timedOut: false; resumeValue: Record<string, unknown>; decidedBy: string | null; causationId: string }
+  | { timedOut: true; causationId: string };
+
+/** The child-run services `core.subWorkflow` needs from the run manager. */
+export interface ChildRuns {
+  /** Starts (or, for the same key, finds) a child run; raises `not_found` for an unknown workflow. */
+  start(opts: {
+    workflowId: string;
+    variables: Record<string, unknown>;
+    parentRunId: string;
+    parentNodeId: string;
+    key: string;
+  }): Promise<{ runId: string }>;
+  /** Resolves when the child run is terminal. */
+  settled(runId: string): Promise<{ status: string; variables: Record<string, unknown>; error: unknown }>;
+}
+
+/** What a node executor sees. Everything durable goes through it, so a resumed node can pick up. */
+export interface NodeContext {
+  readonly runId: string;
+  readonly node: WorkflowNode;
+  /** 1 on the first visit; higher when a loop brings the run back. */
+  readonly activation: number;
+  /** Inputs resolved from the node's port values. */
+  readonly inputs: Record<string, unknown>;
+  readonly variables: Readonly<Record<string, unknown>>;
+  /** True when this execution continues one that began before a host restart. */
+  readonly resumed: boolean;
+  /** Events of this node since its last `node.started` (empty on a fresh start). */
+  readonly history: readonly RunEvent[];
+  /** Aborted when the run is cancelled. */
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
+  /** W3C traceparent of the node span. */
+  readonly traceparent: string | undefined;
+  /** Appends node-scoped events (nodeId filled in). */
+  emit(events: RunEventInput[]): Promise<RunEvent[]>;
+  /** Records a value under `name` once; returns the value first recorded (durable across restarts). */
+  checkpoint<T>(name: string, value: () => T): Promise<T>;
+  /** Suspends on an interrupt until the REST route or the console resolves it, or it times out. */
+  interrupt(req: InterruptRequest): Promise<InterruptOutcome>;
+  /** Waits `ms` of clock time measured from the first call (re-armed after a restart). */
+  sleep(ms: number): Promise<void>;
+  readonly children: ChildRuns;
+}
+
+/** A node's success. `variables` are written to the run's variables (`variable.changed`). */
+export interface NodeResult {
+  outputs?: Record<string, unknown>;
+  variables?: Record<string, unknown>;
+  /** Extra fields for the `node.completed` payload (e.g. ledger `seq`/`digest` of a receipt). */
+  completedInfo?: Record<string, unknown>;
+}
+
+/** An executor for one typeId. Failures are thrown as `NodeFailure` (or any error → internal). */
+export interface NodeModule {
+  typeId: string;
+  /** Problems with the node's config, each with a JSON Pointer relative to the node (`/config/x`). */
+  validate?(node: WorkflowNode): Array<{ path: string; message: string }>;
+  execute(ctx: NodeContext): Promise<NodeResult>;
+}
+
+/** A node failure with an OpenWOP error code (e.g. `approval_rejected`) and structured details. */
+export class NodeFailure extends Error {
+  override readonly name = 'NodeFailure';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+    /** Extra fields for the `node.failed` payload. */
+    readonly failedInfo: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown into executors when the run is cancelled. */
+export class RunCancelled extends Error {
+  override readonly name = 'RunCancelled';
+}
+
+/** typeId → executor. */
+export class NodeRegistry {
+  private readonly modules = new Map<string, NodeModule>();
+
+  register(...mods: NodeModule[]): this {
+    for (const m of mods) this.modules.set(m.typeId, m);
+    return this;
+  }
+
+  get(typeId: string): NodeModule {
+    const m = this.modules.get(typeId);
+    if (!m) throw new HostError(ErrorCode.VALIDATION_ERROR, `unknown node typeId ${typeId}`, { typeId });
+    return m;
+  }
+
+  has(typeId: string): boolean {
+    return this.modules.has(typeId);
+  }
+
+  typeIds(): string[] {
+    return [...this.modules.keys()].sort();
+  }
+}

@@ -1,0 +1,98 @@
+import { NodeFailure } from '../node-registry.js';
+import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
+
+const APPROVAL_ACTIONS = new Set(['accept', 'reject', 'refine', 'edit-accept']);
+
+/** The approval actions a gate offers (`config.actions`, default accept and reject). */
+export function approvalActions(config: Record<string, unknown>): string[] {
+  const a = Array.isArray(config.actions) ? config.actions.filter((x): x is string => typeof x === 'string') : [];
+  return a.length ? a : ['accept', 'reject'];
+}
+
+function str(v: unknown, fallback: string): string {
+  return typeof v === 'string' && v.length > 0 ? v : fallback;
+}
+
+/**
+ * Suspends on an approval interrupt and maps the decision: accept / edit-accept / refine complete
+ * the node; reject and a timeout (which never grants, whatever `onTimeout` says) fail it with
+ * `approval_rejected`, so an `any_failed` edge can route it.
+ */
+export async function approvalWait(ctx: NodeContext, data: Record<string, unknown> = {}): Promise<NodeResult> {
+  const c = ctx.node.config;
+  const actions = approvalActions(c);
+  const outcome = await ctx.interrupt({
+    kind: 'approval',
+    data: {
+      artifactId: str(c.artifactId, `${ctx.runId}:${ctx.node.id}`),
+      artifactType: str(c.artifactType, 'approval'),
+      title: str(c.title, ctx.node.name),
+      ...(typeof c.description === 'string' ? { description: c.description } : {}),
+      actions,
+      ...data,
+    },
+    ...(typeof c.timeoutMs === 'number' && c.timeoutMs > 0 ? { timeoutMs: c.timeoutMs } : {}),
+  });
+  if (outcome.timedOut) {
+    throw new NodeFailure(
+      'approval_rejected',
+      'the approval timed out',
+      { reason: 'timeout' },
+      {
+        decision: 'rejected',
+        reason: 'timeout',
+      },
+    );
+  }
+  const v = outcome.resumeValue;
+  if (v.action === 'reject') {
+    throw new NodeFailure(
+      'approval_rejected',
+      'the approval was rejected',
+      { decidedBy: outcome.decidedBy },
+      {
+        decision: 'rejected',
+      },
+    );
+  }
+  return { outputs: { ...v, approved: true, decidedBy: outcome.decidedBy } };
+}
+
+/** `core.approvalGate`: an approval interrupt resolved through `POST /v1/runs/{runId}/interrupts/{nodeId}`. */
+export const approvalGateNode: NodeModule = {
+  typeId: 'core.approvalGate',
+  validate: (node) =>
+    approvalActions(node.config).every((a) => APPROVAL_ACTIONS.has(a))
+      ? []
+      : [{ path: '/config/actions', message: 'actions must be among accept, reject, refine, edit-accept' }],
+  execute: (ctx) => approvalWait(ctx),
+};
+
+/**
+ * `core.interrupt`: a generic interrupt (`config.kind` clarification, external-event or custom;
+ * `approval` behaves as `core.approvalGate`). Outputs the resume value.
+ */
+export const interruptNode: NodeModule = {
+  typeId: 'core.interrupt',
+  async execute(ctx) {
+    const c = ctx.node.config;
+    const kind = c.kind === 'clarification' || c.kind === 'external-event' || c.kind === 'approval' ? c.kind : 'custom';
+    if (kind === 'approval') return approvalWait(ctx);
+    const data =
+      c.data && typeof c.data === 'object'
+        ? (c.data as Record<string, unknown>)
+        : { customKind: str(c.customKind, 'input'), ...(c.payload !== undefined ? { payload: c.payload } : {}) };
+    const outcome = await ctx.interrupt({
+      kind,
+      data,
+      ...(typeof c.timeoutMs === 'number' && c.timeoutMs > 0 ? { timeoutMs: c.timeoutMs } : {}),
+      ...(c.resumeSchema && typeof c.resumeSchema === 'object'
+        ? { resumeSchema: c.resumeSchema as Record<string, unknown> }
+        : {}),
+    });
+    if (outcome.timedOut) throw new NodeFailure('interrupt_timeout', 'the interrupt timed out');
+    return {
+      outputs: { resumeValue: outcome.resumeValue.resumeValue ?? outcome.resumeValue, decidedBy: outcome.decidedBy },
+    };
+  },
+};

@@ -1,0 +1,553 @@
+import type { Context, Span } from '@opentelemetry/api';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import { resolveInputs } from './expressions.js';
+import { Graph } from './graph.js';
+import type { GraphState } from './graph.js';
+import { NodeFailure, RunCancelled } from './node-registry.js';
+import type { ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
+import { buildNodeContext, RunHalted } from './run-context.js';
+import type { PendingInterrupt } from './run-context.js';
+import { resumeFromBody } from './interrupts.js';
+import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
+import { contextFrom, startSpan } from './tracing.js';
+import type { RunError, RunEvent, RunEventInput, RunStatus } from './types.js';
+
+/** What a run actor needs from its surroundings. */
+export interface RunActorDeps {
+  store: OpenwopStore;
+  registry: NodeRegistry;
+  clock: Clock;
+  children: ChildRuns;
+  /** Requests cancellation of every non-terminal child run (cascade). */
+  cancelChildren(runId: string, reason: string): Promise<void>;
+  /** Ceiling on node executions per run (capabilities `limits.maxNodeExecutions`). */
+  maxNodeExecutions: number;
+}
+
+type Outcome = { ok: true; result: NodeResult } | { ok: false; error: unknown };
+
+const WAITING: Record<string, RunStatus> = {
+  approval: 'waiting-approval',
+  'external-event': 'waiting-external',
+};
+
+/**
+ * One actor per run: executes the node graph, appends every transition to the run's event log and
+ * folds that log to pick up where it stopped after a restart (a node with a terminal event never
+ * runs again; one that was in flight resumes through its recorded history). All state changes go
+ * through one mailbox, so events are appended in a single order.
+ */
+export class RunActor {
+  readonly runId: string;
+  readonly done: Promise<RunStatus>;
+  private resolveDone!: (s: RunStatus) => void;
+  private readonly graph: Graph;
+  private state: GraphState;
+  private variables: Record<string, unknown>;
+  private readonly history = new Map<string, RunEvent[]>();
+  private readonly lastEvent = new Map<string, string>();
+  private readonly inFlight = new Set<string>();
+  readonly pending = new Map<string, PendingInterrupt>();
+  private readonly stop = new AbortController();
+  private readonly halt = new AbortController();
+  private mailbox: Promise<unknown> = Promise.resolve();
+  private terminal = false;
+  private status: RunStatus;
+  private cancelRequest: { reason: string; by: string; parentRunId?: string } | undefined;
+  private failure: { error: RunError; nodeId?: string } | undefined;
+  private executions = 0;
+  private startedEventId = '';
+  private runTimer: ReturnType<Clock['setTimeout']> | undefined;
+  private span: Span | undefined;
+  private spanCtx: Context;
+
+  constructor(
+    private readonly deps: RunActorDeps,
+    private run: StoredRun,
+  ) {
+    this.runId = run.runId;
+    this.graph = new Graph(run.definition);
+    this.state = this.graph.initialState();
+    this.variables = { ...run.variables };
+    this.status = run.status;
+    this.spanCtx = contextFrom(run.traceparent);
+    this.done = new Promise((r) => (this.resolveDone = r));
+  }
+
+  /** Serialises `fn` after every earlier state change of this run. */
+  enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.mailbox.then(fn);
+    this.mailbox = p.catch(() => undefined);
+    return p;
+  }
+
+  /** Starts a new run or resumes a stored one; resolves once the actor is running (not when done). */
+  start(): Promise<void> {
+    return this.enqueue(async () => {
+      const s = startSpan('openwop.run', this.spanCtx, {
+        'openwop.run_id': this.runId,
+        'openwop.workflow_id': this.run.workflowId,
+      });
+      this.span = s.span;
+      this.spanCtx = s.ctx;
+      const events = await this.deps.store.events(this.runId);
+      if (!events.length) {
+        const [e] = await this.append(
+          [
+            {
+              type: 'run.started',
+              payload: {
+                workflowId: this.run.workflowId,
+                inputs: this.run.inputs,
+                transport: 'rest',
+                engineVersion: '1',
+                tags: this.run.tags,
+                metadata: this.run.metadata,
+                ...(this.run.parentRunId
+                  ? { parentRunId: this.run.parentRunId, parentNodeId: this.run.parentNodeId }
+                  : {}),
+              },
+            },
+          ],
+          { status: 'running', startedAt: isoAt(this.deps.clock.now()) },
+        );
+        this.startedEventId = e!.eventId;
+        this.status = 'running';
+      } else {
+        this.fold(events);
+        await this.append([{ type: 'run.resuming', payload: { fromStatus: this.status } }]);
+        for (const nodeId of Object.keys(this.state.nodes)) {
+          if (this.state.nodes[nodeId]!.status === 'running') this.launch(nodeId, true);
+        }
+      }
+      this.armRunTimeout();
+      if (this.status === 'cancelling') {
+        this.cancelRequest = { reason: 'cancel requested before restart', by: 'system' };
+        this.stop.abort();
+      }
+      await this.advance();
+    });
+  }
+
+  private fold(events: RunEvent[]): void {
+    for (const e of events) {
+      const nodeId = e.nodeId ?? (e.payload.nodeId as string | undefined);
+      switch (e.type) {
+        case 'run.started':
+          this.startedEventId = e.eventId;
+          break;
+        case 'node.started':
+          this.graph.markStarted(this.state, nodeId!);
+          this.history.set(nodeId!, []);
+          this.executions++;
+          break;
+        case 'node.completed':
+          this.graph.markTerminal(this.state, nodeId!, 'completed', e.payload.outputs as Record<string, unknown>);
+          break;
+        case 'node.failed':
+          this.graph.markTerminal(this.state, nodeId!, 'failed', undefined, e.payload.error as RunError);
+          if (!this.graph.failureHandled(nodeId!)) this.failure ??= { error: e.payload.error as RunError, nodeId };
+          break;
+        case 'node.cancelled':
+          this.graph.markTerminal(this.state, nodeId!, 'cancelled');
+          break;
+        case 'node.skipped':
+          this.graph.markSkipped(this.state, nodeId!);
+          break;
+        case 'cap.breached':
+          this.failure ??= { error: { code: 'cap_breached', message: `limit ${String(e.payload.kind)} reached` } };
+          break;
+        default:
+          if (nodeId) this.history.get(nodeId)?.push(e);
+      }
+      if (nodeId && /^node\.(completed|failed|skipped|cancelled)$/.test(e.type)) this.lastEvent.set(nodeId, e.eventId);
+    }
+  }
+
+  private async append(inputs: RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
+    const events = await this.deps.store.append(this.runId, inputs, patch);
+    if (patch.status) this.status = patch.status;
+    if (patch.variables) this.variables = patch.variables;
+    for (const e of events) if (e.nodeId && !e.type.startsWith('node.started')) this.history.get(e.nodeId)?.push(e);
+    return events;
+  }
+
+  /** Appends node-scoped events from an executor, in mailbox order. */
+  appendForNode(nodeId: string, inputs: RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
+    return this.enqueue(() =>
+      this.append(
+        inputs.map((i) => ({ ...i, nodeId })),
+        patch,
+      ),
+    );
+  }
+
+  historyOf(nodeId: string): RunEvent[] {
+    return this.history.get(nodeId) ?? [];
+  }
+
+  /** Status to show while interrupts are pending (`waiting-*`), else `running`. */
+  waitingStatus(): RunStatus {
+    const first = this.pending.values().next();
+    if (first.done) return 'running';
+    return WAITING[first.value.kind] ?? 'waiting-input';
+  }
+
+  get currentStatus(): RunStatus {
+    return this.status;
+  }
+
+  private stopping(): boolean {
+    return this.cancelRequest !== undefined || this.failure !== undefined;
+  }
+
+  /** Starts, skips and finishes as the graph allows. Runs inside the mailbox. */
+  private async advance(): Promise<void> {
+    if (this.terminal || this.halt.signal.aborted) return;
+    if (!this.stopping()) {
+      for (let changed = true; changed && !this.stopping();) {
+        changed = false;
+        for (const node of this.run.definition.nodes) {
+          if (this.stopping()) break;
+          const d = this.graph.decide(node.id, this.state, this.variables);
+          if (d === 'wait') continue;
+          changed = true;
+          if (d === 'skip') {
+            const [e] = await this.append([
+              {
+                type: 'node.skipped',
+                nodeId: node.id,
+                payload: { nodeId: node.id, reason: node.disabled ? 'disabled' : 'no incoming edge fired' },
+              },
+            ]);
+            this.graph.markSkipped(this.state, node.id);
+            this.lastEvent.set(node.id, e!.eventId);
+            continue;
+          }
+          if (this.executions >= this.deps.maxNodeExecutions) {
+            await this.append([
+              {
+                type: 'cap.breached',
+                nodeId: node.id,
+                payload: { kind: 'node-executions', limit: this.deps.maxNodeExecutions, observed: this.executions + 1 },
+              },
+            ]);
+            this.fail(
+              { code: 'recursion_limit_exceeded', message: `more than ${this.deps.maxNodeExecutions} node executions` },
+              node.id,
+            );
+            break;
+          }
+          const causation = this.causationFor(node.id);
+          await this.append([
+            {
+              type: 'node.started',
+              nodeId: node.id,
+              causationId: causation,
+              payload: { nodeId: node.id, typeId: node.typeId, attempt: 0 },
+            },
+          ]);
+          this.graph.markStarted(this.state, node.id);
+          this.history.set(node.id, []);
+          this.executions++;
+          this.launch(node.id, false);
+        }
+      }
+    }
+    if (this.inFlight.size) return;
+    if (this.cancelRequest) return this.finish('cancelled');
+    if (this.failure) return this.finish('failed');
+    const unhandled = Object.entries(this.state.nodes).find(
+      ([id, st]) => st.status === 'failed' && !this.graph.failureHandled(id),
+    );
+    if (unhandled) {
+      this.failure = { error: unhandled[1].error!, nodeId: unhandled[0] };
+      return this.finish('failed');
+    }
+    return this.finish('completed');
+  }
+
+  private causationFor(nodeId: string): string {
+    let best: string | undefined;
+    let at = -1;
+    for (const e of this.graph.incoming.get(nodeId) ?? []) {
+      const st = this.state.nodes[e.sourceNodeId]!;
+      if (st.terminalAt > at && this.lastEvent.has(e.sourceNodeId)) {
+        at = st.terminalAt;
+        best = this.lastEvent.get(e.sourceNodeId);
+      }
+    }
+    return best ?? this.startedEventId;
+  }
+
+  private fail(error: RunError, nodeId?: string): void {
+    if (this.stopping()) return;
+    this.failure = nodeId ? { error, nodeId } : { error };
+    this.stop.abort();
+    void this.deps.cancelChildren(this.runId, 'parent-failed');
+  }
+
+  private launch(nodeId: string, resumed: boolean): void {
+    this.inFlight.add(nodeId);
+    void this.execute(nodeId, resumed).then((outcome) => this.enqueue(() => this.onNodeDone(nodeId, outcome)));
+  }
+
+  private async execute(nodeId: string, resumed: boolean): Promise<Outcome> {
+    const node = this.run.definition.nodes.find((n) => n.id === nodeId)!;
+    const { span, traceparent } = startSpan(`openwop.node ${node.typeId}`, this.spanCtx, {
+      'openwop.run_id': this.runId,
+      'openwop.node_id': nodeId,
+      'openwop.type_id': node.typeId,
+    });
+    const started = this.deps.clock.now();
+    try {
+      const nodes: Record<string, Record<string, unknown> | undefined> = {};
+      for (const [id, st] of Object.entries(this.state.nodes)) if (st.status === 'completed') nodes[id] = st.outputs;
+      const inputs = resolveInputs(node.inputs ?? {}, { variables: this.variables, nodes, inputs: this.run.inputs });
+      const ctx = buildNodeContext(this, {
+        runId: this.runId,
+        node,
+        activation: this.state.nodes[nodeId]!.activations,
+        inputs,
+        variables: { ...this.variables },
+        resumed,
+        clock: this.deps.clock,
+        stop: this.stop.signal,
+        halt: this.halt.signal,
+        traceparent,
+        children: this.deps.children,
+      });
+      const result = await this.deps.registry.get(node.typeId).execute(ctx);
+      span.setStatus({ code: SpanStatusCode.OK });
+      return {
+        ok: true,
+        result: {
+          ...result,
+          completedInfo: { ...result.completedInfo, durationMs: Math.max(0, this.deps.clock.now() - started) },
+        },
+      };
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      return { ok: false, error };
+    } finally {
+      span.end();
+    }
+  }
+
+  private async onNodeDone(nodeId: string, outcome: Outcome): Promise<void> {
+    this.inFlight.delete(nodeId);
+    if (this.terminal) return;
+    if (!outcome.ok && (outcome.error instanceof RunHalted || this.halt.signal.aborted)) return; // resumes after restart
+    let events: RunEvent[];
+    if (outcome.ok) {
+      const changed = outcome.result.variables ?? {};
+      const next = { ...this.variables, ...changed };
+      const inputs: RunEventInput[] = Object.entries(changed).map(([name, value]) => ({
+        type: 'variable.changed',
+        nodeId,
+        payload: { name, previous: this.variables[name] ?? null, next: value ?? null, nodeId },
+      }));
+      const { durationMs, ...info } = outcome.result.completedInfo ?? {};
+      inputs.push({
+        type: 'node.completed',
+        nodeId,
+        payload: { ...info, nodeId, outputs: outcome.result.outputs ?? {}, durationMs },
+      });
+      events = await this.append(inputs, Object.keys(changed).length ? { variables: next } : {});
+      this.graph.markTerminal(this.state, nodeId, 'completed', outcome.result.outputs ?? {});
+    } else if (
+      this.stopping() &&
+      (outcome.error instanceof RunCancelled || !(outcome.error instanceof NodeFailure) || this.stop.signal.aborted)
+    ) {
+      events = await this.append([
+        { type: 'node.cancelled', nodeId, payload: { nodeId, reason: this.cancelRequest?.reason ?? 'run stopping' } },
+      ]);
+      this.graph.markTerminal(this.state, nodeId, 'cancelled');
+    } else {
+      const err = outcome.error;
+      const error: RunError =
+        err instanceof NodeFailure
+          ? {
+              code: err.code,
+              message: err.message,
+              ...(Object.keys(err.details).length ? { details: err.details } : {}),
+            }
+          : (({ error: code, message, details }) => ({
+              code,
+              message: message || code,
+              ...(details ? { details } : {}),
+            }))(toHostError(err).toEnvelope());
+      const info = err instanceof NodeFailure ? err.failedInfo : {};
+      events = await this.append([{ type: 'node.failed', nodeId, payload: { ...info, nodeId, error, attempts: 1 } }]);
+      this.graph.markTerminal(this.state, nodeId, 'failed', undefined, error);
+      if (!this.graph.failureHandled(nodeId)) this.fail(error, nodeId);
+    }
+    this.lastEvent.set(nodeId, events[events.length - 1]!.eventId);
+    await this.advance();
+  }
+
+  private async finish(status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
+    if (this.terminal) return;
+    const now = this.deps.clock.now();
+    const durationMs = Math.max(0, now - Date.parse(this.run.startedAt ?? this.run.createdAt));
+    const patch: RunPatch = { status, completedAt: isoAt(now) };
+    let input: RunEventInput;
+    if (status === 'completed') {
+      const outputs: Record<string, unknown> = {};
+      for (const id of this.graph.sinks())
+        if (this.state.nodes[id]!.status === 'completed') outputs[id] = this.state.nodes[id]!.outputs ?? {};
+      input = { type: 'run.completed', payload: { outputs, durationMs } };
+    } else if (status === 'failed') {
+      const f = this.failure!;
+      patch.error = f.error;
+      input = {
+        type: 'run.failed',
+        payload: { error: f.error, durationMs, ...(f.nodeId ? { failedNodeId: f.nodeId } : {}) },
+      };
+    } else {
+      const c = this.cancelRequest!;
+      input = {
+        type: 'run.cancelled',
+        payload: {
+          reason: c.reason,
+          cancelledBy: c.by,
+          durationMs,
+          ...(c.parentRunId ? { parentRunId: c.parentRunId } : {}),
+        },
+      };
+    }
+    await this.append([input], patch);
+    this.terminal = true;
+    if (this.runTimer) this.deps.clock.clearTimeout(this.runTimer);
+    this.span?.setStatus({ code: status === 'completed' ? SpanStatusCode.OK : SpanStatusCode.ERROR });
+    this.span?.end();
+    this.resolveDone(status);
+  }
+
+  private armRunTimeout(): void {
+    const limit = this.run.definition.settings?.timeout;
+    if (typeof limit !== 'number' || limit <= 0) return;
+    const startedAt = Date.parse(this.run.startedAt ?? isoAt(this.deps.clock.now()));
+    const due = startedAt + limit;
+    this.runTimer = this.deps.clock.setTimeout(
+      () =>
+        void this.enqueue(async () => {
+          if (this.terminal || this.stopping()) return;
+          await this.append([
+            {
+              type: 'cap.breached',
+              payload: { kind: 'run-duration', limit, observed: this.deps.clock.now() - startedAt },
+            },
+          ]);
+          this.fail({ code: 'run_timeout', message: `run exceeded settings.timeout ${limit} ms` });
+          await this.advance();
+        }),
+      Math.max(0, due - this.deps.clock.now()),
+    );
+  }
+
+  /** Cancels the run: in-flight waits stop, child runs are cancelled, then `run.cancelled` is appended. */
+  cancel(reason: string, by: string, parentRunId?: string): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.terminal || this.cancelRequest) return;
+      this.cancelRequest = parentRunId ? { reason, by, parentRunId } : { reason, by };
+      if (this.failure) this.failure = undefined;
+      await this.deps.store.patchRun(this.runId, { status: 'cancelling' });
+      this.status = 'cancelling';
+      this.stop.abort();
+      await this.deps.cancelChildren(this.runId, 'parent-cancelled');
+      await this.advance();
+    });
+  }
+
+  /**
+   * Resolves the pending interrupt at `nodeId` (REST route or console). Raises `not_found` when the
+   * node has no pending interrupt and `validation_error` for a body its kind does not accept.
+   */
+  resolveInterrupt(nodeId: string, body: Record<string, unknown>, decidedBy: string): Promise<void> {
+    return this.enqueue(async () => {
+      const p = this.pending.get(nodeId);
+      if (!p || this.terminal) {
+        throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, {
+          runId: this.runId,
+          nodeId,
+        });
+      }
+      const resumeValue = resumeFromBody(p, body);
+      const at = isoAt(this.deps.clock.now());
+      const inputs: RunEventInput[] = [
+        {
+          type: 'interrupt.resolved',
+          nodeId,
+          causationId: p.requestedEventId,
+          payload: { nodeId, interruptId: p.key, kind: p.kind, resumeValue, decidedBy },
+        },
+      ];
+      if (p.kind === 'approval') {
+        inputs.push({
+          type: 'approval.received',
+          nodeId,
+          payload: { ...resumeValue, nodeId, action: resumeValue.action as string, decidedBy, decidedAt: at },
+        });
+      }
+      inputs.push({ type: 'node.resumed', nodeId, payload: { nodeId, interruptId: p.key } });
+      this.pending.delete(nodeId);
+      const events = await this.append(inputs, { status: this.waitingStatus() });
+      p.settle({ timedOut: false, resumeValue, decidedBy, causationId: events[0]!.eventId });
+    });
+  }
+
+  /** Called by the interrupt timer (mailbox): resolves the interrupt as timed out. */
+  async timeoutInterrupt(nodeId: string, key: string): Promise<void> {
+    const p = this.pending.get(nodeId);
+    if (!p || p.key !== key || this.terminal) return;
+    const inputs: RunEventInput[] = [
+      {
+        type: 'interrupt.resolved',
+        nodeId,
+        causationId: p.requestedEventId,
+        payload: { nodeId, interruptId: key, kind: p.kind, resumeValue: { action: 'timeout' }, timedOut: true },
+      },
+    ];
+    if (p.kind === 'approval') {
+      inputs.push({
+        type: 'approval.received',
+        nodeId,
+        payload: {
+          nodeId,
+          action: 'timeout',
+          decidedAt: isoAt(this.deps.clock.now()),
+          decision: 'rejected',
+          reason: 'timeout',
+        },
+      });
+    }
+    inputs.push({ type: 'node.resumed', nodeId, payload: { nodeId, interruptId: key } });
+    this.pending.delete(nodeId);
+    const events = await this.append(inputs, { status: this.waitingStatus() });
+    p.settle({ timedOut: true, causationId: events[0]!.eventId });
+  }
+
+  /**
+   * Stops this actor without ending the run (host shutdown): waits are released without events,
+   * while node work that cannot be abandoned (an MHS command in flight) finishes and is recorded.
+   * The run resumes from its log when the host starts again.
+   */
+  async haltForShutdown(graceMs: number): Promise<void> {
+    if (this.terminal) return;
+    this.halt.abort();
+    if (this.runTimer) this.deps.clock.clearTimeout(this.runTimer);
+    const deadline = this.deps.clock.now() + graceMs;
+    while (this.inFlight.size && this.deps.clock.now() < deadline) {
+      await new Promise<void>((r) => this.deps.clock.setTimeout(r, 20));
+    }
+    await this.mailbox;
+    this.span?.end();
+  }
+
+  get isTerminal(): boolean {
+    return this.terminal;
+  }
+}

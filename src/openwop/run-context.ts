@@ -1,0 +1,189 @@
+import type { Clock } from '../core/index.js';
+import { RunCancelled } from './node-registry.js';
+import type { ChildRuns, InterruptOutcome, InterruptRequest, NodeContext } from './node-registry.js';
+import type { RunPatch } from './store.js';
+import type { RunEvent, RunEventInput, RunStatus, WorkflowNode } from './types.js';
+
+/** Thrown into waits when the host shuts down: the node resumes after restart, nothing is recorded. */
+export class RunHalted extends Error {
+  override readonly name = 'RunHalted';
+}
+
+/** An interrupt waiting for its resolution. */
+export interface PendingInterrupt {
+  key: string;
+  kind: InterruptRequest['kind'];
+  data: Record<string, unknown>;
+  resumeSchema?: Record<string, unknown>;
+  requestedEventId: string;
+  settle(outcome: InterruptOutcome): void;
+}
+
+/** The parts of the run actor a node context uses. */
+export interface ContextHost {
+  readonly pending: Map<string, PendingInterrupt>;
+  appendForNode(nodeId: string, inputs: RunEventInput[], patch?: RunPatch): Promise<RunEvent[]>;
+  historyOf(nodeId: string): RunEvent[];
+  enqueue<T>(fn: () => Promise<T>): Promise<T>;
+  timeoutInterrupt(nodeId: string, key: string): Promise<void>;
+  waitingStatus(): RunStatus;
+}
+
+interface ContextOptions {
+  runId: string;
+  node: WorkflowNode;
+  activation: number;
+  inputs: Record<string, unknown>;
+  variables: Record<string, unknown>;
+  resumed: boolean;
+  clock: Clock;
+  stop: AbortSignal;
+  halt: AbortSignal;
+  traceparent: string | undefined;
+  children: ChildRuns;
+}
+
+const WAITING: Record<string, RunStatus> = { approval: 'waiting-approval', 'external-event': 'waiting-external' };
+
+/** Rejects when either signal aborts (cancel → RunCancelled, shutdown → RunHalted). */
+function interruptible<T>(o: ContextOptions, work: (onAbort: (fn: () => void) => void) => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const cleanups: Array<() => void> = [];
+    const done = (): void => {
+      o.stop.removeEventListener('abort', onStop);
+      o.halt.removeEventListener('abort', onHalt);
+      for (const c of cleanups) c();
+    };
+    const onStop = (): void => {
+      done();
+      reject(new RunCancelled('run cancelled'));
+    };
+    const onHalt = (): void => {
+      done();
+      reject(new RunHalted('host shutting down'));
+    };
+    if (o.halt.aborted) return onHalt();
+    if (o.stop.aborted) return onStop();
+    o.stop.addEventListener('abort', onStop);
+    o.halt.addEventListener('abort', onHalt);
+    work((fn) => cleanups.push(fn)).then(
+      (v) => {
+        done();
+        resolve(v);
+      },
+      (e: unknown) => {
+        done();
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/** Builds the `NodeContext` of one execution; checkpoints, sleeps and interrupts are durable. */
+export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeContext {
+  const nodeId = o.node.id;
+  let sleeps = 0;
+  let interrupts = 0;
+  const recall = (name: string): { found: boolean; value: unknown } => {
+    for (const e of host.historyOf(nodeId)) {
+      const f = e.payload.fields as { checkpoint?: string; value?: unknown } | undefined;
+      if (e.type === 'log.appended' && f?.checkpoint === name) return { found: true, value: f.value };
+    }
+    return { found: false, value: undefined };
+  };
+  const ctx: NodeContext = {
+    runId: o.runId,
+    node: o.node,
+    activation: o.activation,
+    inputs: o.inputs,
+    variables: o.variables,
+    resumed: o.resumed,
+    get history() {
+      return host.historyOf(nodeId);
+    },
+    signal: o.stop,
+    clock: o.clock,
+    traceparent: o.traceparent,
+    children: {
+      start: (opts) => o.children.start(opts),
+      settled: (runId) => interruptible(o, () => o.children.settled(runId)),
+    },
+    emit: (events) => host.appendForNode(nodeId, events),
+    async checkpoint<T>(name: string, value: () => T): Promise<T> {
+      const prior = recall(name);
+      if (prior.found) return prior.value as T;
+      const v = value();
+      await host.appendForNode(nodeId, [
+        {
+          type: 'log.appended',
+          payload: { level: 'debug', message: `checkpoint ${name}`, nodeId, fields: { checkpoint: name, value: v } },
+        },
+      ]);
+      return v;
+    },
+    async sleep(ms) {
+      const dueAt = await ctx.checkpoint(`sleep:${sleeps++}`, () => o.clock.now() + ms);
+      await interruptible(
+        o,
+        (onAbort) =>
+          new Promise<void>((resolve) => {
+            const h = o.clock.setTimeout(resolve, Math.max(0, dueAt - o.clock.now()));
+            onAbort(() => o.clock.clearTimeout(h));
+          }),
+      );
+    },
+    async interrupt(req) {
+      const key = `${o.runId}:${nodeId}:${o.activation}:${interrupts++}`;
+      const hist = host.historyOf(nodeId);
+      const resolved = hist.find((e) => e.type === 'interrupt.resolved' && e.payload.interruptId === key);
+      if (resolved) {
+        return resolved.payload.timedOut === true
+          ? { timedOut: true, causationId: resolved.eventId }
+          : {
+              timedOut: false,
+              resumeValue: (resolved.payload.resumeValue ?? {}) as Record<string, unknown>,
+              decidedBy: (resolved.payload.decidedBy as string | undefined) ?? null,
+              causationId: resolved.eventId,
+            };
+      }
+      let requested = hist.find((e) => e.type === 'interrupt.requested' && e.payload.key === key);
+      if (!requested) {
+        const payload: Record<string, unknown> = { kind: req.kind, key, data: req.data };
+        if (req.timeoutMs !== undefined) payload.timeoutMs = req.timeoutMs;
+        if (req.resumeSchema) payload.resumeSchema = req.resumeSchema;
+        const events = await host.appendForNode(
+          nodeId,
+          [
+            { type: 'node.suspended', payload: { ...req.suspendInfo, nodeId, interruptId: key, kind: req.kind, key } },
+            { type: 'interrupt.requested', payload },
+          ],
+          { status: WAITING[req.kind] ?? 'waiting-input' },
+        );
+        requested = events[1]!;
+      }
+      const requestedAt = Date.parse(requested.timestamp);
+      const requestedEventId = requested.eventId;
+      return interruptible(
+        o,
+        (onAbort) =>
+          new Promise<InterruptOutcome>((resolve) => {
+            const p: PendingInterrupt = { key, kind: req.kind, data: req.data, requestedEventId, settle: resolve };
+            if (req.resumeSchema) p.resumeSchema = req.resumeSchema;
+            host.pending.set(nodeId, p);
+            let timer: ReturnType<Clock['setTimeout']> | undefined;
+            if (req.timeoutMs !== undefined) {
+              timer = o.clock.setTimeout(
+                () => void host.enqueue(() => host.timeoutInterrupt(nodeId, key)),
+                Math.max(0, requestedAt + req.timeoutMs - o.clock.now()),
+              );
+            }
+            onAbort(() => {
+              if (timer) o.clock.clearTimeout(timer);
+              if (host.pending.get(nodeId)?.key === key) host.pending.delete(nodeId);
+            });
+          }),
+      );
+    },
+  };
+  return ctx;
+}

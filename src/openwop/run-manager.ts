@@ -1,0 +1,274 @@
+import { ErrorCode, HostError, H } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import type { ChildRuns, NodeRegistry } from './node-registry.js';
+import { RunActor } from './run-actor.js';
+import { buildSnapshot } from './snapshot.js';
+import type { RunSnapshot } from './snapshot.js';
+import type { OpenwopStore, StoredRun } from './store.js';
+import { contextFrom, startSpan } from './tracing.js';
+import { TERMINAL_STATUSES } from './types.js';
+import type { CreateRunRequest, RunStatus, WorkflowDefinition } from './types.js';
+import type { WorkflowCatalog } from './workflows.js';
+
+/** Options of {@link RunManager}. */
+export interface RunManagerOptions {
+  store: OpenwopStore;
+  registry: NodeRegistry;
+  catalog: WorkflowCatalog;
+  clock: Clock;
+  /** Ceiling on node executions per run (advertised as `limits.maxNodeExecutions`). */
+  maxNodeExecutions?: number;
+}
+
+/** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
+export interface Caller {
+  principal: string;
+}
+
+function initialVariables(def: WorkflowDefinition, inputs: Record<string, unknown>): Record<string, unknown> {
+  const vars: Record<string, unknown> = {};
+  for (const v of def.variables) if (v.defaultValue !== undefined) vars[v.name] = v.defaultValue;
+  const missing = def.variables.filter((v) => v.required && vars[v.name] === undefined && inputs[v.name] === undefined);
+  if (missing.length) {
+    throw new HostError(ErrorCode.VALIDATION_ERROR, 'required workflow variables are missing from inputs', {
+      errors: missing.map((v) => ({ path: `/inputs/${v.name}`, message: 'required', keyword: 'required' })),
+    });
+  }
+  return { ...vars, ...inputs };
+}
+
+/**
+ * Owns the run actors of this process: creates runs (idempotently), starts child runs, resumes
+ * every non-terminal run on start, cancels, resolves interrupts and projects snapshots.
+ */
+export class RunManager {
+  readonly maxNodeExecutions: number;
+  private readonly actors = new Map<string, RunActor>();
+  private readonly waiters = new Map<string, Array<() => void>>();
+  private closed = false;
+
+  constructor(private readonly o: RunManagerOptions) {
+    this.maxNodeExecutions = o.maxNodeExecutions ?? 1000;
+  }
+
+  /** Starts a run of a registered workflow. With the same idempotency key, returns the first run. */
+  async createRun(
+    req: CreateRunRequest,
+    caller: Caller,
+    idempotencyKey?: string,
+  ): Promise<{ run: StoredRun; created: boolean }> {
+    const def = await this.o.catalog.get(req.workflowId);
+    if (!def)
+      throw new HostError(ErrorCode.NOT_FOUND, `workflow ${req.workflowId} is not registered`, {
+        workflowId: req.workflowId,
+      });
+    const inputs = req.inputs ?? {};
+    return this.insertAndStart({
+      def,
+      inputs,
+      variables: initialVariables(def, inputs),
+      principal: caller.principal,
+      idempotencyKey: idempotencyKey ? `${caller.principal}:${idempotencyKey}` : null,
+      requestDigest: H(req as unknown as Record<string, unknown>),
+      tags: req.tags ?? [],
+      metadata: req.metadata ?? {},
+      configurable: req.configurable ?? {},
+    });
+  }
+
+  private async insertAndStart(a: {
+    def: WorkflowDefinition;
+    inputs: Record<string, unknown>;
+    variables: Record<string, unknown>;
+    principal: string | null;
+    idempotencyKey: string | null;
+    requestDigest: string | null;
+    tags: string[];
+    metadata: Record<string, unknown>;
+    configurable: Record<string, unknown>;
+    parent?: { runId: string; nodeId: string; traceparent: string | null };
+  }): Promise<{ run: StoredRun; created: boolean }> {
+    if (this.closed) throw new HostError(ErrorCode.CONFLICT, 'the host is shutting down', {}, { retryable: true });
+    // The run's trace: a child run continues its parent's trace.
+    const root = startSpan('openwop.run.create', contextFrom(a.parent?.traceparent), {
+      'openwop.workflow_id': a.def.id,
+    });
+    root.span.end();
+    const limit = a.configurable.recursionLimit;
+    const { run, created } = await this.o.store.createRun({
+      workflow: a.def,
+      inputs: a.inputs,
+      variables: a.variables,
+      tags: a.tags,
+      metadata: a.metadata,
+      configurable: a.configurable,
+      principal: a.principal,
+      idempotencyKey: a.idempotencyKey,
+      requestDigest: a.requestDigest,
+      traceparent: root.traceparent ?? null,
+      parentRunId: a.parent?.runId ?? null,
+      parentNodeId: a.parent?.nodeId ?? null,
+    });
+    if (created)
+      await this.spawn(
+        run,
+        typeof limit === 'number' && limit > 0 ? Math.min(limit, this.maxNodeExecutions) : undefined,
+      );
+    return { run, created };
+  }
+
+  private async spawn(run: StoredRun, limit?: number): Promise<RunActor> {
+    const fromConfig = run.configurable.recursionLimit;
+    const cap =
+      limit ??
+      (typeof fromConfig === 'number' && fromConfig > 0
+        ? Math.min(fromConfig, this.maxNodeExecutions)
+        : this.maxNodeExecutions);
+    const actor = new RunActor(
+      {
+        store: this.o.store,
+        registry: this.o.registry,
+        clock: this.o.clock,
+        children: this.childRuns(run),
+        cancelChildren: (runId, reason) => this.cancelChildren(runId, reason),
+        maxNodeExecutions: cap,
+      },
+      run,
+    );
+    this.actors.set(run.runId, actor);
+    void actor.done.then(() => {
+      this.actors.delete(run.runId);
+      for (const w of this.waiters.get(run.runId) ?? []) w();
+      this.waiters.delete(run.runId);
+    });
+    await actor.start();
+    return actor;
+  }
+
+  private childRuns(parent: StoredRun): ChildRuns {
+    return {
+      start: async (opts) => {
+        const def = await this.o.catalog.get(opts.workflowId);
+        if (!def)
+          throw new HostError(ErrorCode.NOT_FOUND, `workflow ${opts.workflowId} is not registered`, {
+            workflowId: opts.workflowId,
+          });
+        const defaults: Record<string, unknown> = {};
+        for (const v of def.variables) if (v.defaultValue !== undefined) defaults[v.name] = v.defaultValue;
+        const { run } = await this.insertAndStart({
+          def,
+          inputs: opts.variables,
+          variables: { ...defaults, ...opts.variables },
+          principal: parent.principal,
+          idempotencyKey: `child:${opts.key}`,
+          requestDigest: null,
+          tags: [],
+          metadata: {},
+          configurable: {},
+          parent: { runId: opts.parentRunId, nodeId: opts.parentNodeId, traceparent: parent.traceparent },
+        });
+        return { runId: run.runId };
+      },
+      settled: async (runId) => {
+        await this.waitTerminal(runId);
+        const r = (await this.o.store.getRun(runId))!;
+        return { status: r.status, variables: r.variables, error: r.error };
+      },
+    };
+  }
+
+  /** Resolves when `runId` is terminal (in this process or already stored so). */
+  async waitTerminal(runId: string): Promise<RunStatus> {
+    for (;;) {
+      const r = await this.o.store.getRun(runId);
+      if (!r) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+      if (TERMINAL_STATUSES.has(r.status)) return r.status;
+      const actor = this.actors.get(runId);
+      if (actor) return actor.done;
+      await new Promise<void>((res) => {
+        const list = this.waiters.get(runId) ?? [];
+        list.push(res);
+        this.waiters.set(runId, list);
+      });
+    }
+  }
+
+  private async cancelChildren(runId: string, reason: string): Promise<void> {
+    for (const child of await this.o.store.childRuns(runId)) {
+      if (TERMINAL_STATUSES.has(child.status)) continue;
+      await this.actors.get(child.runId)?.cancel(reason, 'system', runId);
+    }
+  }
+
+  /** Resumes every run that is not terminal (host start). */
+  async recover(): Promise<string[]> {
+    const resumed: string[] = [];
+    for (const run of await this.o.store.activeRuns()) {
+      if (this.actors.has(run.runId)) continue;
+      await this.spawn(run);
+      resumed.push(run.runId);
+    }
+    return resumed;
+  }
+
+  private async requireRun(runId: string): Promise<StoredRun> {
+    const r = await this.o.store.getRun(runId);
+    if (!r) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+    return r;
+  }
+
+  /** Cancels a run. A completed or failed run raises `conflict`; an already cancelled one is returned as is. */
+  async cancel(runId: string, caller: Caller, reason = 'cancelled by client'): Promise<RunSnapshot> {
+    const r = await this.requireRun(runId);
+    if (r.status === 'completed' || r.status === 'failed') {
+      throw new HostError(ErrorCode.CONFLICT, `run ${runId} is already ${r.status}`, { runId, status: r.status });
+    }
+    const actor = this.actors.get(runId);
+    if (actor) await actor.cancel(reason, caller.principal);
+    return this.snapshot(runId);
+  }
+
+  /** Resolves the interrupt pending at `nodeId`; raises `not_found` when none is pending there. */
+  async resolveInterrupt(
+    runId: string,
+    nodeId: string,
+    body: Record<string, unknown>,
+    caller: Caller,
+  ): Promise<RunSnapshot> {
+    await this.requireRun(runId);
+    const actor = this.actors.get(runId);
+    if (!actor) throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
+    await actor.resolveInterrupt(nodeId, body, caller.principal);
+    return this.snapshot(runId);
+  }
+
+  /** Pending interrupts across the runs of this process (for the operator console). */
+  pendingInterrupts(): Array<{
+    runId: string;
+    nodeId: string;
+    kind: string;
+    key: string;
+    data: Record<string, unknown>;
+  }> {
+    const out: Array<{ runId: string; nodeId: string; kind: string; key: string; data: Record<string, unknown> }> = [];
+    for (const [runId, a] of this.actors)
+      for (const [nodeId, p] of a.pending) out.push({ runId, nodeId, kind: p.kind, key: p.key, data: p.data });
+    return out;
+  }
+
+  /** The RunSnapshot of a run (run-snapshot.schema.json); raises `not_found`. */
+  async snapshot(runId: string): Promise<RunSnapshot> {
+    const r = await this.requireRun(runId);
+    return buildSnapshot(r, await this.o.store.events(runId));
+  }
+
+  /**
+   * Stops every actor without ending its run (SIGTERM): waits are released, node work that cannot be
+   * abandoned gets `graceMs` to finish and be recorded. Runs resume on the next start.
+   */
+  async shutdown(graceMs = 10_000): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.actors.values()].map((a) => a.haltForShutdown(graceMs)));
+    this.actors.clear();
+  }
+}

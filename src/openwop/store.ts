@@ -1,0 +1,344 @@
+import { EventEmitter } from 'node:events';
+import { ErrorCode, HostError, createIdFactory, isoAt } from '../core/index.js';
+import type { Clock, IdFactory } from '../core/index.js';
+import type { Db } from '../ledger/db.js';
+import { openwopSchemas } from './schemas.js';
+import { ensureOpenwopTables } from './store-schema.js';
+import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
+
+/** Engine version stamped on events and snapshots. */
+export const ENGINE_VERSION = '1';
+/** Per-run event-log contract version. */
+export const EVENT_LOG_SCHEMA_VERSION = 1;
+
+/** Fields of the run row an append may change in the same transaction as its events. */
+export interface RunPatch {
+  status?: RunStatus;
+  variables?: Record<string, unknown>;
+  error?: RunError | null;
+  startedAt?: string;
+  completedAt?: string;
+}
+
+/** A new run as inserted. */
+export interface NewRun {
+  workflow: WorkflowDefinition;
+  parentRunId?: string | null;
+  parentNodeId?: string | null;
+  inputs: Record<string, unknown>;
+  variables: Record<string, unknown>;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  configurable?: Record<string, unknown>;
+  principal?: string | null;
+  idempotencyKey?: string | null;
+  requestDigest?: string | null;
+  traceparent?: string | null;
+}
+
+interface RunRow {
+  run_id: string;
+  workflow_id: string;
+  workflow_version: string;
+  definition: string;
+  status: RunStatus;
+  parent_run_id: string | null;
+  parent_node_id: string | null;
+  inputs: string;
+  variables: string;
+  tags: string;
+  metadata: string;
+  configurable: string;
+  principal: string | null;
+  idempotency_key: string | null;
+  request_digest: string | null;
+  traceparent: string | null;
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+  last_seq: number | string;
+}
+
+interface EventRow {
+  run_id: string;
+  sequence: number | string;
+  event_id: string;
+  type: string;
+  node_id: string | null;
+  causation_id: string | null;
+  ts: string;
+  payload: string;
+}
+
+function toRun(r: RunRow): RunRecord & { definition: WorkflowDefinition; requestDigest: string | null } {
+  return {
+    runId: r.run_id,
+    workflowId: r.workflow_id,
+    workflowVersion: r.workflow_version,
+    definition: JSON.parse(r.definition) as WorkflowDefinition,
+    status: r.status,
+    parentRunId: r.parent_run_id,
+    parentNodeId: r.parent_node_id,
+    inputs: JSON.parse(r.inputs) as Record<string, unknown>,
+    variables: JSON.parse(r.variables) as Record<string, unknown>,
+    tags: JSON.parse(r.tags) as string[],
+    metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+    configurable: JSON.parse(r.configurable) as Record<string, unknown>,
+    principal: r.principal,
+    idempotencyKey: r.idempotency_key,
+    requestDigest: r.request_digest,
+    traceparent: r.traceparent,
+    error: r.error ? (JSON.parse(r.error) as RunError) : null,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    completedAt: r.completed_at,
+    lastSequence: Number(r.last_seq),
+  };
+}
+
+function toEvent(r: EventRow): RunEvent {
+  const e: RunEvent = {
+    eventId: r.event_id,
+    runId: r.run_id,
+    sequence: Number(r.sequence),
+    type: r.type,
+    payload: JSON.parse(r.payload) as Record<string, unknown>,
+    timestamp: r.ts,
+    engineVersion: ENGINE_VERSION,
+  };
+  if (r.node_id) e.nodeId = r.node_id;
+  if (r.causation_id) e.causationId = r.causation_id;
+  return e;
+}
+
+/** A stored run with the definition it was started with. */
+export type StoredRun = ReturnType<typeof toRun>;
+
+/**
+ * Durable OpenWOP state over the shared `Db`: registered workflows, runs, and the append-only event
+ * log. Sequences are assigned from 0 inside the append transaction (the run row's `last_seq` is
+ * the counter, so concurrent writers serialise on it); every event is checked against
+ * run-event.schema.json and its payload $def before it is written.
+ */
+export class OpenwopStore {
+  private readonly ids: IdFactory;
+  private readonly bus = new EventEmitter();
+  private readonly ready: Promise<void>;
+
+  constructor(
+    readonly db: Db,
+    readonly clock: Clock,
+  ) {
+    this.ids = createIdFactory(clock);
+    this.bus.setMaxListeners(0);
+    this.ready = ensureOpenwopTables(db);
+  }
+
+  /** Resolves when the tables exist. */
+  init(): Promise<void> {
+    return this.ready;
+  }
+
+  newRunId(): string {
+    return this.ids.next('run');
+  }
+
+  async putWorkflow(def: WorkflowDefinition, source: string): Promise<void> {
+    await this.ready;
+    const now = isoAt(this.clock.now());
+    await this.db.tx(async (t) => {
+      await t.run('DELETE FROM openwop_workflows WHERE workflow_id = ?', [def.id]);
+      await t.run(
+        'INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)',
+        [def.id, def.version, JSON.stringify(def), source, now],
+      );
+    });
+  }
+
+  async getWorkflow(id: string): Promise<WorkflowDefinition | undefined> {
+    await this.ready;
+    const row = await this.db.get<{ definition: string }>(
+      'SELECT definition FROM openwop_workflows WHERE workflow_id = ?',
+      [id],
+    );
+    return row ? (JSON.parse(row.definition) as WorkflowDefinition) : undefined;
+  }
+
+  async listWorkflows(): Promise<Array<{ id: string; version: string; name: string; source: string }>> {
+    await this.ready;
+    const rows = await this.db.all<{ definition: string; source: string }>(
+      'SELECT definition, source FROM openwop_workflows ORDER BY workflow_id',
+    );
+    return rows.map((r) => {
+      const d = JSON.parse(r.definition) as WorkflowDefinition;
+      return { id: d.id, version: d.version, name: d.name, source: r.source };
+    });
+  }
+
+  /**
+   * Inserts a run with status `pending`. With an idempotency key already used, returns the existing
+   * run and `created: false`; a different request under the same key raises `conflict`.
+   */
+  async createRun(n: NewRun): Promise<{ run: StoredRun; created: boolean }> {
+    await this.ready;
+    return this.db.tx(async (t) => {
+      if (n.idempotencyKey) {
+        const prior = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE idempotency_key = ?', [n.idempotencyKey]);
+        if (prior) {
+          if (n.requestDigest && prior.request_digest && prior.request_digest !== n.requestDigest) {
+            throw new HostError(ErrorCode.CONFLICT, 'Idempotency-Key reused with a different request', {
+              runId: prior.run_id,
+            });
+          }
+          return { run: toRun(prior), created: false };
+        }
+      }
+      const runId = this.newRunId();
+      await t.run(
+        `INSERT INTO openwop_runs (run_id, workflow_id, workflow_version, definition, status, parent_run_id, parent_node_id,
+          inputs, variables, tags, metadata, configurable, principal, idempotency_key, request_digest, traceparent, error,
+          created_at, started_at, completed_at, last_seq)
+         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, -1)`,
+        [
+          runId,
+          n.workflow.id,
+          n.workflow.version,
+          JSON.stringify(n.workflow),
+          n.parentRunId ?? null,
+          n.parentNodeId ?? null,
+          JSON.stringify(n.inputs),
+          JSON.stringify(n.variables),
+          JSON.stringify(n.tags ?? []),
+          JSON.stringify(n.metadata ?? {}),
+          JSON.stringify(n.configurable ?? {}),
+          n.principal ?? null,
+          n.idempotencyKey ?? null,
+          n.requestDigest ?? null,
+          n.traceparent ?? null,
+          isoAt(this.clock.now()),
+        ],
+      );
+      const row = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE run_id = ?', [runId]);
+      return { run: toRun(row!), created: true };
+    });
+  }
+
+  async getRun(runId: string): Promise<StoredRun | undefined> {
+    await this.ready;
+    const row = await this.db.get<RunRow>('SELECT * FROM openwop_runs WHERE run_id = ?', [runId]);
+    return row ? toRun(row) : undefined;
+  }
+
+  /** Runs that are not terminal (to resume after a restart). */
+  async activeRuns(): Promise<StoredRun[]> {
+    await this.ready;
+    const rows = await this.db.all<RunRow>(
+      `SELECT * FROM openwop_runs WHERE status NOT IN ('completed', 'failed', 'cancelled') ORDER BY created_at, run_id`,
+    );
+    return rows.map(toRun);
+  }
+
+  async childRuns(parentRunId: string): Promise<StoredRun[]> {
+    await this.ready;
+    const rows = await this.db.all<RunRow>('SELECT * FROM openwop_runs WHERE parent_run_id = ? ORDER BY run_id', [
+      parentRunId,
+    ]);
+    return rows.map(toRun);
+  }
+
+  /** Updates the run row without an event (e.g. `cancelling`, which is not itself an event). */
+  async patchRun(runId: string, patch: RunPatch): Promise<void> {
+    await this.ready;
+    await this.db.tx((t) => this.applyPatch(t, runId, patch));
+  }
+
+  private async applyPatch(t: Db, runId: string, patch: RunPatch): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    if (patch.status) sets.push('status = ?') && params.push(patch.status);
+    if (patch.variables) sets.push('variables = ?') && params.push(JSON.stringify(patch.variables));
+    if (patch.error !== undefined)
+      sets.push('error = ?') && params.push(patch.error ? JSON.stringify(patch.error) : null);
+    if (patch.startedAt) sets.push('started_at = ?') && params.push(patch.startedAt);
+    if (patch.completedAt) sets.push('completed_at = ?') && params.push(patch.completedAt);
+    if (!sets.length) return;
+    await t.run(`UPDATE openwop_runs SET ${sets.join(', ')} WHERE run_id = ?`, [...params, runId]);
+  }
+
+  /**
+   * Appends events to a run atomically with an optional run-row patch. Sequences continue from the
+   * run's last one; a terminal run refuses further events (one terminal event, last).
+   */
+  async append(runId: string, inputs: readonly RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
+    await this.ready;
+    const schemas = openwopSchemas();
+    const events = await this.db.tx(async (t) => {
+      await t.run('UPDATE openwop_runs SET last_seq = last_seq + ? WHERE run_id = ?', [inputs.length, runId]);
+      const row = await t.get<{ last_seq: number | string; status: RunStatus }>(
+        'SELECT last_seq, status FROM openwop_runs WHERE run_id = ?',
+        [runId],
+      );
+      if (!row) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+      if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') {
+        throw new HostError(ErrorCode.CONFLICT, `run ${runId} is ${row.status}`, { runId, status: row.status });
+      }
+      let seq = Number(row.last_seq) - inputs.length + 1;
+      const out: RunEvent[] = [];
+      for (const input of inputs) {
+        const e: RunEvent = {
+          eventId: this.ids.next('event'),
+          runId,
+          sequence: seq++,
+          type: input.type,
+          payload: input.payload,
+          timestamp: isoAt(this.clock.now()),
+          engineVersion: ENGINE_VERSION,
+        };
+        if (input.nodeId) e.nodeId = input.nodeId;
+        if (input.causationId) e.causationId = input.causationId;
+        const issues = schemas.checkEvent(e);
+        if (issues.length) {
+          throw new HostError(ErrorCode.HOST_INTERNAL, `event ${e.type} does not match the OpenWOP schema`, {
+            type: e.type,
+            errors: issues,
+          });
+        }
+        await t.run(
+          'INSERT INTO openwop_events (run_id, sequence, event_id, type, node_id, causation_id, ts, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          [
+            runId,
+            e.sequence,
+            e.eventId,
+            e.type,
+            e.nodeId ?? null,
+            e.causationId ?? null,
+            e.timestamp,
+            JSON.stringify(e.payload),
+          ],
+        );
+        out.push(e);
+      }
+      await this.applyPatch(t, runId, patch);
+      return out;
+    });
+    for (const e of events) this.bus.emit(runId, e);
+    return events;
+  }
+
+  /** Events of a run with `sequence > afterSequence`, in order. */
+  async events(runId: string, afterSequence = -1, limit = 10_000): Promise<RunEvent[]> {
+    await this.ready;
+    const rows = await this.db.all<EventRow>(
+      'SELECT * FROM openwop_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
+      [runId, afterSequence, limit],
+    );
+    return rows.map(toEvent);
+  }
+
+  /** Calls `fn` for each event appended to `runId` by this process after now; returns the unsubscribe. */
+  subscribe(runId: string, fn: (e: RunEvent) => void): () => void {
+    this.bus.on(runId, fn);
+    return () => this.bus.off(runId, fn);
+  }
+}

@@ -254,14 +254,14 @@ export class OpenwopStore {
   }
 
   private async applyPatch(t: Db, runId: string, patch: RunPatch): Promise<void> {
-    const sets: string[] = [];
-    const params: unknown[] = [];
-    if (patch.status) sets.push('status = ?') && params.push(patch.status);
-    if (patch.variables) sets.push('variables = ?') && params.push(JSON.stringify(patch.variables));
-    if (patch.error !== undefined)
-      sets.push('error = ?') && params.push(patch.error ? JSON.stringify(patch.error) : null);
-    if (patch.startedAt) sets.push('started_at = ?') && params.push(patch.startedAt);
-    if (patch.completedAt) sets.push('completed_at = ?') && params.push(patch.completedAt);
+    const cols: Array<[string, unknown]> = [];
+    if (patch.status) cols.push(['status', patch.status]);
+    if (patch.variables) cols.push(['variables', JSON.stringify(patch.variables)]);
+    if (patch.error !== undefined) cols.push(['error', patch.error ? JSON.stringify(patch.error) : null]);
+    if (patch.startedAt) cols.push(['started_at', patch.startedAt]);
+    if (patch.completedAt) cols.push(['completed_at', patch.completedAt]);
+    const sets = cols.map(([c]) => `${c} = ?`);
+    const params = cols.map(([, v]) => v);
     if (!sets.length) return;
     await t.run(`UPDATE openwop_runs SET ${sets.join(', ')} WHERE run_id = ?`, [...params, runId]);
   }

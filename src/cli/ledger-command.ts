@@ -1,0 +1,165 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { ErrorCode, HostError, RealClock, shortDigest } from '../core/index.js';
+import { exportPackage, openDb, openLedger, pruneLedger, resolveDbLocation, verifyPackage } from '../ledger/index.js';
+import type { Db, DurableLedger, LedgerEntry } from '../ledger/index.js';
+
+const HIDDEN = new Set(['seq', 'prev_digest', 'ts', 'kind', 'digest']);
+
+function int(v: string): number {
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('expected a non-negative integer');
+  return n;
+}
+
+async function withLedger<T>(dbFlag: string | undefined, fn: (db: Db, l: DurableLedger) => Promise<T>): Promise<T> {
+  const db = await openDb(resolveDbLocation({ flag: dbFlag }));
+  try {
+    return await fn(db, await openLedger(db, { clock: new RealClock() }));
+  } finally {
+    await db.close();
+  }
+}
+
+/** One readable line per entry: seq, time, kind, lookup ids, the rest compacted, short digest. */
+export function formatEntry(e: LedgerEntry): string {
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e)) if (!HIDDEN.has(k)) rest[k] = v;
+  let body = JSON.stringify(rest);
+  if (body.length > 160) body = `${body.slice(0, 157)}...`;
+  return `#${String(e.seq).padEnd(6)} ${e.ts}  ${e.kind.padEnd(17)} ${body}  ${shortDigest(e.digest)}`;
+}
+
+function print(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+/** `mhs-host ledger`: show, export, verify, checkpoint, prune, status (issue 4; HOST-053…056, 093). */
+export function ledgerCommand(): Command {
+  const cmd = new Command('ledger').description('The evidence ledger: show, export, verify offline, retention');
+  const dbOpt = [
+    '--db <location>',
+    'store: SQLite file or postgres:// URL (default $MHS_HOST_DB or ./.mhs-host/host.db)',
+  ] as const;
+
+  cmd
+    .command('show')
+    .description('Print ledger entries readably')
+    .option(...dbOpt)
+    .option('--from <seq>', 'first seq', int)
+    .option('--to <seq>', 'last seq', int)
+    .option('--kind <kind>', 'only entries of this kind')
+    .option('--json', 'one JSON entry per line')
+    .action(async (o: { db?: string; from?: number; to?: number; kind?: string; json?: boolean }) => {
+      await withLedger(o.db, async (_db, l) => {
+        const from = o.from ?? (await l.first()).seq;
+        const entries = (await l.range(from, o.to)).filter((e) => !o.kind || e.kind === o.kind);
+        for (const e of entries) print(o.json ? JSON.stringify(e) : formatEntry(e));
+        if (!o.json) print(`${entries.length} entries; ledger ${l.status().state}`);
+      });
+    });
+
+  cmd
+    .command('export')
+    .description('Write the evidence package (shared/spec/export-package.md) to a new folder')
+    .option(...dbOpt)
+    .requiredOption('--out <dir>', 'folder to create (must not exist or be empty)')
+    .option('--session <id>', 'only this session in transcript.jsonl')
+    .action(async (o: { db?: string; out: string; session?: string }) => {
+      await withLedger(o.db, async (db, l) => {
+        const r = await exportPackage({
+          db,
+          outDir: o.out,
+          clock: new RealClock(),
+          ledger: l,
+          ...(o.session ? { sessionId: o.session } : {}),
+        });
+        print(
+          `exported ${r.dir}: ${r.status}, ledger seq ${r.manifest.ledger.first_seq}..${r.manifest.ledger.head_seq}, ${r.manifest.endpoints.length} endpoint(s), ${r.manifest.manifests.length} manifest(s)`,
+        );
+        print(`manifest_sha256 ${r.manifest.manifest_sha256}`);
+        if (r.missing_manifests.length)
+          print(`warning: manifests referenced but not stored: ${r.missing_manifests.join(', ')}`);
+        if (r.break) {
+          process.stderr.write(
+            `error ${r.break.code}: ${r.break.file} seq ${r.break.seq ?? '-'} (${r.break.reason})\n`,
+          );
+          process.exitCode = 1;
+        }
+      });
+    });
+
+  cmd
+    .command('verify')
+    .description('Verify an exported package offline, from its files alone')
+    .argument('<dir>', 'package folder')
+    .option('--json', 'print the full result as JSON')
+    .option('--record', 'also append an evidence.verify entry to the ledger at --db')
+    .option(...dbOpt)
+    .action(async (dir: string, o: { json?: boolean; record?: boolean; db?: string }) => {
+      const r = await verifyPackage(dir);
+      if (o.json) print(JSON.stringify(r));
+      if (r.ok) {
+        if (!o.json)
+          print(
+            `ok: ${dir} verifies (${r.checked.files} files, ${r.checked.ledger_entries} ledger entries, ${r.checked.endpoint_entries} endpoint entries, ${r.checked.manifests} manifests)`,
+          );
+      } else {
+        const f = r.first;
+        process.stderr.write(
+          `error ${r.code}: ${f?.file ?? '?'} seq ${f?.seq ?? '-'} (${f?.reason ?? '?'}${f?.detail ? `: ${f.detail}` : ''}); ${r.problems.length} problem(s)\n`,
+        );
+        process.exitCode = 1;
+      }
+      if (o.record) {
+        await withLedger(o.db, (_db, l) =>
+          l.append({
+            kind: 'evidence.verify',
+            dir,
+            ok: r.ok,
+            ...(r.first ? { break: r.first } : {}),
+            checked: r.checked,
+          }),
+        );
+      }
+    });
+
+  cmd
+    .command('checkpoint')
+    .description('Append a checkpoint sealing the current head (retention may prune up to it)')
+    .option(...dbOpt)
+    .action(async (o: { db?: string }) => {
+      await withLedger(o.db, async (_db, l) => {
+        const e = await l.checkpoint({ reason: 'operator' });
+        print(`checkpoint at seq ${e.seq} sealing seq ${e.seq - 1}`);
+      });
+    });
+
+  cmd
+    .command('prune')
+    .description('Delete entries before the latest checkpoint at or before --before-seq (HOST-056)')
+    .option(...dbOpt)
+    .requiredOption('--before-seq <seq>', 'prune up to the latest checkpoint with seq <= this', int)
+    .action(async (o: { db?: string; beforeSeq: number }) => {
+      await withLedger(o.db, async (db, l) => {
+        const r = await pruneLedger(db, l, o.beforeSeq);
+        print(`pruned ${r.pruned} entries; ledger now starts at checkpoint seq ${r.checkpoint.seq}`);
+        const v = await l.verify();
+        if (!v.ok) throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'ledger does not verify after prune', { ...v });
+      });
+    });
+
+  cmd
+    .command('status')
+    .description('Probe the store and print whether the ledger can be written (HOST-093)')
+    .option(...dbOpt)
+    .action(async (o: { db?: string }) => {
+      await withLedger(o.db, async (db, l) => {
+        const s = await l.probe();
+        const v = await l.verify();
+        print(JSON.stringify({ location: db.location, dialect: db.dialect, ...s, chain: v }));
+        if (s.state !== 'available') process.exitCode = 1;
+      });
+    });
+
+  return cmd;
+}

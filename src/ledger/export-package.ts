@@ -1,0 +1,199 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { ErrorCode, H, HostError, isoAt, jcs, sha256Hex } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import { openArtifacts } from './artifacts.js';
+import { ChainWalker } from './chain-walker.js';
+import type { Db } from './db.js';
+import type { DurableLedger } from './ledger-types.js';
+import {
+  LEDGER_FILE,
+  MANIFEST_FILE,
+  NOT_PROVEN,
+  PACKAGE_FORMAT,
+  PACKAGE_SCHEMA_VERSION,
+  README_FILE,
+  TRANSCRIPT_FILE,
+  endpointEvidencePath,
+  jsonlText,
+  manifestPath,
+  readmeText,
+} from './package-format.js';
+import type { PackageBreak, PackageManifest } from './package-format.js';
+import { endpointChainBreak } from './verify-package.js';
+
+/** Options of {@link exportPackage}. */
+export interface ExportOptions {
+  db: Db;
+  /** Folder to write; must not exist or be empty. */
+  outDir: string;
+  clock: Clock;
+  host?: Partial<PackageManifest['host']>;
+  /** Only this session's transcript (the ledger is always whole: a filtered chain cannot verify). */
+  sessionId?: string;
+  /** When given, the export is recorded as an `evidence.export` entry after it is written (HOST-050). */
+  ledger?: DurableLedger;
+}
+
+/** What {@link exportPackage} wrote. */
+export interface ExportResult {
+  dir: string;
+  status: 'verified' | 'unverified';
+  break?: PackageBreak;
+  manifest: PackageManifest;
+  /** Manifest digests the ledger references that the store does not hold. */
+  missing_manifests: string[];
+}
+
+async function ledgerLines(db: Db): Promise<string[]> {
+  const out: string[] = [];
+  let from = -1;
+  for (;;) {
+    const rows = await db.all<{ seq: number; line: string }>(
+      'SELECT seq, line FROM ledger_entries WHERE seq > ? ORDER BY seq LIMIT 5000',
+      [from],
+    );
+    for (const r of rows) out.push(r.line);
+    if (rows.length < 5000) return out;
+    from = (rows[rows.length - 1] as { seq: number }).seq;
+  }
+}
+
+function collectManifestDigests(v: unknown, into: Set<string>): void {
+  if (Array.isArray(v)) for (const x of v) collectManifestDigests(x, into);
+  else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k === 'manifest_digest' && typeof x === 'string' && /^[0-9a-f]{64}$/.test(x)) into.add(x);
+      else collectManifestDigests(x, into);
+    }
+  }
+}
+
+/**
+ * Writes the evidence package of `shared/spec/export-package.md` (HOST-051, 054, 055): the whole
+ * host ledger, each endpoint's latest evidence bundle, every stored manifest, the transcript, a
+ * README of what is not proven and `manifest.json`. Chains are checked first: a package with a
+ * break is written `status: "unverified"` naming it (HOST-053), never "verified".
+ * Fails with `MHS.HOST.CONFIG_INVALID` when `outDir` is a non-empty folder.
+ */
+export async function exportPackage(opts: ExportOptions): Promise<ExportResult> {
+  const dir = opts.outDir;
+  const existing = await readdir(dir).catch(() => [] as string[]);
+  if (existing.length) throw new HostError(ErrorCode.HOST_CONFIG_INVALID, 'export folder is not empty', { dir });
+  const artifacts = await openArtifacts(opts.db, { clock: opts.clock });
+  const files = new Map<string, string>();
+
+  // Host ledger.
+  const lines = await ledgerLines(opts.db);
+  const walker = new ChainWalker(true);
+  const referenced = new Set<string>();
+  let hostBreak: PackageBreak | undefined;
+  for (const line of lines) {
+    const e = JSON.parse(line) as Record<string, unknown>;
+    collectManifestDigests(e, referenced);
+    const b = walker.push(e);
+    if (b && !hostBreak)
+      hostBreak = { code: 'MHS.EVIDENCE.CHAIN_BROKEN', file: LEDGER_FILE, seq: b.seq, reason: b.reason };
+  }
+  files.set(LEDGER_FILE, jsonlText(lines));
+  const first = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
+  const last = JSON.parse(lines[lines.length - 1] ?? '{}') as Record<string, unknown>;
+
+  // Endpoint evidence.
+  let endpointBreak: PackageBreak | undefined;
+  const endpoints: PackageManifest['endpoints'] = [];
+  for (const bundle of await artifacts.latestEvidenceBundles()) {
+    const path = endpointEvidencePath(bundle.endpoint_id);
+    const eb = endpointChainBreak(bundle.entries, bundle.genesis_digest, bundle.head_digest, path);
+    if (eb && !endpointBreak) endpointBreak = eb;
+    files.set(path, jsonlText(bundle.entries.map((e) => jcs(e))));
+    endpoints.push({
+      endpoint_id: bundle.endpoint_id,
+      path,
+      genesis_digest: bundle.genesis_digest,
+      head_digest: bundle.head_digest,
+    });
+  }
+
+  // Manifests (every one the host stored; the ledger's references must be among them).
+  const stored = await artifacts.listManifests();
+  for (const m of stored) {
+    const body = await artifacts.getManifest(m.digest);
+    files.set(manifestPath(m.digest), jcs(body));
+  }
+  const storedSet = new Set(stored.map((m) => m.digest));
+  const missing = [...referenced].filter((d) => !storedSet.has(d)).sort();
+
+  const transcript = await artifacts.transcript(opts.sessionId ? { sessionId: opts.sessionId } : {});
+  files.set(TRANSCRIPT_FILE, jsonlText(transcript.map((t) => jcs(t))));
+
+  const created_at = isoAt(opts.clock.now());
+  const brk = hostBreak ?? endpointBreak;
+  const status = brk ? 'unverified' : 'verified';
+  files.set(
+    README_FILE,
+    readmeText({ created_at, status, head_seq: Number(last['seq'] ?? -1), endpoints: endpoints.length }),
+  );
+
+  const ledgerInfo: PackageManifest['ledger'] = {
+    path: LEDGER_FILE,
+    first_seq: Number(first['seq']),
+    genesis_digest: String(first['digest']),
+    head_seq: Number(last['seq']),
+    head_digest: String(last['digest']),
+  };
+  if (first['kind'] === 'checkpoint') {
+    const sealed = first['sealed'] as { seq: number; digest: string };
+    ledgerInfo.checkpoint = {
+      seq: Number(first['seq']),
+      digest: String(first['digest']),
+      sealed_seq: sealed.seq,
+      sealed_digest: sealed.digest,
+    };
+  }
+  const body: Omit<PackageManifest, 'manifest_sha256'> = {
+    format: PACKAGE_FORMAT,
+    schema_version: PACKAGE_SCHEMA_VERSION,
+    created_at,
+    host: {
+      name: opts.host?.name ?? 'mhs-host',
+      version: opts.host?.version ?? '0.1.0',
+      conformance_target: opts.host?.conformance_target ?? 'CL5',
+      self_test: opts.host?.self_test ?? false,
+    },
+    ledger: ledgerInfo,
+    endpoints,
+    manifests: stored.map((m) => m.digest),
+    verification: {
+      host_chain: hostBreak ? 'broken' : 'ok',
+      endpoint_chains: endpointBreak ? 'broken' : 'ok',
+      status,
+      ...(brk ? { break: brk } : {}),
+    },
+    not_proven: [...NOT_PROVEN],
+    files: [...files.entries()]
+      .map(([path, text]) => ({ path, size: Buffer.byteLength(text), sha256: sha256Hex(text) }))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+  };
+  const manifest: PackageManifest = { ...body, manifest_sha256: H(body) };
+
+  await mkdir(dir, { recursive: true });
+  for (const [path, text] of files) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  await writeFile(join(dir, MANIFEST_FILE), jcs(manifest));
+
+  if (opts.ledger) {
+    await opts.ledger.append({
+      kind: 'evidence.export',
+      out_dir: dir,
+      status,
+      manifest_sha256: manifest.manifest_sha256,
+      head_seq: ledgerInfo.head_seq,
+      head_digest: ledgerInfo.head_digest,
+      ...(brk ? { break: brk } : {}),
+    });
+  }
+  return { dir, status, ...(brk ? { break: brk } : {}), manifest, missing_manifests: missing };
+}

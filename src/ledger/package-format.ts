@@ -1,0 +1,103 @@
+/** Shapes and names of the evidence export package (`shared/spec/export-package.md`). */
+
+export const PACKAGE_FORMAT = 'mhs-host.evidence-package';
+export const PACKAGE_SCHEMA_VERSION = 1;
+export const MANIFEST_FILE = 'manifest.json';
+export const LEDGER_FILE = 'ledger.jsonl';
+export const TRANSCRIPT_FILE = 'transcript.jsonl';
+export const README_FILE = 'README.txt';
+
+/** What no export proves (HOST-055, MHS-004 EVID-022). */
+export const NOT_PROVEN = [
+  'that any endpoint was honest',
+  'that any device was safe',
+  'that any experiment succeeded',
+] as const;
+
+/** How a verification problem is named: always `MHS.EVIDENCE.CHAIN_BROKEN` (HOST-053), with file and seq. */
+export interface PackageBreak {
+  code: 'MHS.EVIDENCE.CHAIN_BROKEN';
+  file: string;
+  seq: number | null;
+  reason: string;
+  detail?: string;
+}
+
+/** `manifest.json` of a package. */
+export interface PackageManifest {
+  format: typeof PACKAGE_FORMAT;
+  schema_version: number;
+  created_at: string;
+  host: { name: string; version: string; conformance_target: string; self_test: boolean };
+  ledger: {
+    path: string;
+    first_seq: number;
+    genesis_digest: string;
+    head_seq: number;
+    head_digest: string;
+    /** Present when the ledger was pruned: the checkpoint it starts with (HOST-056). */
+    checkpoint?: { seq: number; digest: string; sealed_seq: number; sealed_digest: string };
+  };
+  endpoints: { endpoint_id: string; path: string; genesis_digest: string; head_digest: string }[];
+  manifests: string[];
+  verification: {
+    host_chain: 'ok' | 'broken';
+    endpoint_chains: 'ok' | 'broken';
+    status: 'verified' | 'unverified';
+    break?: PackageBreak;
+  };
+  not_proven: string[];
+  files: { path: string; size: number; sha256: string }[];
+  manifest_sha256: string;
+}
+
+/** `<slug>`: the endpoint id with every character outside `[A-Za-z0-9._-]` replaced by `_`. */
+export function endpointSlug(endpointId: string): string {
+  return endpointId.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/** Path of an endpoint's evidence inside the package. */
+export function endpointEvidencePath(endpointId: string): string {
+  return `endpoints/${endpointSlug(endpointId)}/evidence.jsonl`;
+}
+
+/** Path of a manifest inside the package. */
+export function manifestPath(digest: string): string {
+  return `manifests/${digest}.json`;
+}
+
+/** JSONL text of canonical lines (each line ends with `\n`). */
+export function jsonlText(lines: readonly string[]): string {
+  return lines.map((l) => `${l}\n`).join('');
+}
+
+/** The README every package carries: what it proves and what it does not (HOST-055). */
+export function readmeText(m: { created_at: string; status: string; head_seq: number; endpoints: number }): string {
+  return `mhs-host evidence package
+created_at: ${m.created_at}
+status: ${m.status}
+
+What this package holds
+- ledger.jsonl: the host ledger (hash chain, entries ${m.head_seq + 1 > 0 ? 'up to seq ' + m.head_seq : ''}).
+- endpoints/<slug>/evidence.jsonl: the evidence chain of each of ${m.endpoints} endpoint(s), as exported by the endpoint.
+- manifests/<digest>.json: the endpoint manifests, named by manifest_digest.
+- transcript.jsonl: the session transcript (tool calls and results the model saw).
+- manifest.json: every file's size and sha256, and manifest_sha256 over the manifest itself.
+
+What verification proves
+- Every file is the one listed (size and sha256) and no other file is present.
+- Each chain recomputes link by link: digest = sha256(JCS(entry without digest) || prev_digest),
+  from a genesis entry (prev_digest = 64 zeros) or, for a pruned ledger, from a checkpoint entry
+  whose prev_digest is the digest of the last pruned entry. Entries before a checkpoint are not in
+  the package and are not proven.
+- Every manifest's digest matches its file name; host receipt entries match the endpoint chain where both are present.
+
+What is NOT proven
+${NOT_PROVEN.map((s) => `- ${s}`).join('\n')}
+Hash chains prove internal consistency and tamper evidence relative to their anchors, not truth
+(MHS-004 EVID-022). Anyone holding the package can rebuild consistent chains from scratch; compare
+the anchors (genesis and head digests) with copies kept elsewhere.
+
+Verify: mhs-host ledger verify <this folder>   (or reimplement docs/ledger.md, "Offline verification")
+`;
+}

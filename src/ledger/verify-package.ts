@@ -1,0 +1,334 @@
+import { lstat, readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { H, jcs, sha256Hex } from '../core/index.js';
+import { ChainWalker } from './chain-walker.js';
+import {
+  LEDGER_FILE,
+  MANIFEST_FILE,
+  NOT_PROVEN,
+  PACKAGE_FORMAT,
+  README_FILE,
+  TRANSCRIPT_FILE,
+  endpointEvidencePath,
+  manifestPath,
+} from './package-format.js';
+import type { PackageBreak } from './package-format.js';
+
+/** Result of {@link verifyPackage}. `first` is the first broken chain link if any, else the first problem. */
+export interface PackageVerification {
+  ok: boolean;
+  code?: 'MHS.EVIDENCE.CHAIN_BROKEN';
+  first?: PackageBreak;
+  problems: PackageBreak[];
+  checked: {
+    files: number;
+    ledger_entries: number;
+    endpoint_entries: number;
+    manifests: number;
+    receipts_cross_checked: number;
+    /** Host receipts whose endpoint digest is not in the exported bundle (another chain epoch, or newer). */
+    receipts_not_in_bundle: number;
+  };
+}
+
+const SAFE_PATH = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+const HEX64 = /^[0-9a-f]{64}$/;
+const CHAIN_REASONS = new Set([
+  'digest',
+  'prev_digest',
+  'seq',
+  'genesis',
+  'checkpoint',
+  'malformed',
+  'head',
+  'receipt_body',
+]);
+
+function brk(file: string, seq: number | null, reason: string, detail?: string): PackageBreak {
+  return { code: 'MHS.EVIDENCE.CHAIN_BROKEN', file, seq, reason, ...(detail ? { detail } : {}) };
+}
+
+/** Parses JSONL whose every line must be the JCS text of its value; returns values or a problem. */
+function parseCanonicalLines(file: string, bytes: Buffer): { values: unknown[] } | { problem: PackageBreak } {
+  const text = bytes.toString('utf8');
+  if (!Buffer.from(text, 'utf8').equals(bytes)) return { problem: brk(file, null, 'not_utf8') };
+  if (text === '') return { values: [] };
+  if (!text.endsWith('\n')) return { problem: brk(file, null, 'not_canonical', 'missing final newline') };
+  const values: unknown[] = [];
+  const lines = text.slice(0, -1).split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] as string;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      return { problem: brk(file, null, 'malformed', `line ${i + 1}`) };
+    }
+    if (jcs(v) !== line) {
+      const seq =
+        v && typeof v === 'object' && typeof (v as { seq?: unknown }).seq === 'number'
+          ? (v as { seq: number }).seq
+          : null;
+      return { problem: brk(file, seq, 'not_canonical', `line ${i + 1}`) };
+    }
+    values.push(v);
+  }
+  return { values };
+}
+
+/**
+ * Checks one endpoint chain (wire §1, §9): links from genesis, `genesis_digest`/`head_digest`, and
+ * that receipt bodies omit `evidence` and `replayed`. Returns the first break or null.
+ */
+export function endpointChainBreak(
+  entries: readonly unknown[],
+  genesisDigest: unknown,
+  headDigest: unknown,
+  file: string,
+): PackageBreak | null {
+  const w = new ChainWalker(false);
+  for (const e of entries) {
+    const b = w.push(e);
+    if (b) return brk(file, b.seq, b.reason);
+    const entry = e as { kind?: unknown; body?: unknown; seq: number };
+    if (entry.kind === 'receipt') {
+      const body = entry.body as Record<string, unknown> | null;
+      if (!body || typeof body !== 'object' || 'evidence' in body || 'replayed' in body) {
+        return brk(file, entry.seq, 'receipt_body');
+      }
+    }
+  }
+  if (!w.first || w.first['digest'] !== genesisDigest) return brk(file, 0, 'genesis', 'genesis_digest differs');
+  if (w.last?.['digest'] !== headDigest)
+    return brk(file, (w.last?.['seq'] as number) ?? null, 'head', 'head_digest differs');
+  return null;
+}
+
+async function listFiles(root: string, rel = ''): Promise<{ files: string[]; odd: string[] }> {
+  const out = { files: [] as string[], odd: [] as string[] };
+  for (const d of await readdir(join(root, rel), { withFileTypes: true })) {
+    const p = rel ? `${rel}/${d.name}` : d.name;
+    if (d.isDirectory()) {
+      const sub = await listFiles(root, p);
+      out.files.push(...sub.files);
+      out.odd.push(...sub.odd);
+    } else if (d.isFile()) out.files.push(p);
+    else out.odd.push(p);
+  }
+  return out;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * Verifies an evidence package offline, from its files alone (HOST-053, 093; algorithm in
+ * docs/ledger.md): `manifest.json` is canonical and its `manifest_sha256` recomputes; every listed
+ * file exists with its size and sha256, and no unlisted file is present; the host chain and every
+ * endpoint chain recompute with the heads `manifest.json` names; every manifest's digest matches its
+ * file name; host receipt entries match the endpoint evidence entry with the same digest. Every
+ * problem is reported as `MHS.EVIDENCE.CHAIN_BROKEN` with the file and, for chain links, the seq.
+ */
+export async function verifyPackage(dir: string): Promise<PackageVerification> {
+  const problems: PackageBreak[] = [];
+  const checked = {
+    files: 0,
+    ledger_entries: 0,
+    endpoint_entries: 0,
+    manifests: 0,
+    receipts_cross_checked: 0,
+    receipts_not_in_bundle: 0,
+  };
+  const done = (): PackageVerification => {
+    const first = problems.find((p) => p.seq !== null && CHAIN_REASONS.has(p.reason)) ?? problems[0];
+    return problems.length
+      ? { ok: false, code: 'MHS.EVIDENCE.CHAIN_BROKEN', ...(first ? { first } : {}), problems, checked }
+      : { ok: true, problems, checked };
+  };
+
+  // 1. manifest.json: canonical JSON, manifest_sha256.
+  let manifest: Json;
+  try {
+    const bytes = await readFile(join(dir, MANIFEST_FILE));
+    const parsed = JSON.parse(bytes.toString('utf8')) as unknown;
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+    manifest = parsed as Json;
+    if (!Buffer.from(jcs(manifest), 'utf8').equals(bytes)) problems.push(brk(MANIFEST_FILE, null, 'not_canonical'));
+  } catch (err) {
+    problems.push(brk(MANIFEST_FILE, null, 'malformed', err instanceof Error ? err.message : String(err)));
+    return done();
+  }
+  const { manifest_sha256: claimed, ...rest } = manifest;
+  if (claimed !== H(rest)) problems.push(brk(MANIFEST_FILE, null, 'manifest_sha256'));
+  if (manifest['format'] !== PACKAGE_FORMAT || manifest['schema_version'] !== 1)
+    problems.push(brk(MANIFEST_FILE, null, 'format'));
+  const notProven = Array.isArray(manifest['not_proven']) ? (manifest['not_proven'] as unknown[]) : [];
+  if (!NOT_PROVEN.every((s) => notProven.includes(s))) problems.push(brk(MANIFEST_FILE, null, 'not_proven'));
+
+  // 2. Files: listed ones match, nothing unlisted.
+  const listed = new Map<string, { size: number; sha256: string }>();
+  const fileList = Array.isArray(manifest['files']) ? (manifest['files'] as Json[]) : null;
+  if (!fileList) problems.push(brk(MANIFEST_FILE, null, 'files'));
+  const contents = new Map<string, Buffer>();
+  for (const f of fileList ?? []) {
+    const path = f?.['path'];
+    if (
+      typeof path !== 'string' ||
+      !SAFE_PATH.test(path) ||
+      path.split('/').includes('..') ||
+      path === MANIFEST_FILE ||
+      listed.has(path)
+    ) {
+      problems.push(brk(MANIFEST_FILE, null, 'files', `bad entry ${JSON.stringify(path)}`));
+      continue;
+    }
+    listed.set(path, { size: Number(f['size']), sha256: String(f['sha256']) });
+    let bytes: Buffer;
+    try {
+      const st = await lstat(join(dir, path));
+      if (!st.isFile()) throw new Error('not a regular file');
+      bytes = await readFile(join(dir, path));
+    } catch {
+      problems.push(brk(path, null, 'missing'));
+      continue;
+    }
+    checked.files++;
+    if (bytes.length !== f['size']) problems.push(brk(path, null, 'size'));
+    else if (sha256Hex(bytes) !== f['sha256']) problems.push(brk(path, null, 'sha256'));
+    contents.set(path, bytes);
+  }
+  const present = await listFiles(dir);
+  for (const p of present.files) if (p !== MANIFEST_FILE && !listed.has(p)) problems.push(brk(p, null, 'unlisted'));
+  for (const p of present.odd) problems.push(brk(p, null, 'unlisted', 'not a regular file'));
+  for (const p of [LEDGER_FILE, TRANSCRIPT_FILE, README_FILE])
+    if (!listed.has(p)) problems.push(brk(p, null, 'missing'));
+
+  // 3. Host chain.
+  const ledger = (manifest['ledger'] ?? {}) as Json;
+  const receipts: Json[] = [];
+  if (ledger['path'] !== LEDGER_FILE) problems.push(brk(MANIFEST_FILE, null, 'ledger'));
+  const ledgerBytes = contents.get(LEDGER_FILE);
+  if (ledgerBytes) {
+    const parsed = parseCanonicalLines(LEDGER_FILE, ledgerBytes);
+    if ('problem' in parsed) problems.push(parsed.problem);
+    else {
+      const w = new ChainWalker(true);
+      let broke = false;
+      for (const v of parsed.values) {
+        const b = w.push(v);
+        if (b) {
+          problems.push(brk(LEDGER_FILE, b.seq, b.reason));
+          broke = true;
+          break;
+        }
+        if ((v as Json)['kind'] === 'receipt') receipts.push(v as Json);
+      }
+      checked.ledger_entries = w.count;
+      if (!broke) {
+        const first = w.first ?? {};
+        const last = w.last ?? {};
+        if (!w.first) problems.push(brk(LEDGER_FILE, null, 'genesis', 'empty ledger'));
+        else if (ledger['first_seq'] !== first['seq'] || ledger['genesis_digest'] !== first['digest']) {
+          problems.push(brk(LEDGER_FILE, first['seq'] as number, 'genesis', 'first_seq/genesis_digest differ'));
+        } else if (ledger['head_seq'] !== last['seq'] || ledger['head_digest'] !== last['digest']) {
+          problems.push(brk(LEDGER_FILE, last['seq'] as number, 'head', 'head_seq/head_digest differ'));
+        }
+        const cp = ledger['checkpoint'] as Json | undefined;
+        if ((first['kind'] === 'checkpoint') !== (cp !== undefined) || (cp && cp['digest'] !== first['digest'])) {
+          problems.push(
+            brk(LEDGER_FILE, (first['seq'] as number) ?? null, 'checkpoint', 'manifest.json must name the checkpoint'),
+          );
+        }
+      }
+    }
+  }
+
+  // 4. Endpoint chains.
+  const byDigest = new Map<string, Map<string, Json>>();
+  const endpoints = Array.isArray(manifest['endpoints']) ? (manifest['endpoints'] as Json[]) : [];
+  for (const ep of endpoints) {
+    const id = ep?.['endpoint_id'];
+    const path = ep?.['path'];
+    if (typeof id !== 'string' || path !== endpointEvidencePath(id)) {
+      problems.push(brk(MANIFEST_FILE, null, 'endpoints', `bad endpoint ${JSON.stringify(id)}`));
+      continue;
+    }
+    const bytes = contents.get(path);
+    if (!bytes) {
+      if (!listed.has(path)) problems.push(brk(path, null, 'missing'));
+      continue;
+    }
+    const parsed = parseCanonicalLines(path, bytes);
+    if ('problem' in parsed) {
+      problems.push(parsed.problem);
+      continue;
+    }
+    const b = endpointChainBreak(parsed.values, ep['genesis_digest'], ep['head_digest'], path);
+    if (b) problems.push(b);
+    checked.endpoint_entries += parsed.values.length;
+    byDigest.set(id, new Map(parsed.values.map((v) => [String((v as Json)['digest']), v as Json])));
+  }
+
+  // 5. Manifests named by digest.
+  const digests = Array.isArray(manifest['manifests']) ? (manifest['manifests'] as unknown[]) : [];
+  for (const d of digests) {
+    if (typeof d !== 'string' || !HEX64.test(d)) {
+      problems.push(brk(MANIFEST_FILE, null, 'manifests', `bad digest ${JSON.stringify(d)}`));
+      continue;
+    }
+    const path = manifestPath(d);
+    const bytes = contents.get(path);
+    if (!bytes) {
+      if (!listed.has(path)) problems.push(brk(path, null, 'missing'));
+      continue;
+    }
+    try {
+      const m = JSON.parse(bytes.toString('utf8')) as Json;
+      const { manifest_digest, ...body } = m;
+      if (!Buffer.from(jcs(m), 'utf8').equals(bytes)) problems.push(brk(path, null, 'not_canonical'));
+      else if (manifest_digest !== d || H(body) !== d) problems.push(brk(path, null, 'manifest_digest'));
+      else checked.manifests++;
+    } catch {
+      problems.push(brk(path, null, 'malformed'));
+    }
+  }
+  for (const p of listed.keys()) {
+    if (p.startsWith('manifests/') && !digests.some((d) => typeof d === 'string' && manifestPath(d) === p)) {
+      problems.push(brk(p, null, 'unlisted', 'not named in manifests'));
+    }
+  }
+
+  // 6. Transcript: canonical JSON lines.
+  const tBytes = contents.get(TRANSCRIPT_FILE);
+  if (tBytes) {
+    const parsed = parseCanonicalLines(TRANSCRIPT_FILE, tBytes);
+    if ('problem' in parsed) problems.push(parsed.problem);
+  }
+
+  // 7. Cross-check: a host receipt whose endpoint digest is in that endpoint's bundle must match it.
+  for (const r of receipts) {
+    const receipt = r['receipt'] as Json | undefined;
+    const ev = receipt?.['evidence'] as Json | undefined;
+    const entries = byDigest.get(String(receipt?.['endpoint_id']));
+    const hit = entries && typeof ev?.['digest'] === 'string' ? entries.get(ev['digest']) : undefined;
+    if (!hit) {
+      checked.receipts_not_in_bundle++;
+      continue;
+    }
+    const { evidence: _e, replayed: _r, ...expected } = receipt as Json;
+    if (
+      hit['seq'] !== ev?.['seq'] ||
+      hit['prev_digest'] !== ev?.['prev_digest'] ||
+      jcs(hit['body']) !== jcs(expected)
+    ) {
+      problems.push(
+        brk(LEDGER_FILE, r['seq'] as number, 'cross_check', 'receipt differs from the endpoint evidence entry'),
+      );
+    } else checked.receipts_cross_checked++;
+  }
+
+  // 8. The package's own claim.
+  const ver = (manifest['verification'] ?? {}) as Json;
+  if (!problems.length && ver['status'] !== 'verified')
+    problems.push(brk(MANIFEST_FILE, null, 'status', 'package is marked unverified'));
+  return done();
+}

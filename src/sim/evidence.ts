@@ -36,7 +36,9 @@ export class EvidenceLog {
   }
 
   /** Appends an entry and returns it (sealed). */
-  append(kind: EvidenceKind, body: Record<string, unknown>): EvidenceEntry {
+  append(kind: EvidenceKind, value: Record<string, unknown>): EvidenceEntry {
+    // A JSON copy: later mutation of live objects must not change a sealed entry.
+    const body = JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
     const last = this.entries[this.entries.length - 1];
     const entry = seal({
       seq: this.entries.length,

@@ -125,7 +125,7 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
       new HostError(
         unknown ? ErrorCode.SAFETY_INTERLOCK_UNKNOWN : ErrorCode.SAFETY_INTERLOCK_OPEN,
         `interlock not closed: ${blocking.map((i) => `${i.id}=${i.state}`).join(', ')}`,
-        { interlocks: blocking },
+        { interlocks: blocking.map((i) => ({ ...i })) },
       ),
     );
   }
@@ -163,7 +163,7 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
   const receiptId = ep.ids.next('receipt');
   const wallMs = plan.durationMs / ep.timeScale;
   const deadline = Math.min(control.deadline_ms ?? binding.max_duration_ms, LIMITS.max_deadline_ms);
-  const margin = Math.min(100, deadline * 0.2);
+  const margin = Math.max(1, Math.min(100, deadline * 0.2));
   let finished: (r: Receipt) => void = () => undefined;
   const done = new Promise<Receipt>((resolve) => (finished = resolve));
   const complete = (): void => {

@@ -60,9 +60,14 @@ export function createSafetyActions(deps: SafetyActionsDeps): SafetyActions {
   }
 
   async function guard(endpointId: string, deviceId: string) {
-    if (!(await enablement.isEnabled(endpointId))) {
+    const summary = (await directory.list()).find((e) => e.endpoint_id === endpointId);
+    if (!summary) {
+      throw new HostError(ErrorCode.NOT_FOUND, 'no such endpoint', { endpoint_id: endpointId });
+    }
+    if (!(await enablement.isEnabled(summary.connector_id))) {
       throw new HostError(ErrorCode.HOST_CONNECTOR_DISABLED, 'the endpoint is not enabled', {
         endpoint_id: endpointId,
+        connector_id: summary.connector_id,
       });
     }
     const device = await directory.device(endpointId, deviceId);

@@ -21,3 +21,7 @@ export type { OperatorEvent, OperatorEvents } from './operator-events.js';
 export type { EnablementPort, EndpointDirectory, EndpointSummary, OperatorLink } from './ports.js';
 export { createTokenStore } from './tokens.js';
 export type { TokenIdentity, TokenInfo, TokenRole, TokenStore } from './tokens.js';
+export { createOperatorServices } from './operator-services.js';
+export type { OperatorServices, OperatorServicesDeps } from './operator-services.js';
+export { createOperatorLink } from './operator-link.js';
+export type { OperatorLinkDeps } from './operator-link.js';

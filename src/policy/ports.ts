@@ -10,17 +10,20 @@ export interface OperatorLink {
   operatorConnection(endpointId: string): Promise<EndpointConnection>;
 }
 
-/** Connector enablement as the policy layer needs it (HOST-066…069). */
+/**
+ * Connector enablement as the operator surface needs it (HOST-066…069), keyed by connector id.
+ * `createEnablement` (enablement.ts) satisfies it; it records `operator.enable|disable` itself.
+ */
 export interface EnablementPort {
-  isEnabled(endpointId: string): Promise<boolean>;
-  enable(endpointId: string, operator: { id: string; name: string }): Promise<void>;
-  disable(endpointId: string, operator: { id: string; name: string }): Promise<void>;
+  isEnabled(connectorId: string): Promise<boolean>;
+  enable(connectorId: string, operator: { id: string; via?: string }): Promise<unknown>;
+  disable(connectorId: string, operator: { id: string; via?: string }): Promise<unknown>;
 }
 
 /** An endpoint as the operator console lists it, from the host's own records (never model text). */
 export interface EndpointSummary {
   endpoint_id: string;
-  connector_id?: string;
+  connector_id: string;
   display_name: string;
   enabled: boolean;
   /** MHS is an experimental integration (HOST-067). */

@@ -1,0 +1,56 @@
+import type { Clock } from '../core/index.js';
+import type { Db } from '../ledger/db.js';
+import type { Ledger } from '../ledger/ledger-types.js';
+import { createSafetyActions } from './estop.js';
+import type { SafetyActions } from './estop.js';
+import { createOperatorEvents } from './operator-events.js';
+import type { OperatorEvents } from './operator-events.js';
+import { createPermitService } from './permits.js';
+import type { PermitService } from './permits.js';
+import { createPolicyGate } from './policy-gate.js';
+import type { PolicyGate } from './policy-gate.js';
+import type { PolicyConfig } from './policy-config.js';
+import type { EnablementPort, EndpointDirectory, OperatorLink } from './ports.js';
+import { createTokenStore } from './tokens.js';
+import type { TokenStore } from './tokens.js';
+
+/** Inputs of {@link createOperatorServices}. */
+export interface OperatorServicesDeps {
+  db: Db;
+  ledger: Ledger;
+  clock: Clock;
+  link: OperatorLink;
+  enablement: EnablementPort;
+  directory: EndpointDirectory;
+  policy: PolicyConfig | (() => PolicyConfig | null | Promise<PolicyConfig | null>);
+  events?: OperatorEvents;
+}
+
+/** Everything the operator API, the console and the engine's policy step share. */
+export interface OperatorServices {
+  tokens: TokenStore;
+  gate: PolicyGate;
+  permits: PermitService;
+  safety: SafetyActions;
+  events: OperatorEvents;
+}
+
+/**
+ * Wires the policy layer once per host: token store, permit service (operator route), the policy
+ * gate (pass `gate` to the engine as its `CallGate`) and the trusted e-stop/reset actions.
+ */
+export function createOperatorServices(d: OperatorServicesDeps): OperatorServices {
+  const events = d.events ?? createOperatorEvents();
+  const permits = createPermitService({ db: d.db, ledger: d.ledger, clock: d.clock, link: d.link, events });
+  const gate = createPolicyGate({ db: d.db, ledger: d.ledger, clock: d.clock, policy: d.policy, permits, events });
+  const safety = createSafetyActions({
+    ledger: d.ledger,
+    clock: d.clock,
+    link: d.link,
+    enablement: d.enablement,
+    directory: d.directory,
+    policy: d.policy,
+    events,
+  });
+  return { tokens: createTokenStore(d.db, d.clock), gate, permits, safety, events };
+}

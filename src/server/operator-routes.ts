@@ -1,0 +1,238 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode, HostError, isoAt } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import type { Ledger } from '../ledger/ledger-types.js';
+import type { ApprovalStatus } from '../policy/approval-rules.js';
+import type { SafetyActions } from '../policy/estop.js';
+import type { OperatorEvents } from '../policy/operator-events.js';
+import type { PermitService } from '../policy/permits.js';
+import type { PolicyGate } from '../policy/policy-gate.js';
+import type { EnablementPort, EndpointDirectory } from '../policy/ports.js';
+import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
+import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
+import { openSse } from './operator-sse.js';
+
+/** What {@link registerOperatorRoutes} needs; all built by the host at start-up. */
+export interface OperatorRoutesDeps {
+  tokens: TokenStore;
+  gate: PolicyGate;
+  permits: PermitService;
+  safety: SafetyActions;
+  ledger: Ledger;
+  events: OperatorEvents;
+  directory: EndpointDirectory;
+  enablement: EnablementPort;
+  clock: Clock;
+  /** SSE keep-alive comment interval (default 15 000 ms). */
+  keepAliveMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    operatorIdentity?: TokenIdentity;
+  }
+}
+
+const reasonBody = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { reason: { type: 'string', maxLength: 500 } },
+} as const;
+const deviceBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['endpoint_id', 'device_id'],
+  properties: { endpoint_id: { type: 'string', minLength: 1 }, device_id: { type: 'string', minLength: 1 } },
+} as const;
+const connectorBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['connector_id'],
+  properties: { connector_id: { type: 'string', minLength: 1 } },
+} as const;
+
+const STATUSES: ApprovalStatus[] = ['pending', 'approved', 'denied', 'voided', 'consumed', 'expired'];
+
+function who(req: FastifyRequest): TokenIdentity {
+  if (!req.operatorIdentity) throw new HostError(ErrorCode.UNAUTHORIZED, 'not authenticated');
+  return req.operatorIdentity;
+}
+
+function operator(req: FastifyRequest): TokenIdentity {
+  const id = who(req);
+  requireOperator(id);
+  return id;
+}
+
+/**
+ * Registers the operator API under `/v1/operator/` (issue 6 item 5). Bearer auth on every route:
+ * client tokens may read; operator tokens may also approve, deny (and give the second approval of
+ * dual control), revoke permits, stop and reset devices, enable and disable endpoints and verify the
+ * ledger. Every mutation is recorded with the operator's identity. Errors use the envelope
+ * `{error, message, details?}`: 401 `unauthorized`, 403 `forbidden`, 400 `validation_error`,
+ * 404 `not_found`, 409 `conflict`.
+ */
+export async function registerOperatorRoutes(app: FastifyInstance, deps: OperatorRoutesDeps): Promise<void> {
+  await app.register(
+    async (r) => {
+      r.setErrorHandler(operatorErrorHandler);
+      r.setNotFoundHandler((_req, reply) => {
+        void reply.status(404).send(new HostError(ErrorCode.NOT_FOUND, 'no such operator route').toEnvelope());
+      });
+      r.addHook('onRequest', async (req) => {
+        req.operatorIdentity = await authenticate(req, deps.tokens);
+      });
+      routes(r, deps);
+    },
+    { prefix: '/v1/operator' },
+  );
+}
+
+function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
+  const { gate, permits, safety, ledger, events, directory, enablement, clock } = deps;
+
+  r.get('/whoami', async (req) => who(req));
+
+  r.get<{ Querystring: { status?: string; limit?: number } }>(
+    '/approvals',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: { status: { type: 'string' }, limit: { type: 'integer', minimum: 1, maximum: 500 } },
+        },
+      },
+    },
+    async (req) => {
+      const status = req.query.status === 'all' ? undefined : (req.query.status ?? 'pending').split(',');
+      if (status?.some((s) => !STATUSES.includes(s as ApprovalStatus))) {
+        throw new HostError(ErrorCode.VALIDATION_ERROR, 'unknown status', { allowed: [...STATUSES, 'all'] });
+      }
+      return { approvals: await gate.list({ status: status as ApprovalStatus[] | undefined, limit: req.query.limit }) };
+    },
+  );
+
+  r.get<{ Params: { id: string } }>('/approvals/:id', async (req) => {
+    const a = await gate.get(req.params.id);
+    if (!a) throw new HostError(ErrorCode.NOT_FOUND, 'no such approval', { approval_id: req.params.id });
+    return a;
+  });
+
+  for (const decision of ['approve', 'deny'] as const) {
+    r.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+      `/approvals/:id/${decision}`,
+      { schema: { body: reasonBody } },
+      async (req) => {
+        const op = operator(req);
+        const vote = { principal: { kind: 'human' as const, id: op.id, name: op.name }, decision };
+        return gate.vote(req.params.id, req.body?.reason ? { ...vote, reason: req.body.reason } : vote);
+      },
+    );
+  }
+
+  r.get<{ Querystring: { all?: boolean } }>(
+    '/permits',
+    { schema: { querystring: { type: 'object', properties: { all: { type: 'boolean' } } } } },
+    async (req) => ({ permits: await permits.list({ all: req.query.all === true }) }),
+  );
+
+  r.post<{ Params: { id: string }; Body: { reason?: string } | undefined }>(
+    '/permits/:id/revoke',
+    { schema: { body: reasonBody } },
+    async (req) => permits.revoke(req.params.id, operator(req), req.body?.reason),
+  );
+
+  r.post<{ Body: { endpoint_id: string; device_id: string } }>(
+    '/estop',
+    { schema: { body: deviceBody } },
+    async (req) => safety.estop(req.body.endpoint_id, req.body.device_id, operator(req)),
+  );
+
+  r.post<{ Body: { endpoint_id: string; device_id: string } }>(
+    '/reset',
+    { schema: { body: deviceBody } },
+    async (req) => safety.reset(req.body.endpoint_id, req.body.device_id, operator(req)),
+  );
+
+  r.get('/endpoints', async () => {
+    const list = await directory.list();
+    const endpoints = await Promise.all(
+      list.map(async (e) => ({
+        ...e,
+        experimental: true as const,
+        devices: await Promise.all(
+          e.devices.map(async (d) => ({ ...d, estop_allowed: await safety.allowed(e.endpoint_id, d.device_id) })),
+        ),
+      })),
+    );
+    return {
+      integration: {
+        name: 'MHS',
+        experimental: true,
+        enabled: endpoints.some((e) => e.enabled),
+      },
+      endpoints,
+    };
+  });
+
+  for (const action of ['enable', 'disable'] as const) {
+    r.post<{ Body: { connector_id: string } }>(
+      `/endpoints/${action}`,
+      { schema: { body: connectorBody } },
+      async (req) => {
+        const op = operator(req);
+        const id = req.body.connector_id;
+        // The enablement service records operator.enable|disable with this identity (HOST-069).
+        const identity = { id: op.name, via: `operator-api:${op.id}` };
+        if (action === 'enable') await enablement.enable(id, identity);
+        else await enablement.disable(id, identity);
+        events.emit(action === 'enable' ? 'endpoint.enabled' : 'endpoint.disabled', {
+          connector_id: id,
+          operator: { id: op.id, name: op.name },
+        });
+        return { connector_id: id, enabled: await enablement.isEnabled(id) };
+      },
+    );
+  }
+
+  r.get<{ Querystring: { from?: number; limit?: number; kind?: string } }>(
+    '/ledger',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: {
+            from: { type: 'integer', minimum: 0 },
+            limit: { type: 'integer', minimum: 1, maximum: 500 },
+            kind: { type: 'string' },
+          },
+        },
+      },
+    },
+    async (req) => {
+      const head = await ledger.head();
+      const limit = req.query.limit ?? 100;
+      const from = req.query.from ?? Math.max(0, head.seq - limit + 1);
+      let entries = await ledger.range(from, Math.min(head.seq, from + limit - 1));
+      if (req.query.kind) entries = entries.filter((e) => e.kind === req.query.kind);
+      return { head: { seq: head.seq, digest: head.digest }, from, entries };
+    },
+  );
+
+  r.post('/ledger/verify', async (req) => {
+    const op = operator(req);
+    const check = await ledger.verify();
+    const entry = await ledger.append({
+      kind: 'evidence.verify',
+      scope: 'host-ledger',
+      result: check,
+      operator: { kind: 'human', id: op.id, name: op.name },
+      at: isoAt(clock.now()),
+    });
+    return { ...check, recorded_seq: entry.seq };
+  });
+
+  r.get('/events', (req: FastifyRequest, reply: FastifyReply) => {
+    openSse(req, reply, events, clock, deps.keepAliveMs ?? 15_000);
+  });
+}

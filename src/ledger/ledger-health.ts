@@ -48,8 +48,10 @@ export class LedgerHealth {
 
   fail(err: HostError): void {
     const at = isoAt(this.clock.now());
-    const since = this.state.state === 'unavailable' ? this.state.since : at;
-    this.set({ state: 'unavailable', since, last_error: { code: err.code, message: err.message, at } });
+    const last_error = { code: err.code, message: err.message, at };
+    // Still unavailable: keep the newest error, but only a change of state is announced.
+    if (this.state.state === 'unavailable') this.state = { ...this.state, last_error };
+    else this.set({ state: 'unavailable', since: at, last_error });
   }
 
   private set(s: LedgerStatus): void {

@@ -46,7 +46,12 @@ export class SqliteDb implements Db {
     const conn = new Database(file, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
     conn.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
     if (!opts.readonly) {
-      conn.pragma('journal_mode = WAL');
+      try {
+        conn.pragma('journal_mode = WAL');
+      } catch (err) {
+        // A write-protected file opens read-only: reads work, every write fails (HOST-093).
+        if ((err as { code?: string }).code !== 'SQLITE_READONLY') throw err;
+      }
       conn.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
     }
     conn.pragma('foreign_keys = ON');

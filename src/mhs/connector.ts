@@ -31,6 +31,8 @@ export interface ConnectOptions {
   maxFrameBytes?: number;
   /** Descriptor that announced the endpoint: its digest and claim are checked (HOST-073). */
   descriptor?: EndpointDescriptor | null;
+  /** Skip the descriptor digest comparison (reconnects, where a changed manifest is expected and reported). */
+  ignoreDescriptorDigest?: boolean;
   /** Extra environment for a stdio child (on top of the SDK's safe default environment). */
   env?: Record<string, string>;
   cwd?: string;
@@ -240,6 +242,7 @@ class McpConnection implements MhsConnection {
   }
 
   async refreshManifest(): Promise<{ manifest: Manifest; changed: boolean; previousDigest: string }> {
+    const previous = this._manifest;
     const r = await this.callTool('mhs__inspect', {}, { timeoutMs: this.opts.timeoutMs ?? 15_000 });
     if (r.isError) {
       const wire = (r.structuredContent as { error?: { mhs_code?: string; message?: string } }).error;
@@ -252,9 +255,10 @@ class McpConnection implements MhsConnection {
     const manifest = admitManifest(r.structuredContent, {
       source: this.row.connector_id,
       ...(this.opts.descriptor ? { descriptor: this.opts.descriptor } : {}),
+      checkDescriptorDigest: this.opts.ignoreDescriptorDigest !== true && previous === undefined,
       ...(this.endpointKnown ? { expectedEndpointId: this.endpointKnown } : {}),
     });
-    const previousDigest = this._manifest?.manifest_digest ?? '';
+    const previousDigest = previous?.manifest_digest ?? '';
     this._manifest = manifest;
     this.endpointKnown = manifest.endpoint_id;
     return { manifest, changed: previousDigest !== '' && previousDigest !== manifest.manifest_digest, previousDigest };

@@ -73,11 +73,10 @@ export class FrameGuardTransport implements Transport {
     return this.sentTokens.has(token);
   }
 
-  /** The refused size of the reply to `token`'s request, if it was refused; forgets the token. */
+  /** The refused size of the reply to `token`'s request, if it was refused. */
   takeOversized(token: string): number | undefined {
     const n = this.oversized.get(token);
     this.oversized.delete(token);
-    this.sentTokens.delete(token);
     return n;
   }
 

@@ -57,6 +57,8 @@ export interface AdmitOptions {
   descriptor?: EndpointDescriptor;
   /** The endpoint id the connection expects (from the descriptor or the connector row). */
   expectedEndpointId?: string;
+  /** Compare the descriptor's `manifest_digest` too (default true; false on a reconnect, where a change is expected). */
+  checkDescriptorDigest?: boolean;
 }
 
 /**
@@ -105,7 +107,7 @@ export function admitManifest(raw: unknown, opts: AdmitOptions = {}): Manifest {
       { remediation: 'The endpoint must set manifest_digest = H(manifest without manifest_digest).' },
     );
   const d = opts.descriptor;
-  if (d && d.manifest_digest !== m.manifest_digest)
+  if (d && opts.checkDescriptorDigest !== false && d.manifest_digest !== m.manifest_digest)
     throw new HostError(
       ErrorCode.HOST_MANIFEST_INVALID,
       `manifest from ${source} differs from the one its descriptor announced`,

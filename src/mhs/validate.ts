@@ -58,10 +58,15 @@ const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? 
 };
 
 let validators: Map<WireKind, ValidateFunction> | undefined;
+let shared: InstanceType<typeof Ajv2020> | undefined;
+
+function ajvInstance(): InstanceType<typeof Ajv2020> {
+  return (shared ??= new Ajv2020({ allErrors: true, strict: false }));
+}
 
 function compiled(): Map<WireKind, ValidateFunction> {
   if (validators) return validators;
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
+  const ajv = ajvInstance();
   for (const schema of Object.values(WIRE_SCHEMAS)) ajv.addSchema(schema);
   const map = new Map<WireKind, ValidateFunction>();
   for (const [kind, schema] of Object.entries(WIRE_SCHEMAS) as Array<[WireKind, { $id: string }]>) {
@@ -110,6 +115,24 @@ export function assertWire<K extends WireKind>(
     { kind, issues: r.issues, ...(opts.source ? { source: opts.source } : {}) },
     { remediation: 'Fix the endpoint so that it follows shared/spec/mhs-wire.md.' },
   );
+}
+
+/**
+ * A checker for a host-side document (e.g. endpoints.json) built on the same ajv instance. Call it
+ * once at module level; the schema is compiled on first use and kept.
+ */
+export function documentChecker<T>(schema: { $id: string }): (value: unknown) => WireCheck<T> {
+  let fn: ValidateFunction | undefined;
+  return (value) => {
+    if (!fn) {
+      compiled();
+      const ajv = ajvInstance();
+      fn = ajv.getSchema(schema.$id) ?? (ajv.addSchema(schema), ajv.getSchema(schema.$id));
+    }
+    if (!fn) return { ok: false, issues: [{ path: '/', message: 'schema did not compile', keyword: 'schema' }] };
+    if (fn(value)) return { ok: true, value: value as T };
+    return { ok: false, issues: issuesOf(fn.errors) };
+  };
 }
 
 /** @internal Number of compiled validators (tests check they are built once). */

@@ -147,9 +147,14 @@ export async function openConnectorStore(db: Db, opts: { clock: Clock }): Promis
           id,
         ]);
         if (r.changes === 0)
-          throw new HostError(ErrorCode.HOST_ENDPOINT_UNKNOWN, `no connector ${id}`, { connector_id: id }, {
-            remediation: 'Run `mhs-host endpoints list` to discover endpoints and see their connector ids.',
-          });
+          throw new HostError(
+            ErrorCode.HOST_ENDPOINT_UNKNOWN,
+            `no connector ${id}`,
+            { connector_id: id },
+            {
+              remediation: 'Run `mhs-host endpoints list` to discover endpoints and see their connector ids.',
+            },
+          );
         return (await get(id, t))!;
       });
     },

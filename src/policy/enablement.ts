@@ -59,9 +59,14 @@ export const MHS_SURFACES = ['mcp-connector', 'engine', 'model-tools', 'console'
 
 function checkOperator(op: OperatorIdentity): void {
   if (!op || typeof op.id !== 'string' || !op.id.trim())
-    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, 'an operator identity is required to enable or disable', {}, {
-      remediation: 'Pass --operator NAME (CLI) or sign in (console).',
-    });
+    throw new HostError(
+      ErrorCode.HOST_CONFIG_INVALID,
+      'an operator identity is required to enable or disable',
+      {},
+      {
+        remediation: 'Pass --operator NAME (CLI) or sign in (console).',
+      },
+    );
 }
 
 /** Creates the enablement service over the connector store and the host ledger. */
@@ -87,9 +92,14 @@ export function createEnablement(deps: { store: ConnectorStore; ledger: Ledger }
   const mustGet = async (id: string) => {
     const row = await deps.store.get(id);
     if (!row)
-      throw new HostError(ErrorCode.HOST_ENDPOINT_UNKNOWN, `no connector ${id}`, { connector_id: id }, {
-        remediation: 'Run `mhs-host endpoints list` to discover endpoints and see their connector ids.',
-      });
+      throw new HostError(
+        ErrorCode.HOST_ENDPOINT_UNKNOWN,
+        `no connector ${id}`,
+        { connector_id: id },
+        {
+          remediation: 'Run `mhs-host endpoints list` to discover endpoints and see their connector ids.',
+        },
+      );
     return row;
   };
 
@@ -128,7 +138,10 @@ export function createEnablement(deps: { store: ConnectorStore; ledger: Ledger }
     },
     async status() {
       const rows = await deps.store.list();
-      return { experimental: true, connectors: rows.map((r) => ({ connector_id: r.connector_id, enabled: r.enabled })) };
+      return {
+        experimental: true,
+        connectors: rows.map((r) => ({ connector_id: r.connector_id, enabled: r.enabled })),
+      };
     },
   };
 }

@@ -1,0 +1,207 @@
+/**
+ * Readers of the discovery sources (HOST-010). Each returns candidates plus errors that name the
+ * source; a malformed source never throws past its reader.
+ */
+import { readFile } from 'node:fs/promises';
+import { ErrorCode, HostError, toHostError } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import { splitCommandLine } from './connector-row.js';
+import type { EndpointAuth, SourceRef } from './connector-row.js';
+import { checkWire, documentChecker } from './validate.js';
+import type { EndpointDescriptor } from './wire-types.js';
+
+/** An entry as a source lists it, before descriptors are fetched. */
+export type Candidate =
+  | { kind: 'http'; baseUrl: string; auth?: EndpointAuth; source: SourceRef }
+  | { kind: 'stdio'; command: string[]; source: SourceRef };
+
+/** What a reader returns. */
+export interface SourceRead {
+  candidates: Candidate[];
+  errors: HostError[];
+}
+
+const authSchema = {
+  oneOf: [
+    { type: 'object', required: ['scheme'], properties: { scheme: { enum: ['none', 'local'] } } },
+    {
+      type: 'object',
+      required: ['scheme'],
+      properties: {
+        scheme: { const: 'bearer' },
+        token: { type: 'string', minLength: 1 },
+        token_env: { type: 'string', minLength: 1 },
+      },
+      anyOf: [{ required: ['token'] }, { required: ['token_env'] }],
+    },
+  ],
+} as const;
+
+/** Schema of `~/.mhs/endpoints.json` (and of a federated registry document). */
+export const endpointsFileSchema = {
+  $id: 'https://mhs-host.local/schemas/endpoints-file',
+  type: 'object',
+  required: ['endpoints'],
+  properties: {
+    endpoints: {
+      type: 'array',
+      items: {
+        type: 'object',
+        oneOf: [{ required: ['url'] }, { required: ['command'] }],
+        properties: {
+          url: { type: 'string', pattern: '^https?://' },
+          command: {
+            oneOf: [
+              { type: 'string', minLength: 1 },
+              { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+            ],
+          },
+          auth: authSchema,
+        },
+      },
+    },
+  },
+} as const;
+
+interface EndpointsFile {
+  endpoints: Array<{ url?: string; command?: string | string[]; auth?: EndpointAuth }>;
+}
+
+const checkEndpointsFile = documentChecker<EndpointsFile>(endpointsFileSchema);
+
+const configError = (source: SourceRef, message: string, details: Record<string, unknown> = {}) =>
+  new HostError(ErrorCode.HOST_CONFIG_INVALID, `${source.kind} source ${source.ref}: ${message}`, {
+    source: `${source.kind}:${source.ref}`,
+    ...details,
+  });
+
+/** `MHS_ENDPOINTS`: comma-separated `http(s)://` base URLs or `stdio:<command line>`. */
+export function readEnvSource(value: string | undefined, name = 'MHS_ENDPOINTS'): SourceRead {
+  const source: SourceRef = { kind: 'env', ref: name };
+  const out: SourceRead = { candidates: [], errors: [] };
+  if (!value || !value.trim()) return out;
+  value.split(',').forEach((raw, index) => {
+    const entry = raw.trim();
+    if (!entry) return;
+    if (entry.startsWith('stdio:')) {
+      const command = splitCommandLine(entry.slice('stdio:'.length));
+      if (command.length) out.candidates.push({ kind: 'stdio', command, source });
+      else out.errors.push(configError(source, `entry ${index + 1} is "stdio:" without a command`, { entry, index }));
+      return;
+    }
+    if (/^https?:\/\/[^\s/]+/.test(entry) && URL.canParse(entry)) {
+      out.candidates.push({ kind: 'http', baseUrl: entry, source });
+      return;
+    }
+    out.errors.push(
+      configError(source, `entry ${index + 1} "${entry}" is neither an http(s):// base URL nor stdio:<command>`, {
+        entry,
+        index,
+      }),
+    );
+  });
+  return out;
+}
+
+/** Parses an endpoints document (`{"endpoints":[{"url"|"command","auth"?}]}`) from text. */
+export function parseEndpointsDocument(text: string, source: SourceRef): SourceRead {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    return { candidates: [], errors: [configError(source, `is not JSON: ${(e as Error).message}`)] };
+  }
+  const check = checkEndpointsFile(doc);
+  if (!check.ok)
+    return {
+      candidates: [],
+      errors: [
+        configError(
+          source,
+          `does not match {"endpoints":[{"url"|"command","auth"?}]}: ${check.issues
+            .slice(0, 3)
+            .map((i) => `${i.path} ${i.message}`)
+            .join('; ')}`,
+          { issues: check.issues },
+        ),
+      ],
+    };
+  const candidates: Candidate[] = check.value.endpoints.map((e) => {
+    if (e.url) return { kind: 'http', baseUrl: e.url, source, ...(e.auth ? { auth: e.auth } : {}) };
+    const command = Array.isArray(e.command) ? e.command : splitCommandLine(e.command ?? '');
+    return { kind: 'stdio', command, source };
+  });
+  return { candidates, errors: [] };
+}
+
+/** `~/.mhs/endpoints.json` (or the path given). A missing file is not an error. */
+export async function readFileSource(path: string): Promise<SourceRead> {
+  const source: SourceRef = { kind: 'file', ref: path };
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { candidates: [], errors: [] };
+    return { candidates: [], errors: [configError(source, `cannot be read: ${(e as Error).message}`)] };
+  }
+  return parseEndpointsDocument(text, source);
+}
+
+/** The well-known descriptor URL of a base URL (joined to its path, so prefixes work). */
+export function wellKnownUrl(baseUrl: string): string {
+  const base = new URL(baseUrl);
+  if (!base.pathname.endsWith('/')) base.pathname += '/';
+  return new URL('.well-known/mhs.json', base).toString();
+}
+
+/** Fetch with a deadline on the injected clock. */
+export async function fetchJson(
+  url: string,
+  opts: { fetch?: typeof fetch; clock: Clock; timeoutMs: number },
+): Promise<unknown> {
+  const ac = new AbortController();
+  const h = opts.clock.setTimeout(() => ac.abort(), opts.timeoutMs);
+  try {
+    const res = await (opts.fetch ?? fetch)(url, { signal: ac.signal, headers: { accept: 'application/json' } });
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    return (await res.json()) as unknown;
+  } finally {
+    opts.clock.clearTimeout(h);
+  }
+}
+
+/**
+ * Fetches and validates `/.well-known/mhs.json` (wire contract §2).
+ * @throws HostError `MHS.HOST.DESCRIPTOR_INVALID` naming the source and URL.
+ */
+export async function fetchDescriptor(
+  baseUrl: string,
+  source: SourceRef,
+  opts: { fetch?: typeof fetch; clock: Clock; timeoutMs: number },
+): Promise<EndpointDescriptor> {
+  const url = wellKnownUrl(baseUrl);
+  const details = { source: `${source.kind}:${source.ref}`, url };
+  let body: unknown;
+  try {
+    body = await fetchJson(url, opts);
+  } catch (e) {
+    throw new HostError(
+      ErrorCode.HOST_DESCRIPTOR_INVALID,
+      `descriptor ${url} (from ${details.source}) could not be fetched: ${toHostError(e).message}`,
+      details,
+      { remediation: 'Check that the endpoint is running and the base URL is right.' },
+    );
+  }
+  const check = checkWire('descriptor', body);
+  if (!check.ok)
+    throw new HostError(
+      ErrorCode.HOST_DESCRIPTOR_INVALID,
+      `descriptor ${url} (from ${details.source}) is malformed: ${check.issues
+        .slice(0, 3)
+        .map((i) => `${i.path} ${i.message}`)
+        .join('; ')}`,
+      { ...details, issues: check.issues },
+      { remediation: 'Fix the endpoint descriptor (shared/spec/mhs-wire.md §2).' },
+    );
+  return check.value;
+}

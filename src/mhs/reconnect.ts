@@ -1,0 +1,237 @@
+/**
+ * A connection that re-establishes itself with exponential backoff on the injected clock after the
+ * transport dies (a dead child is respawned, a closed socket reopened). Calls in flight when it
+ * died fail with `MHS.TRANSPORT.DISCONNECTED`; calls made while it is away wait for it until their
+ * deadline and then fail with `MHS.TRANSPORT.TIMEOUT_PRESEND` (nothing was sent). Each reconnect
+ * fetches and admits the manifest again and reports whether it changed (HOST-012, HOST-073).
+ */
+import { ErrorCode, HostError, RealClock, toHostError } from '../core/index.js';
+import type { Clock, TimerHandle } from '../core/index.js';
+import type { CallOptions, ToolCallResult } from './connection.js';
+import type { ConnectorRow, EndpointAuth } from './connector-row.js';
+import { connect } from './connector.js';
+import type { ConnectOptions, MhsConnection } from './connector.js';
+import type { Manifest } from './wire-types.js';
+
+/** Backoff of {@link ReconnectingConnection}: `min(maxMs, initialMs * factor^(attempt-1))`. */
+export interface BackoffOptions {
+  initialMs?: number;
+  maxMs?: number;
+  factor?: number;
+  /** Attempts before giving up (default unlimited). */
+  maxAttempts?: number;
+}
+
+export type ReconnectEvent =
+  | { type: 'disconnected'; reason: string }
+  | { type: 'reconnecting'; attempt: number; delayMs: number }
+  | {
+      type: 'reconnected';
+      attempt: number;
+      protocolVersion: string;
+      manifestChanged: boolean;
+      previousDigest: string;
+      digest: string;
+    }
+  | { type: 'attempt-failed'; attempt: number; code: string }
+  | { type: 'gave-up'; code: string; reason: string };
+
+export interface ReconnectOptions extends ConnectOptions {
+  backoff?: BackoffOptions;
+  onEvent?: (e: ReconnectEvent) => void;
+}
+
+/** Codes after which retrying cannot help: the endpoint was refused or disabled (HOST-073, HOST-068). */
+const TERMINAL = new Set<string>([
+  ErrorCode.HOST_CONNECTOR_DISABLED,
+  ErrorCode.HOST_MANIFEST_INVALID,
+  ErrorCode.HOST_DISCLOSURE_UNRENDERABLE,
+  ErrorCode.AUTH_ENDPOINT_UNTRUSTED,
+  ErrorCode.HOST_CONFIG_INVALID,
+]);
+
+/** The delay before attempt `n` (1-based). */
+export function backoffDelay(n: number, b: BackoffOptions = {}): number {
+  const initial = b.initialMs ?? 200;
+  return Math.min(b.maxMs ?? 10_000, initial * Math.pow(b.factor ?? 2, Math.max(0, n - 1)));
+}
+
+/** See the module comment. Open with {@link connectWithReconnect}. */
+export class ReconnectingConnection implements MhsConnection {
+  readonly closed: Promise<{ code: string; reason: string }>;
+  private resolveClosed!: (v: { code: string; reason: string }) => void;
+  private state: 'connected' | 'reconnecting' | 'closed' = 'connected';
+  private waiters = new Set<() => void>();
+  private timer: TimerHandle | null = null;
+  private readonly clock: Clock;
+
+  constructor(
+    private current: MhsConnection,
+    private readonly row: ConnectorRow,
+    private readonly opts: ReconnectOptions,
+  ) {
+    this.clock = opts.clock ?? new RealClock();
+    this.closed = new Promise((r) => (this.resolveClosed = r));
+    this.watch(current);
+  }
+
+  get endpointId(): string {
+    return this.current.endpointId;
+  }
+  get connectorId(): string {
+    return this.current.connectorId;
+  }
+  get transportKind(): MhsConnection['transportKind'] {
+    return this.current.transportKind;
+  }
+  get protocolVersion(): string {
+    return this.current.protocolVersion;
+  }
+  get manifest(): Manifest {
+    return this.current.manifest;
+  }
+  get auth(): EndpointAuth['scheme'] {
+    return this.current.auth;
+  }
+  get pid(): number | null {
+    return this.current.pid;
+  }
+  /** `connected`, `reconnecting` or `closed`. */
+  get status(): 'connected' | 'reconnecting' | 'closed' {
+    return this.state;
+  }
+
+  private emit(e: ReconnectEvent): void {
+    try {
+      this.opts.onEvent?.(e);
+    } catch {
+      // Observers never break the connection.
+    }
+  }
+
+  private watch(conn: MhsConnection): void {
+    void conn.closed.then(({ reason }) => {
+      if (this.state === 'closed' || conn !== this.current) return;
+      this.state = 'reconnecting';
+      this.emit({ type: 'disconnected', reason });
+      this.schedule(1);
+    });
+  }
+
+  private schedule(attempt: number): void {
+    const max = this.opts.backoff?.maxAttempts ?? Infinity;
+    if (attempt > max) return this.finish(ErrorCode.TRANSPORT_DISCONNECTED, `gave up after ${max} attempts`);
+    const delayMs = backoffDelay(attempt, this.opts.backoff);
+    this.emit({ type: 'reconnecting', attempt, delayMs });
+    this.timer = this.clock.setTimeout(() => void this.attempt(attempt), delayMs);
+  }
+
+  private async attempt(attempt: number): Promise<void> {
+    this.timer = null;
+    if (this.state === 'closed') return;
+    const previousDigest = this.current.manifest.manifest_digest;
+    try {
+      const next = await connect(this.row, { ...this.opts, ignoreDescriptorDigest: true });
+      // close() may have run while connecting.
+      if ((this.state as string) !== 'closed') {
+        this.current = next;
+        this.state = 'connected';
+        this.watch(next);
+        const digest = next.manifest.manifest_digest;
+        this.emit({
+          type: 'reconnected',
+          attempt,
+          protocolVersion: next.protocolVersion,
+          manifestChanged: digest !== previousDigest,
+          previousDigest,
+          digest,
+        });
+        const w = this.waiters;
+        this.waiters = new Set();
+        w.forEach((f) => f());
+      } else await next.close();
+    } catch (err) {
+      const e = toHostError(err);
+      this.emit({ type: 'attempt-failed', attempt, code: e.code });
+      if (TERMINAL.has(e.code)) return this.finish(e.code, e.message);
+      this.schedule(attempt + 1);
+    }
+  }
+
+  private finish(code: string, reason: string): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    if (this.timer) this.clock.clearTimeout(this.timer);
+    this.emit({ type: 'gave-up', code, reason });
+    this.resolveClosed({ code, reason });
+    const w = this.waiters;
+    this.waiters = new Set();
+    w.forEach((f) => f());
+  }
+
+  /** Waits for the connection to be back, up to `ms`; true when it is. */
+  private waitConnected(ms: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.state === 'connected') return Promise.resolve(true);
+    if (this.state === 'closed') return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = () => {
+        this.clock.clearTimeout(h);
+        this.waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve(this.state === 'connected');
+      };
+      const h = this.clock.setTimeout(done, ms);
+      this.waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  async callTool(name: string, args: Record<string, unknown>, opts: CallOptions = {}): Promise<ToolCallResult> {
+    const timeoutMs = opts.timeoutMs ?? this.opts.callTimeoutMs ?? 30_000;
+    const deadline = this.clock.now() + timeoutMs;
+    for (;;) {
+      const left = deadline - this.clock.now();
+      if (this.state !== 'connected' && !(await this.waitConnected(Math.max(0, left), opts.signal)))
+        throw new HostError(
+          this.state === 'closed' ? ErrorCode.TRANSPORT_DISCONNECTED : ErrorCode.TRANSPORT_TIMEOUT_PRESEND,
+          `call ${name} was not sent: endpoint ${this.endpointId} is ${this.state}`,
+          { tool: name, endpoint_id: this.endpointId, sent: false },
+        );
+      const conn = this.current;
+      try {
+        return await conn.callTool(name, args, { ...opts, timeoutMs: Math.max(1, deadline - this.clock.now()) });
+      } catch (err) {
+        // Nothing left the host on a connection that just died: safe to send on the next one.
+        const unsent =
+          err instanceof HostError && err.code === ErrorCode.TRANSPORT_DISCONNECTED && err.details.sent === false;
+        if (!unsent || this.state === 'closed' || opts.signal?.aborted) throw err;
+        if (conn === this.current && this.state === 'connected') await conn.closed;
+      }
+    }
+  }
+
+  listTools(): ReturnType<MhsConnection['listTools']> {
+    return this.current.listTools();
+  }
+
+  refreshManifest(): ReturnType<MhsConnection['refreshManifest']> {
+    return this.current.refreshManifest();
+  }
+
+  async close(): Promise<void> {
+    this.finish(ErrorCode.TRANSPORT_DISCONNECTED, 'closed by host');
+    await this.current.close();
+  }
+}
+
+/**
+ * Connects like {@link connect} (same refusals; the first connection must succeed) and keeps the
+ * connection up with backoff afterwards. `closed` resolves only when the host closes it or it gives
+ * up (a terminal refusal such as `MHS.HOST.CONNECTOR_DISABLED`, or `maxAttempts`).
+ */
+export async function connectWithReconnect(
+  row: ConnectorRow,
+  opts: ReconnectOptions = {},
+): Promise<ReconnectingConnection> {
+  return new ReconnectingConnection(await connect(row, opts), row, opts);
+}

@@ -1,0 +1,80 @@
+import type { Clock, IdFactory } from '../core/index.js';
+import type { Ledger } from '../ledger/ledger-types.js';
+import type { Receipt } from '../mhs/wire-types.js';
+import type { CallGate } from '../policy/call-gate.js';
+import type { InputSchemaCache } from './schema-cache.js';
+import type { EngineTracer, TraceScope } from './tracing.js';
+
+/** A capability call as callers (API, CLI, OpenWOP nodes, model tool calls) hand it to the engine. */
+export interface InvokeRequest {
+  endpointId: string;
+  deviceId: string;
+  capabilityId: string;
+  /** The capability input; any `_mhs` in it is stripped: control fields are the host's (wire contract §4). */
+  input: Record<string, unknown>;
+  /** Session scope: calls of one task share its sessions (HOST-034). Default: an ad-hoc scope. */
+  taskId?: string;
+  /** Capabilities the task's session on this device needs; default the called one (HOST-034). */
+  sessionCapabilities?: string[];
+  /** The parent action of a multi-endpoint task (HOST-081). */
+  parentAction?: { taskId: string; seq: number };
+  /** Trace to continue: a started scope or an incoming W3C `traceparent`. */
+  trace?: TraceScope | { traceparent: string; tracestate?: string };
+  runId?: string;
+  nodeId?: string;
+  expectedRevision?: number;
+  resource?: string;
+  /** MHS `deadline_ms`; default the binding's `max_duration_ms`, capped by the manifest's `max_deadline_ms`. */
+  deadlineMs?: number;
+  signal?: AbortSignal;
+}
+
+/** How a governed call ended, with the FULL receipt (HOST-033, 072). */
+export interface InvokeResult {
+  commandId: string;
+  /** `final`: completed/rejected/failed, gate reopened; `running`/`unknown`: the gate stays shut (HOST-091). */
+  outcome: 'final' | 'running' | 'unknown';
+  receipt: Receipt;
+  traceparent: string;
+  intentSeq: number;
+  receiptSeq: number;
+}
+
+/** Everything the governed call needs besides the endpoint actor. */
+export interface CallEnv {
+  clock: Clock;
+  ledger: Ledger;
+  ids: IdFactory;
+  gate: CallGate;
+  schemas: InputSchemaCache;
+  tracer: EngineTracer;
+  isEnabled: (connectorId: string, endpointId: string) => boolean | Promise<boolean>;
+  /** Permits already sent once: never sent again (HOST-070). */
+  usedPermits: Set<string>;
+  /** How much longer than `deadline_ms` the transport waits (HOST-037). */
+  transportMarginMs: number;
+  /** Longest time to follow a `running` receipt through `mhs__operations` before returning it. */
+  followLimitMs?: number;
+  /** Unsettled commands the engine tracks for reconciliation. */
+  pending: Map<string, PendingCommand>;
+}
+
+/** A command whose outcome is not settled (intent without a final receipt or a reconciliation). */
+export interface PendingCommand {
+  commandId: string;
+  endpointId: string;
+  deviceId: string;
+  capabilityId: string;
+  tool: string;
+  sessionId: string;
+  inputDigest: string;
+  /** The input as journaled (may be redacted: then no same-id retry is attempted). */
+  input: Record<string, unknown> | null;
+  deadlineMs: number;
+  effectful: boolean;
+  operationId: string | null;
+  traceparent: string | null;
+  taskId: string | null;
+  parentSeq: number | null;
+  reason: 'in_flight' | 'running' | 'unknown';
+}

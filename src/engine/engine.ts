@@ -1,0 +1,214 @@
+import { ErrorCode, HostError, RealClock, createIdFactory, toHostError } from '../core/index.js';
+import type { Clock, IdFactory } from '../core/index.js';
+import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
+import type { ReadResult } from '../mhs/wire-types.js';
+import type { CallGate } from '../policy/call-gate.js';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
+import { faultError } from './call-outcome.js';
+import { defaultCallGate } from './default-gate.js';
+import { EndpointActor } from './endpoint-actor.js';
+import type { EngineEndpoint } from './endpoint-actor.js';
+import { governedCall } from './governed-call.js';
+import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
+import type { ReconcileResult } from './reconcile.js';
+import { scanLedger } from './recovery.js';
+import { InputSchemaCache } from './schema-cache.js';
+import { runTask } from './task-runner.js';
+import type { TaskProgress, TaskResult, TaskSpec } from './task-runner.js';
+import { EngineTracer } from './tracing.js';
+
+/** Options of {@link createEngine}. */
+export interface EngineOptions {
+  ledger: Ledger;
+  clock?: Clock;
+  /** Policy and approvals (HOST-032, 043); default {@link defaultCallGate}. */
+  gate?: CallGate;
+  ids?: IdFactory;
+  /** Live enablement check per connector (HOST-068); default: attached endpoints count as enabled. */
+  isEnabled?: (connectorId: string, endpointId: string) => boolean | Promise<boolean>;
+  /** Names the host in session principals (`host:<id>`, HOST-035). */
+  hostId?: string;
+  sessionTtlMs?: number;
+  /** Most commands queued or running per endpoint lane (HOST-082). Default 64. */
+  laneMaxPending?: number;
+  /** Transport timeout = `deadline_ms` + this (HOST-037). Default 2 000. */
+  transportMarginMs?: number;
+  adhocIdleMs?: number;
+  followLimitMs?: number;
+  /** Reconcile an endpoint's unsettled commands as soon as it is attached. Default true. */
+  reconcileOnAttach?: boolean;
+  spanProcessors?: SpanProcessor[];
+  /** Background failures (session heartbeats, ledger writes off the call path). */
+  onBackgroundError?: (err: HostError) => void;
+}
+
+/** What recovery found on start (HOST-091). */
+export interface StartReport {
+  scanned: number;
+  unsettled: string[];
+}
+
+/** The engine: endpoint actors, the governed call, tasks, reconciliation. */
+export interface Engine {
+  /** Scans the ledger: every intent without an outcome becomes `MHS.OUTCOME.UNKNOWN` (recorded) until reconciled. */
+  start(): Promise<StartReport>;
+  stop(): Promise<void>;
+  /** Starts the actor of a connected endpoint; its unsettled commands shut their gates and are reconciled. */
+  attach(conn: EngineEndpoint): Promise<EndpointActor>;
+  detach(endpointId: string): Promise<void>;
+  endpoint(endpointId: string): EndpointActor | undefined;
+  endpoints(): EndpointActor[];
+  /** The governed call; see {@link governedCall} for its codes. */
+  invoke(req: InvokeRequest): Promise<InvokeResult>;
+  runTask(spec: TaskSpec, opts?: { onProgress?: (p: TaskProgress) => void; signal?: AbortSignal }): Promise<TaskResult>;
+  /** Reconciles one command, or every unsettled command of an endpoint/device, or all. */
+  reconcile(sel?: { commandId?: string; endpointId?: string; deviceId?: string }): Promise<ReconcileResult[]>;
+  /** Unsettled commands (in flight, running, unknown). */
+  pending(): PendingCommand[];
+  /** `mhs__read` (a read: no gate, no intent). */
+  read(endpointId: string, deviceId: string, resource?: string): Promise<ReadResult>;
+}
+
+/**
+ * Creates the engine. Call `start()` (recovery) before `attach()`; attach endpoints connected by the MCP
+ * connector (`connect()` in src/mhs), which refuses disabled connectors (HOST-068).
+ */
+export function createEngine(o: EngineOptions): Engine {
+  const clock = o.clock ?? new RealClock();
+  const ids = o.ids ?? createIdFactory(clock);
+  const env: CallEnv = {
+    clock,
+    ledger: o.ledger,
+    ids,
+    gate: o.gate ?? defaultCallGate,
+    schemas: new InputSchemaCache(),
+    tracer: new EngineTracer(o.spanProcessors ? { spanProcessors: o.spanProcessors } : {}),
+    isEnabled: o.isEnabled ?? (() => true),
+    usedPermits: new Set(),
+    transportMarginMs: o.transportMarginMs ?? 2_000,
+    ...(o.followLimitMs !== undefined ? { followLimitMs: o.followLimitMs } : {}),
+    pending: new Map(),
+  };
+  const actors = new Map<string, EndpointActor>();
+  let started = false;
+  const principal = { kind: 'agent' as const, id: `host:${o.hostId ?? 'mhs-host'}` };
+
+  const actorOf = (endpointId: string): EndpointActor => {
+    const ep = actors.get(endpointId);
+    if (!ep)
+      throw new HostError(ErrorCode.HOST_ENDPOINT_UNKNOWN, `endpoint ${endpointId} is not connected`, {
+        endpoint_id: endpointId,
+        connected: [...actors.keys()],
+      });
+    return ep;
+  };
+
+  const assertLedgerWritable = (): void => {
+    const d = o.ledger as Partial<DurableLedger>;
+    if (typeof d.status === 'function' && d.status().state === 'unavailable')
+      throw new HostError(ErrorCode.HOST_LEDGER_UNAVAILABLE, 'the ledger cannot be written: new commands are refused', {
+        status: d.status(),
+      });
+  };
+
+  const engine: Engine = {
+    async start() {
+      const scan = await scanLedger(o.ledger);
+      for (const p of scan.unsettled) {
+        env.pending.set(p.commandId, p);
+        await o.ledger.append({
+          kind: 'command.unknown',
+          command_id: p.commandId,
+          endpoint_id: p.endpointId,
+          device_id: p.deviceId,
+          reason: 'recovered_on_start',
+          ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+        });
+      }
+      for (const permit of scan.usedPermits) env.usedPermits.add(permit);
+      started = true;
+      return { scanned: scan.scanned, unsettled: scan.unsettled.map((p) => p.commandId) };
+    },
+
+    async stop() {
+      await Promise.all([...actors.values()].map((a) => a.stop()));
+      actors.clear();
+    },
+
+    async attach(conn) {
+      if (!started) await engine.start();
+      const ep = new EndpointActor(conn, {
+        clock,
+        ledger: o.ledger,
+        principal,
+        sessionTtlMs: o.sessionTtlMs ?? 60_000,
+        sessionCallTimeoutMs: 10_000,
+        adhocIdleMs: o.adhocIdleMs ?? 30_000,
+        laneMaxPending: o.laneMaxPending ?? 64,
+        ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+      });
+      if (actors.has(ep.endpointId)) await actors.get(ep.endpointId)?.stop();
+      actors.set(ep.endpointId, ep);
+      const d = o.ledger as Partial<DurableLedger>;
+      if (typeof d.setRedaction === 'function') d.setRedaction(ep.endpointId, ep.manifest.redaction.paths);
+      // HOST-091: an unsettled command keeps its device's gate shut until reconciled.
+      for (const p of env.pending.values())
+        if (p.endpointId === ep.endpointId && p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+      if (o.reconcileOnAttach !== false) await reconcileEndpoint(env, ep);
+      return ep;
+    },
+
+    async detach(endpointId) {
+      await actors.get(endpointId)?.stop();
+      actors.delete(endpointId);
+    },
+
+    endpoint: (id) => actors.get(id),
+    endpoints: () => [...actors.values()],
+
+    async invoke(req) {
+      assertLedgerWritable();
+      return governedCall(env, actorOf(req.endpointId), req);
+    },
+
+    runTask(spec, opts) {
+      assertLedgerWritable();
+      return runTask(
+        { ledger: o.ledger, ids, tracer: env.tracer, endpoint: (id) => actors.get(id), invoke: engine.invoke },
+        spec,
+        opts,
+      );
+    },
+
+    async reconcile(sel = {}) {
+      if (sel.commandId) {
+        const p = env.pending.get(sel.commandId);
+        if (!p) return [];
+        return [await reconcileCommand(env, actorOf(p.endpointId), p)];
+      }
+      const eps = sel.endpointId ? [actorOf(sel.endpointId)] : [...actors.values()];
+      const out: ReconcileResult[] = [];
+      for (const ep of eps)
+        for (const r of await reconcileEndpoint(env, ep, sel.deviceId)) {
+          if ('error' in r) throw r.error;
+          out.push(r);
+        }
+      return out;
+    },
+
+    pending: () => [...env.pending.values()],
+
+    async read(endpointId, deviceId, resource) {
+      const ep = actorOf(endpointId);
+      const r = await ep.conn
+        .callTool('mhs__read', { device_id: deviceId, ...(resource ? { resource } : {}) }, { timeoutMs: 10_000 })
+        .catch((e: unknown) => {
+          throw toHostError(e);
+        });
+      if (r.isError) throw faultError(r);
+      return r.structuredContent as unknown as ReadResult;
+    },
+  };
+  return engine;
+}

@@ -1,0 +1,278 @@
+import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
+import { capabilityToolName } from '../mhs/tool-names.js';
+import type { ToolCallResult } from '../mhs/connection.js';
+import type { ControlFields } from '../mhs/wire-types.js';
+import type { GovernedCallContext } from '../policy/call-gate.js';
+import { appendReceipt, applyReceipt, faultError, followOperation, isPreSend, receiptFor } from './call-outcome.js';
+import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
+import type { EndpointActor } from './endpoint-actor.js';
+import { ADHOC_SCOPE } from './session-pool.js';
+
+/** The input without the control fields: `_mhs` belongs to the host, never to a model (wire contract §4). */
+export function stripControl(input: Record<string, unknown>): Record<string, unknown> {
+  if (!input || typeof input !== 'object' || Array.isArray(input))
+    throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, 'capability input must be a JSON object', {});
+  if (!('_mhs' in input)) return input;
+  const { _mhs: _dropped, ...rest } = input;
+  return rest;
+}
+
+/**
+ * The governed call (architecture.md steps 1-7; HOST-020, 031, 033, 037, 070, 091): the only path from a caller
+ * to a device. Validates locally, fills `_mhs`, asks the {@link CallGate}, journals `command.intent` durably with
+ * a host-allocated `command_id`, sends through the endpoint's lane with `deadline_ms` below the transport
+ * timeout, records the receipt verbatim and returns it in full.
+ *
+ * Fails with: `MHS.SCHEMA.INVALID_INPUT` (local validation, unknown device/capability),
+ * `MHS.HOST.DEVICE_GATE_CLOSED` (an unsettled command on that device), the gate's deny code,
+ * `MHS.HOST.LEDGER_UNAVAILABLE` (intent not durable: nothing sent), pre-send transport codes and
+ * `MHS.LIMIT.RATE` (recorded `command.not_sent`, retryable), endpoint fault codes (`MHS.SESSION.*`, ...:
+ * nothing executed), and `MHS.OUTCOME.UNKNOWN` with `details.command_id` when the request left the host and no
+ * answer came back (the gate stays shut until {@link reconcile}).
+ */
+export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeRequest): Promise<InvokeResult> {
+  // 1. Local validation against the binding's schema (compiled once per manifest digest).
+  const { device, binding } = ep.resolve(req.deviceId, req.capabilityId);
+  const input = stripControl(req.input);
+  env.schemas.validate(
+    { manifestDigest: ep.manifest.manifest_digest, deviceId: device.device_id, capabilityId: binding.capability_id },
+    binding.input_schema,
+    input,
+  );
+  const inputDigest = H(input);
+  const effectful = binding.effect !== 'read';
+  if (effectful) ep.gates.assertOpen(device.device_id);
+
+  // 2-3. Policy and approval on an open, least-privilege session.
+  const scope = req.taskId ?? ADHOC_SCOPE;
+  const lease = await ep.sessions.acquire(scope, device.device_id, req.sessionCapabilities ?? [binding.capability_id]);
+  const trace = env.tracer.start(`mhs.command ${binding.capability_id}`, req.trace, {
+    'mhs.endpoint_id': ep.endpointId,
+    'mhs.device_id': device.device_id,
+  });
+  // HOST-081: commands of a task carry the task span's traceparent itself, so the whole task is one trace.
+  const traceparent = req.trace && 'span' in req.trace ? req.trace.traceparent : trace.traceparent;
+  const tracestate = req.trace && 'span' in req.trace ? req.trace.tracestate : trace.tracestate;
+  const ctx: GovernedCallContext = {
+    endpointId: ep.endpointId,
+    connectorId: ep.connectorId,
+    connectorEnabled: await env.isEnabled(ep.connectorId, ep.endpointId),
+    conformanceLevel: ep.manifest.conformance?.level ?? null,
+    device,
+    binding,
+    input,
+    inputDigest,
+    session: { sessionId: lease.sessionId, state: lease.state, expiresAt: lease.expiresAt },
+    traceparent,
+    ...(req.resource !== undefined ? { resource: req.resource } : {}),
+    ...(req.expectedRevision !== undefined ? { expectedRevision: req.expectedRevision } : {}),
+    ...(req.taskId ? { taskId: req.taskId } : {}),
+    ...(req.runId ? { runId: req.runId } : {}),
+    ...(req.nodeId ? { nodeId: req.nodeId } : {}),
+  };
+  const decision = await env.gate.authorize(ctx, req.signal);
+  if (decision.kind === 'deny') {
+    env.tracer.end(trace, decision.code);
+    throw new HostError(decision.code, decision.message, {
+      endpoint_id: ep.endpointId,
+      device_id: device.device_id,
+      capability_id: binding.capability_id,
+      input_digest: inputDigest,
+      ...decision.details,
+    });
+  }
+  const permitId = decision.permitId;
+  if (permitId && env.usedPermits.has(permitId)) {
+    env.tracer.end(trace, ErrorCode.AUTH_PERMIT_CONSUMED);
+    throw new HostError(ErrorCode.AUTH_PERMIT_CONSUMED, `permit ${permitId} was already sent once (HOST-070)`, {
+      permit_id: permitId,
+    });
+  }
+
+  // 4. Journal the intent durably with a host-allocated command_id and shut the device gate.
+  const commandId = env.ids.next('command');
+  const deadlineMs = Math.max(
+    1,
+    Math.min(req.deadlineMs ?? binding.max_duration_ms, ep.manifest.limits.max_deadline_ms, binding.max_duration_ms),
+  );
+  const p: PendingCommand = {
+    commandId,
+    endpointId: ep.endpointId,
+    deviceId: device.device_id,
+    capabilityId: binding.capability_id,
+    tool: capabilityToolName(device.device_id, binding.capability_id),
+    sessionId: lease.sessionId,
+    inputDigest,
+    input,
+    deadlineMs,
+    effectful,
+    operationId: null,
+    traceparent,
+    taskId: req.parentAction?.taskId ?? req.taskId ?? null,
+    parentSeq: req.parentAction?.seq ?? null,
+    reason: 'in_flight',
+  };
+  if (effectful) ep.gates.acquire(device.device_id, commandId, env.clock.now());
+  env.pending.set(commandId, p);
+  let intentSeq: number;
+  try {
+    intentSeq = (
+      await env.ledger.append({
+        kind: 'command.intent',
+        command_id: commandId,
+        endpoint_id: ep.endpointId,
+        connector_id: ep.connectorId,
+        device_id: device.device_id,
+        capability_id: binding.capability_id,
+        tool: p.tool,
+        session_id: lease.sessionId,
+        input_digest: inputDigest,
+        input,
+        effect: binding.effect,
+        risk_class: binding.risk_class,
+        deadline_ms: deadlineMs,
+        traceparent,
+        ...(permitId ? { permit_id: permitId } : {}),
+        ...(decision.approval ? { approval_id: decision.approval.approval_id } : {}),
+        ...(p.taskId ? { task_id: p.taskId, parent_action: p.taskId, parent_seq: p.parentSeq } : {}),
+        ...(req.runId ? { run_id: req.runId } : {}),
+        ...(req.nodeId ? { node_id: req.nodeId } : {}),
+        ...(req.expectedRevision !== undefined ? { expected_revision: req.expectedRevision } : {}),
+        ...(req.resource !== undefined ? { resource: req.resource } : {}),
+      })
+    ).seq;
+  } catch (err) {
+    // Nothing was sent: the intent is not durable, so neither is the command (HOST-093).
+    env.pending.delete(commandId);
+    if (effectful) ep.gates.release(device.device_id, commandId);
+    env.tracer.end(trace, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+    throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+  }
+  if (permitId) env.usedPermits.add(permitId);
+
+  // 5. Send through the lane, deadline_ms below the transport timeout (HOST-037).
+  const control: ControlFields = { session_id: lease.sessionId, command_id: commandId, deadline_ms: deadlineMs };
+  if (permitId) control.permit_id = permitId;
+  if (req.expectedRevision !== undefined) control.expected_revision = req.expectedRevision;
+  if (req.resource !== undefined) control.resource = req.resource;
+  const timeoutMs = deadlineMs + env.transportMarginMs;
+  const meta: Record<string, string> = { traceparent };
+  if (tracestate) meta.tracestate = tracestate;
+  let result: ToolCallResult;
+  try {
+    result = await ep.lane.submit(device.device_id, () =>
+      ep.conn.callTool(
+        p.tool,
+        { ...input, _mhs: control },
+        { timeoutMs, meta, ...(req.signal ? { signal: req.signal } : {}) },
+      ),
+    );
+  } catch (err) {
+    const e = toHostError(err, ErrorCode.TRANSPORT_DISCONNECTED);
+    env.tracer.end(trace, e.code);
+    throw await failAfterIntent(env, ep, p, e);
+  }
+
+  // 6. Fault (nothing executed) or receipt.
+  if (result.isError) {
+    const fault = faultError(result);
+    env.pending.delete(commandId);
+    if (effectful) ep.gates.release(device.device_id, commandId);
+    if (fault.code === ErrorCode.SESSION_EXPIRED || fault.code === ErrorCode.SESSION_UNKNOWN)
+      ep.sessions.expired(lease.sessionId); // HOST-036: reopen on the next call, never resend this one
+    await env.ledger
+      .append({
+        kind: 'error',
+        phase: 'endpoint_fault',
+        command_id: commandId,
+        endpoint_id: ep.endpointId,
+        device_id: device.device_id,
+        executed: false,
+        error: fault.toWire(),
+        traceparent,
+      })
+      .catch(() => undefined);
+    env.tracer.end(trace, fault.code);
+    throw new HostError(
+      fault.code,
+      fault.message,
+      { ...fault.details, command_id: commandId, executed: false },
+      {
+        remediation: fault.remediation,
+      },
+    );
+  }
+  let receipt = receiptFor(result.structuredContent, p);
+  if (!receipt) {
+    env.tracer.end(trace, ErrorCode.OUTCOME_UNKNOWN);
+    throw await failAfterIntent(
+      env,
+      ep,
+      p,
+      new HostError(
+        ErrorCode.HOST_INTERNAL,
+        'endpoint answered with something that is not the receipt of this command',
+        {
+          answer: result.structuredContent,
+        },
+      ),
+    );
+  }
+  let entry = await appendReceipt(env, p, receipt);
+  let outcome = applyReceipt(env, ep, p, receipt);
+  if (outcome === 'running') {
+    const followed = await followOperation(env, ep, p, receipt, {
+      pollMs: Math.min(250, Math.max(10, Math.floor(binding.typical_duration_ms / 5))),
+      limitMs: env.followLimitMs ?? binding.max_duration_ms + env.transportMarginMs,
+      ...(req.signal ? { signal: req.signal } : {}),
+    });
+    receipt = followed.receipt;
+    if (followed.entry) entry = followed.entry;
+    outcome = applyReceipt(env, ep, p, receipt);
+  }
+  // 7. The full receipt, never a summary (HOST-033).
+  env.tracer.end(trace, receipt.error?.mhs_code);
+  return { commandId, outcome, receipt, traceparent, intentSeq, receiptSeq: entry.seq };
+}
+
+/**
+ * After the intent: a pre-send failure is recorded `command.not_sent` and reopens the gate (a safe retry); any
+ * other failure is recorded `command.unknown`, keeps the gate shut and becomes `MHS.OUTCOME.UNKNOWN` (HOST-091).
+ */
+async function failAfterIntent(env: CallEnv, ep: EndpointActor, p: PendingCommand, e: HostError): Promise<HostError> {
+  const base = {
+    command_id: p.commandId,
+    endpoint_id: p.endpointId,
+    device_id: p.deviceId,
+    traceparent: p.traceparent,
+  };
+  if (isPreSend(e)) {
+    env.pending.delete(p.commandId);
+    if (p.effectful) ep.gates.release(p.deviceId, p.commandId);
+    await env.ledger.append({ kind: 'command.not_sent', ...base, error: e.toWire() }).catch(() => undefined);
+    return new HostError(
+      e.code,
+      e.message,
+      { ...e.details, ...base, sent: false },
+      {
+        remediation: e.remediation || 'Nothing was sent; the command can be retried.',
+        retryable: true,
+      },
+    );
+  }
+  p.reason = 'unknown';
+  env.pending.set(p.commandId, p);
+  if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+  await env.ledger.append({ kind: 'command.unknown', ...base, cause: e.toWire() }).catch(() => undefined);
+  return new HostError(
+    ErrorCode.OUTCOME_UNKNOWN,
+    `the outcome of ${p.commandId} on ${p.deviceId} is unknown (${e.code}): it may have executed`,
+    { ...base, cause_code: e.code },
+    {
+      remediation:
+        'Observe the device: reconcile this command (same-id retry or mhs__operations) before sending another.',
+      retryable: false,
+      cause: e,
+    },
+  );
+}

@@ -1,0 +1,128 @@
+import { ErrorCode, HostError, toHostError } from '../core/index.js';
+import type { Receipt } from '../mhs/wire-types.js';
+import { appendReceipt, applyReceipt, followOperation, isFinal, receiptFor } from './call-outcome.js';
+import type { CallEnv, PendingCommand } from './call-types.js';
+import type { EndpointActor } from './endpoint-actor.js';
+
+/** How a reconciliation ended (HOST-091). */
+export interface ReconcileResult {
+  commandId: string;
+  endpointId: string;
+  deviceId: string;
+  /**
+   * `receipt`: the endpoint's retained receipt settled it (final); `not_executed`: the endpoint has no record
+   * of it, nothing ran; `running`/`unknown`: still unsettled, the gate stays shut.
+   */
+  outcome: 'receipt' | 'not_executed' | 'running' | 'unknown';
+  /** `operations`: found by `mhs__operations`; `retry`: confirmed by a same-id retry answered `replayed: true`. */
+  method: 'operations' | 'retry' | null;
+  receipt: Receipt | null;
+}
+
+const RECONCILE_SCOPE = 'reconcile';
+
+/**
+ * Reconciles one unsettled command (HOST-091): asks `mhs__operations {command_id}` (a read; nothing executes).
+ * No record at the endpoint → `not_executed`. A final receipt → confirmed with a same-id retry on a fresh
+ * session, which the endpoint answers from retention with `replayed: true` and never executes again; when the
+ * journaled input was redacted the operations receipt is used as is. `running` is followed. Every outcome is
+ * appended as a `reconcile` entry; a settled one reopens the device gate.
+ * Fails with transport codes when the endpoint cannot be asked (the gate stays shut).
+ */
+export async function reconcileCommand(env: CallEnv, ep: EndpointActor, p: PendingCommand): Promise<ReconcileResult> {
+  const base = { commandId: p.commandId, endpointId: p.endpointId, deviceId: p.deviceId };
+  const meta = p.traceparent ? { meta: { traceparent: p.traceparent } } : {};
+  const ops = await ep.conn.callTool('mhs__operations', { command_id: p.commandId }, { timeoutMs: 10_000, ...meta });
+  let receipt: Receipt | null = null;
+  let method: ReconcileResult['method'] = 'operations';
+  if (ops.isError) {
+    const err = (ops.structuredContent.error ?? {}) as { mhs_code?: string; details?: Record<string, unknown> };
+    // Wire contract §4: an unknown command is a schema fault; nothing executed under this command_id.
+    if (err.mhs_code !== ErrorCode.SCHEMA_INVALID_INPUT)
+      throw new HostError(
+        (err.mhs_code as ErrorCode | undefined) ?? ErrorCode.HOST_INTERNAL,
+        `cannot reconcile ${p.commandId}: the endpoint refused mhs__operations`,
+        { command_id: p.commandId, error: ops.structuredContent.error },
+      );
+    env.pending.delete(p.commandId);
+    if (p.effectful) ep.gates.release(p.deviceId, p.commandId);
+    await env.ledger.append({
+      kind: 'reconcile',
+      command_id: p.commandId,
+      endpoint_id: p.endpointId,
+      device_id: p.deviceId,
+      outcome: 'not_executed',
+      method: 'operations',
+      ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+    });
+    return { ...base, outcome: 'not_executed', method: 'operations', receipt: null };
+  }
+  receipt = receiptFor(ops.structuredContent, p);
+  if (!receipt)
+    throw new HostError(ErrorCode.HOST_INTERNAL, `mhs__operations answered ${p.commandId} with another command`, {
+      command_id: p.commandId,
+    });
+  if (!isFinal(receipt) && receipt.status !== 'unknown') {
+    const followed = await followOperation(env, ep, p, receipt, { pollMs: 50, limitMs: env.followLimitMs ?? 30_000 });
+    receipt = followed.receipt;
+  }
+  if (isFinal(receipt) && p.input && !JSON.stringify(p.input).includes('[REDACTED]')) {
+    const replayed = await sameIdRetry(ep, p).catch(() => null);
+    if (replayed?.replayed) {
+      receipt = replayed;
+      method = 'retry';
+    }
+  }
+  const entry = await appendReceipt(env, p, receipt, { reconciled: true });
+  const state = applyReceipt(env, ep, p, receipt);
+  const outcome: ReconcileResult['outcome'] = state === 'final' ? 'receipt' : state;
+  await env.ledger.append({
+    kind: 'reconcile',
+    command_id: p.commandId,
+    endpoint_id: p.endpointId,
+    device_id: p.deviceId,
+    outcome,
+    method,
+    status: receipt.status,
+    replayed: receipt.replayed,
+    receipt_seq: entry.seq,
+    ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+  });
+  return { ...base, outcome, method, receipt };
+}
+
+/** The same command again, same `command_id` and input, on a fresh session: answered from retention. */
+async function sameIdRetry(ep: EndpointActor, p: PendingCommand): Promise<Receipt | null> {
+  const lease = await ep.sessions.acquire(RECONCILE_SCOPE, p.deviceId, [p.capabilityId]);
+  try {
+    const r = await ep.conn.callTool(
+      p.tool,
+      { ...p.input, _mhs: { session_id: lease.sessionId, command_id: p.commandId, deadline_ms: p.deadlineMs } },
+      { timeoutMs: p.deadlineMs + 5_000, ...(p.traceparent ? { meta: { traceparent: p.traceparent } } : {}) },
+    );
+    return r.isError ? null : receiptFor(r.structuredContent, p);
+  } finally {
+    await ep.sessions.closeScope(RECONCILE_SCOPE).catch(() => undefined);
+  }
+}
+
+/** Reconciles every pending command of `ep` (optionally one device); failures stay pending and are reported. */
+export async function reconcileEndpoint(
+  env: CallEnv,
+  ep: EndpointActor,
+  deviceId?: string,
+): Promise<Array<ReconcileResult | { commandId: string; error: HostError }>> {
+  const todo = [...env.pending.values()].filter(
+    (p) =>
+      p.endpointId === ep.endpointId && (deviceId === undefined || p.deviceId === deviceId) && p.reason !== 'in_flight',
+  );
+  const out: Array<ReconcileResult | { commandId: string; error: HostError }> = [];
+  for (const p of todo) {
+    try {
+      out.push(await reconcileCommand(env, ep, p));
+    } catch (err) {
+      out.push({ commandId: p.commandId, error: toHostError(err) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,227 @@
+import { fromPromise, waitFor } from 'xstate';
+import { ErrorCode, HostError, isoAt } from '../core/index.js';
+import type { Clock, MhsWireError, TimerHandle } from '../core/index.js';
+import type { EndpointConnection } from '../mhs/connection.js';
+import type { Principal, Session } from '../mhs/wire-types.js';
+import type { Ledger } from '../ledger/ledger-types.js';
+import { endpointSessionMachine, startSessionActor } from '../../machines/endpoint-session.js';
+import type { SessionActor, SessionGrant } from '../../machines/endpoint-session.js';
+
+/** What the governed call needs of an open session. */
+export interface SessionLease {
+  sessionId: string;
+  state: 'open';
+  expiresAt: number;
+}
+
+/** Options of a {@link SessionPool}. */
+export interface SessionPoolOptions {
+  endpointId: string;
+  conn: EndpointConnection;
+  clock: Clock;
+  ledger: Ledger;
+  /** Built by the host, never by the model (HOST-035). */
+  principal: Principal;
+  ttlMs: number;
+  /** Transport timeout of session calls. */
+  callTimeoutMs: number;
+  /** Ad-hoc sessions (no task) close after this much idle time. */
+  adhocIdleMs: number;
+  onBackgroundError?: (err: HostError) => void;
+}
+
+/** The scope of calls made outside a task: sessions per device and capability, closed when idle. */
+export const ADHOC_SCOPE = 'adhoc';
+
+interface Entry {
+  key: string;
+  scope: string;
+  deviceId: string;
+  actor: SessionActor;
+  idle?: TimerHandle;
+}
+
+function faultOf(sc: Record<string, unknown>): HostError {
+  const w = (sc.error ?? {}) as MhsWireError;
+  return HostError.fromWire({
+    mhs_code: w.mhs_code ?? ErrorCode.HOST_INTERNAL,
+    message: w.message ?? 'session fault',
+    remediation: w.remediation ?? '',
+    ...(w.details ? { details: w.details } : {}),
+  });
+}
+
+/**
+ * The sessions of one endpoint (HOST-034, 036, 080): one session machine per (task scope, device, capability
+ * set), requesting only the capabilities the scope needs, heartbeated before expiry, reopened on demand after
+ * expiry (re-reading the device state), and closed when the scope ends. Never shared across endpoints.
+ */
+export class SessionPool {
+  private readonly entries = new Map<string, Entry>();
+  private readonly ttlBySession = new Map<string, number>();
+
+  constructor(private readonly o: SessionPoolOptions) {}
+
+  private async call(tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const r = await this.o.conn.callTool(tool, args, { timeoutMs: this.o.callTimeoutMs });
+    if (r.isError) throw faultOf(r.structuredContent);
+    return r.structuredContent;
+  }
+
+  private grantFrom(s: Session, ttl?: number): SessionGrant {
+    const now = this.o.clock.now();
+    // Endpoint and host clocks may differ: keep the endpoint's lifetime, measured on the host clock.
+    const life = ttl ?? Math.max(0, Date.parse(s.expires_at) - Date.parse(s.opened_at));
+    this.ttlBySession.set(s.session_id, life);
+    return { sessionId: s.session_id, expiresAt: now + life, heartbeatIntervalMs: s.heartbeat_interval_ms, now };
+  }
+
+  private logic(scope: string) {
+    const o = this.o;
+    const record = (kind: 'session.expired' | 'session.close', sessionId: string | null, deviceId: string) =>
+      void o.ledger
+        .append({
+          kind,
+          session_id: sessionId,
+          endpoint_id: o.endpointId,
+          device_id: deviceId,
+          scope,
+          at: isoAt(o.clock.now()),
+        })
+        .catch((e: unknown) => o.onBackgroundError?.(e as HostError));
+    return endpointSessionMachine.provide({
+      actors: {
+        openSession: fromPromise(async ({ input }) => {
+          const s = (await this.call('mhs__session', {
+            action: 'open',
+            device_id: input.deviceId,
+            capabilities: input.capabilities,
+            ttl_ms: input.ttlMs,
+            principal: o.principal,
+            mode: 'live',
+          })) as unknown as Session;
+          const grant = this.grantFrom(s);
+          // HOST-036: after expiry, re-read the device state before the new session is used.
+          let state: { revision?: unknown; state_hash?: unknown } | undefined;
+          if (input.previousSessionId)
+            state = (await this.call('mhs__read', {
+              device_id: input.deviceId,
+              _mhs: { session_id: s.session_id },
+            }).catch(() => undefined)) as typeof state;
+          await o.ledger.append({
+            kind: 'session.open',
+            session_id: s.session_id,
+            endpoint_id: o.endpointId,
+            device_id: input.deviceId,
+            capabilities: s.capabilities,
+            principal: s.principal,
+            mode: s.mode,
+            expires_at: s.expires_at,
+            scope,
+            ...(input.previousSessionId
+              ? {
+                  reopened_from: input.previousSessionId,
+                  revision: state?.revision ?? null,
+                  state_hash: state?.state_hash ?? null,
+                }
+              : {}),
+          });
+          return grant;
+        }),
+        heartbeat: fromPromise(async ({ input }) => {
+          const s = (await this.call('mhs__session', {
+            action: 'heartbeat',
+            session_id: input.sessionId,
+          })) as unknown as Session;
+          const grant = this.grantFrom(s, this.ttlBySession.get(input.sessionId));
+          await o.ledger.append({
+            kind: 'session.heartbeat',
+            session_id: input.sessionId,
+            endpoint_id: o.endpointId,
+            expires_at: s.expires_at,
+          });
+          return grant;
+        }),
+        closeSession: fromPromise(async ({ input }) => {
+          this.ttlBySession.delete(input.sessionId);
+          await this.call('mhs__session', { action: 'close', session_id: input.sessionId });
+        }),
+      },
+      actions: {
+        recordExpired: ({ context }) => record('session.expired', context.sessionId, context.deviceId),
+        recordClosed: ({ context }) => {
+          if (context.sessionId) record('session.close', context.sessionId, context.deviceId);
+        },
+      },
+    });
+  }
+
+  /**
+   * An open session for `scope` on `deviceId` with exactly `capabilities`; opens or reopens one as needed.
+   * Fails with the endpoint's `MHS.SESSION.*` / `MHS.AUTH.*` code or a transport code.
+   */
+  async acquire(scope: string, deviceId: string, capabilities: string[]): Promise<SessionLease> {
+    const caps = [...new Set(capabilities)].sort();
+    const key = `${scope}\u0000${deviceId}\u0000${caps.join(',')}`;
+    let e = this.entries.get(key);
+    if (!e) {
+      const actor = startSessionActor(this.logic(scope), {
+        clock: this.o.clock,
+        input: { endpointId: this.o.endpointId, deviceId, capabilities: caps, ttlMs: this.o.ttlMs },
+      });
+      e = { key, scope, deviceId, actor };
+      this.entries.set(key, e);
+    }
+    if (scope === ADHOC_SCOPE) this.touch(e);
+    let snap = e.actor.getSnapshot();
+    if (snap.matches('expired')) e.actor.send({ type: 'session.reopen' });
+    if (!snap.matches('open')) snap = await waitFor(e.actor, (s) => s.matches('open') || s.status === 'done');
+    if (snap.status === 'done' || !snap.context.sessionId || snap.context.expiresAt === null) {
+      this.entries.delete(key);
+      const err = snap.context.error;
+      throw new HostError(
+        (err?.code as ErrorCode | undefined) ?? ErrorCode.SESSION_UNKNOWN,
+        `no session for ${deviceId} on ${this.o.endpointId}: ${err?.message ?? 'closed'}`,
+        { endpoint_id: this.o.endpointId, device_id: deviceId },
+      );
+    }
+    return { sessionId: snap.context.sessionId, state: 'open', expiresAt: snap.context.expiresAt };
+  }
+
+  private touch(e: Entry): void {
+    if (e.idle) this.o.clock.clearTimeout(e.idle);
+    e.idle = this.o.clock.setTimeout(() => void this.closeEntry(e), this.o.adhocIdleMs);
+  }
+
+  /** The endpoint said the session is gone (`MHS.SESSION.EXPIRED`/`UNKNOWN`): the next acquire reopens it. */
+  expired(sessionId: string): void {
+    for (const e of this.entries.values())
+      if (e.actor.getSnapshot().context.sessionId === sessionId) e.actor.send({ type: 'session.expired' });
+  }
+
+  private async closeEntry(e: Entry): Promise<void> {
+    if (this.entries.get(e.key) === e) this.entries.delete(e.key);
+    if (e.idle) this.o.clock.clearTimeout(e.idle);
+    e.actor.send({ type: 'session.close' });
+    await waitFor(e.actor, (s) => s.status === 'done').catch(() => undefined);
+    e.actor.stop();
+  }
+
+  /** Closes every session of `scope` (task end, HOST-034). */
+  async closeScope(scope: string): Promise<void> {
+    await Promise.all([...this.entries.values()].filter((e) => e.scope === scope).map((e) => this.closeEntry(e)));
+  }
+
+  /** Closes every session. */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.entries.values()].map((e) => this.closeEntry(e)));
+  }
+
+  /** Live sessions, for status surfaces and tests. */
+  list(): Array<{ scope: string; deviceId: string; sessionId: string | null; state: string }> {
+    return [...this.entries.values()].map((e) => {
+      const s = e.actor.getSnapshot();
+      return { scope: e.scope, deviceId: e.deviceId, sessionId: s.context.sessionId, state: JSON.stringify(s.value) };
+    });
+  }
+}

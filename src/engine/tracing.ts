@@ -1,0 +1,77 @@
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  trace,
+} from '@opentelemetry/api';
+import type { Context, Span, Tracer } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+
+/** A started span with the W3C `traceparent` that carries it. */
+export interface TraceScope {
+  span: Span;
+  context: Context;
+  traceparent: string;
+  tracestate?: string;
+}
+
+const propagator = new W3CTraceContextPropagator();
+
+/**
+ * OpenTelemetry spans for tasks and commands, and the W3C `traceparent` that goes into every outbound MCP
+ * request's `_meta` and onto the ledger entries it caused (architecture.md, Observability; HOST-081).
+ */
+export class EngineTracer {
+  private readonly tracer: Tracer;
+
+  constructor(opts: { spanProcessors?: SpanProcessor[]; tracer?: Tracer } = {}) {
+    this.tracer =
+      opts.tracer ??
+      new BasicTracerProvider({ spanProcessors: opts.spanProcessors ?? [] }).getTracer('mhs-host.engine', '0.1.0');
+  }
+
+  /** Starts a span, as a child of `parent` (a scope or an incoming `traceparent`) when given. */
+  start(
+    name: string,
+    parent?: TraceScope | { traceparent: string; tracestate?: string },
+    attrs?: Record<string, string>,
+  ): TraceScope {
+    let parentCtx = ROOT_CONTEXT;
+    if (parent && 'context' in parent) parentCtx = parent.context;
+    else if (parent)
+      parentCtx = propagator.extract(
+        ROOT_CONTEXT,
+        { traceparent: parent.traceparent, ...(parent.tracestate ? { tracestate: parent.tracestate } : {}) },
+        defaultTextMapGetter,
+      );
+    const span = this.tracer.startSpan(
+      name,
+      { kind: SpanKind.INTERNAL, ...(attrs ? { attributes: attrs } : {}) },
+      parentCtx,
+    );
+    const context = trace.setSpan(parentCtx, span);
+    const carrier: Record<string, string> = {};
+    propagator.inject(context, carrier, defaultTextMapSetter);
+    return {
+      span,
+      context,
+      traceparent: carrier.traceparent ?? '',
+      ...(carrier.tracestate ? { tracestate: carrier.tracestate } : {}),
+    };
+  }
+
+  /** Ends a span, marking it failed with `code` when given. */
+  end(scope: TraceScope, errorCode?: string): void {
+    if (errorCode) scope.span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode });
+    scope.span.end();
+  }
+}
+
+/** The 32-hex trace id of a `traceparent`. */
+export function traceIdOf(traceparent: string): string {
+  return traceparent.split('-')[1] ?? '';
+}

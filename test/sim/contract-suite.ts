@@ -45,6 +45,13 @@ export const RANGE_VIOLATIONS: Record<string, Record<string, unknown>> = {
 /** Flags every contract sim runs with (thermostat approaches quickly so `running` settles fast). */
 export const CONTRACT_FLAGS = ['--operator-tools', '--time-scale', '20'];
 
+/** The i-th sample input of a capability (throws for a capability missing from the table). */
+function sample(capabilityId: string, i: 0 | 1): Record<string, unknown> {
+  const pair = SAMPLE_INPUTS[capabilityId];
+  if (!pair) throw new Error(`no sample input for ${capabilityId}`);
+  return pair[i];
+}
+
 const FINAL = new Set(['completed', 'rejected', 'failed']);
 
 function strip(r: Record<string, unknown>): Record<string, unknown> {
@@ -179,7 +186,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
     it('§4: a plain MCP call without _mhs uses the implicit session; result = structuredContent + JCS text', async () => {
       for (const d of devices()) {
         const b = primary(d);
-        const input = (SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>, unknown])[0];
+        const input = sample(b.capability_id, 0);
         const r = await call(capabilityToolName(d.device_id, b.capability_id), input);
         expect(r.isError).toBe(false);
         expect(JSON.parse(r.text)).toEqual(r.body);
@@ -234,7 +241,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
         await new Promise((res) => setTimeout(res, 50));
         const b = primary(d);
         const r = await call(capabilityToolName(d.device_id, b.capability_id), {
-          ...(SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>])[0],
+          ...sample(b.capability_id, 0),
           _mhs: { session_id: id, command_id: cmd() },
         });
         if (r.isError) code = (r.body['error'] as Record<string, unknown>)['mhs_code'] as string;
@@ -252,7 +259,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
           capabilities: other ? [other.capability_id] : [],
           ttl_ms: 60_000,
         });
-        const input = (SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>])[0];
+        const input = sample(b.capability_id, 0);
         const r = await call(capabilityToolName(d.device_id, b.capability_id), {
           ...input,
           _mhs: { session_id: s.body['session_id'] },
@@ -271,7 +278,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
       for (const d of devices()) {
         const sid = await openSession(d);
         const b = primary(d);
-        const input = (SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>])[0];
+        const input = sample(b.capability_id, 0);
         const before = (await call('mhs__read', { device_id: d.device_id })).body;
         const r = await invoke(d, b, input, { session_id: sid, command_id: cmd(), deadline_ms: 20_000 });
         expect(r.isError).toBe(false);
@@ -312,7 +319,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
       for (const d of devices()) {
         const sid = await openSession(d);
         const b = primary(d);
-        const input = (SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>])[0];
+        const input = sample(b.capability_id, 0);
         const id = cmd();
         const first = await invoke(d, b, input, { session_id: sid, command_id: id });
         const again = await call(capabilityToolName(d.device_id, b.capability_id), {
@@ -332,7 +339,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
       for (const d of devices()) {
         const sid = await openSession(d);
         const b = primary(d);
-        const [a, other] = SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>, Record<string, unknown>];
+        const [a, other] = [sample(b.capability_id, 0), sample(b.capability_id, 1)];
         const id = cmd();
         await invoke(d, b, a, { session_id: sid, command_id: id });
         const r = await call(capabilityToolName(d.device_id, b.capability_id), {
@@ -348,7 +355,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
       for (const d of devices()) {
         const sid = await openSession(d);
         const b = primary(d);
-        const input = (SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>])[0];
+        const input = sample(b.capability_id, 0);
         const rev = (await call('mhs__read', { device_id: d.device_id })).body['revision'] as number;
         const r = await invoke(d, b, input, { session_id: sid, command_id: cmd(), expected_revision: rev + 7 });
         expect(r.isError).toBe(false);
@@ -361,7 +368,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
       for (const d of devices()) {
         const sid = await openSession(d);
         const b = primary(d);
-        const input = (SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>])[1];
+        const input = sample(b.capability_id, 1);
         const id = cmd();
         const r = await invoke(d, b, input, { session_id: sid, command_id: id, deadline_ms: 1 });
         expect(r.body['status']).toBe('running');
@@ -394,7 +401,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
         const b = d.capabilities.find((c) => c.permit.required);
         if (!b) continue;
         const sid = await openSession(d);
-        const [input, other] = SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>, Record<string, unknown>];
+        const [input, other] = [sample(b.capability_id, 0), sample(b.capability_id, 1)];
         const tool = capabilityToolName(d.device_id, b.capability_id);
         const code = (r: MhsResult): unknown => {
           expect(r.isError).toBe(false);
@@ -454,7 +461,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
       for (const d of devices()) {
         const sid = await openSession(d);
         const b = primary(d);
-        const input = (SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>])[0];
+        const input = sample(b.capability_id, 0);
         const stop = await call('mhs__estop', { device_id: d.device_id });
         expect(stop.isError).toBe(false);
         expect(stop.body['status']).toBe('completed');
@@ -473,7 +480,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
         if (!lock) continue;
         const sid = await openSession(d);
         const b = primary(d);
-        const input = (SAMPLE_INPUTS[b.capability_id] as [Record<string, unknown>])[0];
+        const input = sample(b.capability_id, 0);
         await call('mhs__reset', { device_id: d.device_id, interlocks: { [lock.id]: 'open' } });
         const r = await invoke(d, b, input, { session_id: sid, command_id: cmd() });
         expect((r.body['error'] as Record<string, unknown>)['mhs_code']).toBe('MHS.SAFETY.INTERLOCK_OPEN');

@@ -74,7 +74,7 @@ describe('redaction and secrets', () => {
 
     // HOST-052: the receipt is kept byte-for-byte in its wrapper, endpoint digest as it came.
     const { receipts, bundle } = sampleEndpointChain(1);
-    const receipt = { ...(receipts[0] as Record<string, unknown>), output: { token: 'not-a-credential-but-kept' } };
+    const receipt: Record<string, unknown> = { ...receipts[0], output: { token: 'not-a-credential-but-kept' } };
     const r = await ledger.append(
       receiptEntry(receipt, { received_at: '2026-01-01T00:00:00.000Z', traceparent: '00-abc-def-01' }),
     );

@@ -1,0 +1,118 @@
+// Guarantees (HOST-091, HOST-070 recovery): a host process SIGKILLed after sending a command and before its
+// receipt leaves a durable intent; on restart the intent becomes MHS.OUTCOME.UNKNOWN (recorded), shuts its device
+// gate, and is reconciled before the device takes another command: an executed command is settled from the
+// endpoint's retention (replayed:true) and a never-executed one as not_executed. Nothing executes twice.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, test } from 'vitest';
+import { ErrorCode } from '../../src/core/index.js';
+import { connect } from '../../src/mhs/connector.js';
+import { REPO_ROOT, callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
+import type { SimHttp } from '../helpers/sim.js';
+import { httpRow, openStore, startEngine } from './harness.js';
+import type { Store } from './harness.js';
+
+let sim: SimHttp | undefined;
+let store: Store | undefined;
+afterEach(async () => {
+  await sim?.stop();
+  await store?.close();
+});
+
+/** Runs the host child until its intent is durable and `ready()` holds, then SIGKILLs it. */
+async function crashAfterSend(
+  dbPath: string,
+  s: SimHttp,
+  ready: (commandId: string) => Promise<boolean>,
+): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'test/engine/fixtures/host-child.ts', dbPath, s.mcpUrl, s.endpointId],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const exited = new Promise((r) => child.once('exit', r));
+  const lines = createInterface({ input: child.stdout! });
+  let commandId = '';
+  for await (const line of lines) {
+    expect(line).not.toBe('RECEIPT');
+    const m = /^INTENT (\S+)/.exec(line);
+    if (m) {
+      commandId = m[1]!;
+      break;
+    }
+  }
+  while (!(await ready(commandId))) await new Promise((r) => setImmediate(r));
+  child.kill('SIGKILL');
+  await exited;
+  return commandId;
+}
+
+async function counter(s: SimHttp, commandId: string): Promise<number> {
+  const c = await connectMcpClient({ mcpUrl: s.mcpUrl });
+  try {
+    const r = await callMhs(c, 'mhs__read', { device_id: 'conveyor-workcell', resource: '_counters' });
+    return ((r.body.state as { executions: Record<string, number> }).executions[commandId] ?? 0) as number;
+  } finally {
+    await c.close();
+  }
+}
+
+describe('crash recovery', () => {
+  test('HOST-091: SIGKILL after send (reply dropped); restart reconciles replayed:true, executed once', async () => {
+    sim = await startSimHttp('conveyor', ['--drop-reply', '1']);
+    store = await openStore();
+    const s = sim;
+    const commandId = await crashAfterSend(store.path, s, async (id) => (await counter(s, id)) === 1);
+
+    const engine = await startEngine(store, { reconcileOnAttach: false });
+    expect(engine.pending().map((p) => p.commandId)).toEqual([commandId]);
+    const ep = await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
+    const gate = ep.gates.state('conveyor-workcell');
+    expect(gate).toMatchObject({ status: 'shut', commandId, reason: 'unknown' });
+    const refused = await engine
+      .invoke({
+        endpointId: s.endpointId,
+        deviceId: 'conveyor-workcell',
+        capabilityId: 'cap.world.step.v1',
+        input: { ticks: 1 },
+      })
+      .catch((e: { code: string }) => e.code);
+    expect(refused).toBe(ErrorCode.HOST_DEVICE_GATE_CLOSED);
+
+    const [rec] = await engine.reconcile({ endpointId: s.endpointId });
+    expect(rec).toMatchObject({ commandId, outcome: 'receipt' });
+    expect(rec!.receipt).toMatchObject({ status: 'completed', replayed: true });
+    expect(await counter(s, commandId)).toBe(1);
+    const kinds = (await store.ledger.byCommand(commandId)).map((e) => e.kind);
+    expect(kinds).toEqual(['command.intent', 'command.unknown', 'receipt', 'reconcile']);
+    expect((await store.ledger.byCommand(commandId))[1]).toMatchObject({ reason: 'recovered_on_start' });
+
+    const after = await engine.invoke({
+      endpointId: s.endpointId,
+      deviceId: 'conveyor-workcell',
+      capabilityId: 'cap.world.step.v1',
+      input: { ticks: 1 },
+    });
+    expect(after.receipt.status).toBe('completed');
+    expect((await store.ledger.verify()).ok).toBe(true);
+    await engine.stop();
+  });
+
+  test('HOST-091: SIGKILL after the intent with the endpoint stalling; restart reconciles on attach as not executed', async () => {
+    sim = await startSimHttp('conveyor', ['--stall', '1']);
+    store = await openStore();
+    const s = sim;
+    // The request has left the host once the intent is durable and the child is blocked on the stalled call.
+    const commandId = await crashAfterSend(store.path, s, async () => true);
+    const engine = await startEngine(store);
+    await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
+    expect(engine.pending()).toEqual([]);
+    const rec = (await store.ledger.byCommand(commandId)).find((e) => e.kind === 'reconcile');
+    expect(rec).toMatchObject({ outcome: 'not_executed' });
+    expect(await counter(s, commandId)).toBe(0);
+    await engine.stop();
+  });
+});

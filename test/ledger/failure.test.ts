@@ -2,7 +2,7 @@
 // but every append rejects with MHS.HOST.LEDGER_UNAVAILABLE and the status says unavailable; a full
 // store (SQLite max_page_count) does the same and recovers once space returns; an unreachable
 // PostgreSQL fails openDb with the same code. Nothing is half-written.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,18 +15,35 @@ afterEach(() => {
   for (const c of cleanups.splice(0)) c();
 });
 
-function runChild(path: string, asUid?: number): Promise<Record<string, unknown>> {
+function runChild(
+  path: string,
+  opts: { uid?: number; env?: Record<string, string> } = {},
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'test/ledger/fixtures/readonly-child.ts', path], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'inherit'],
-      ...(asUid !== undefined ? { uid: asUid, gid: asUid, env: { ...process.env, HOME: '/tmp' } } : {}),
+      env: { ...process.env, ...(opts.uid !== undefined ? { HOME: '/tmp' } : {}), ...opts.env },
+      ...(opts.uid !== undefined ? { uid: opts.uid, gid: opts.uid } : {}),
     });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.on('error', reject);
-    child.on('close', () => resolve(JSON.parse(out.trim()) as Record<string, unknown>));
+    child.on('close', () => resolve(JSON.parse(out.trim() || '{}') as Record<string, unknown>));
   });
+}
+
+/** True when an unprivileged user (nobody) can read the repository, so the child can run as it. */
+function nobodyCanReadRepo(): boolean {
+  const r = spawnSync(
+    process.execPath,
+    ['-e', `require('fs').accessSync(${JSON.stringify(join(REPO, 'node_modules/tsx/package.json'))})`],
+    {
+      uid: 65534,
+      gid: 65534,
+    },
+  );
+  return r.status === 0;
 }
 
 describe('ledger store failures', () => {
@@ -38,10 +55,15 @@ describe('ledger store failures', () => {
     await ledger.append({ kind: 'session.open', session_id: 'ses_1' });
     await db.close();
     chmodSync(path, 0o444);
-    // root ignores file modes, so the child drops to an unprivileged user that owns the folder.
+    // root ignores file modes, so the child drops to an unprivileged user that owns the folder;
+    // where that user cannot reach the repository, the child opens the file read-only itself.
     const root = process.getuid?.() === 0;
-    if (root) chownSync(t.dir, 65534, 65534);
-    const r = await runChild(path, root ? 65534 : undefined);
+    let r: Record<string, unknown>;
+    if (!root) r = await runChild(path);
+    else if (nobodyCanReadRepo()) {
+      chownSync(t.dir, 65534, 65534);
+      r = await runChild(path, { uid: 65534 });
+    } else r = await runChild(path, { env: { MHS_TEST_SQLITE_READONLY: '1' } });
     expect(r['open_error']).toBeUndefined();
     expect(r['head_seq']).toBe(1);
     expect(r['status_on_open']).toBe('unavailable');

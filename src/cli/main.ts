@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { toHostError } from '../core/index.js';
 import { demoCommand } from './demo-command.js';
+import { endpointsCommand } from './endpoints-command.js';
 import { ledgerCommand } from './ledger-command.js';
 import { simCommand } from './sim-command.js';
 import { tokenCommand } from './token-command.js';
@@ -10,6 +11,7 @@ const program = new Command('mhs-host')
   .description('Orchestration engine for MHS endpoints (MHS-Host CL5) and OpenWOP workflows')
   .version('0.1.0')
   .addCommand(demoCommand())
+  .addCommand(endpointsCommand())
   .addCommand(ledgerCommand())
   .addCommand(tokenCommand())
   .addCommand(simCommand());

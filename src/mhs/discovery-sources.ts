@@ -37,37 +37,39 @@ const authSchema = {
   ],
 } as const;
 
-/** Schema of `~/.mhs/endpoints.json` (and of a federated registry document). */
+/** Schema of one entry of `~/.mhs/endpoints.json` (and of a federated registry document). */
+export const endpointEntrySchema = {
+  $id: 'https://mhs-host.local/schemas/endpoints-entry',
+  type: 'object',
+  oneOf: [{ required: ['url'] }, { required: ['command'] }],
+  properties: {
+    url: { type: 'string', pattern: '^https?://' },
+    command: {
+      oneOf: [
+        { type: 'string', minLength: 1 },
+        { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+      ],
+    },
+    auth: authSchema,
+  },
+} as const;
+
+/** Schema of the document: `{"endpoints":[...]}`; entries are checked one by one. */
 export const endpointsFileSchema = {
   $id: 'https://mhs-host.local/schemas/endpoints-file',
   type: 'object',
   required: ['endpoints'],
-  properties: {
-    endpoints: {
-      type: 'array',
-      items: {
-        type: 'object',
-        oneOf: [{ required: ['url'] }, { required: ['command'] }],
-        properties: {
-          url: { type: 'string', pattern: '^https?://' },
-          command: {
-            oneOf: [
-              { type: 'string', minLength: 1 },
-              { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
-            ],
-          },
-          auth: authSchema,
-        },
-      },
-    },
-  },
+  properties: { endpoints: { type: 'array' } },
 } as const;
 
-interface EndpointsFile {
-  endpoints: Array<{ url?: string; command?: string | string[]; auth?: EndpointAuth }>;
+interface EndpointEntry {
+  url?: string;
+  command?: string | string[];
+  auth?: EndpointAuth;
 }
 
-const checkEndpointsFile = documentChecker<EndpointsFile>(endpointsFileSchema);
+const checkEndpointsFile = documentChecker<{ endpoints: unknown[] }>(endpointsFileSchema);
+const checkEntry = documentChecker<EndpointEntry>(endpointEntrySchema);
 
 const configError = (source: SourceRef, message: string, details: Record<string, unknown> = {}) =>
   new HostError(ErrorCode.HOST_CONFIG_INVALID, `${source.kind} source ${source.ref}: ${message}`, {
@@ -115,23 +117,35 @@ export function parseEndpointsDocument(text: string, source: SourceRef): SourceR
   if (!check.ok)
     return {
       candidates: [],
-      errors: [
+      errors: [configError(source, 'is not {"endpoints":[{"url"|"command","auth"?}, ...]}', { issues: check.issues })],
+    };
+  const out: SourceRead = { candidates: [], errors: [] };
+  // A bad entry is reported and skipped; the good entries of the same document still count.
+  check.value.endpoints.forEach((raw, index) => {
+    const entry = checkEntry(raw);
+    if (!entry.ok) {
+      out.errors.push(
         configError(
           source,
-          `does not match {"endpoints":[{"url"|"command","auth"?}]}: ${check.issues
+          `entry ${index + 1} is not {"url"|"command","auth"?}: ${entry.issues
             .slice(0, 3)
             .map((i) => `${i.path} ${i.message}`)
             .join('; ')}`,
-          { issues: check.issues },
+          { index, issues: entry.issues },
         ),
-      ],
-    };
-  const candidates: Candidate[] = check.value.endpoints.map((e) => {
-    if (e.url) return { kind: 'http', baseUrl: e.url, source, ...(e.auth ? { auth: e.auth } : {}) };
-    const command = Array.isArray(e.command) ? e.command : splitCommandLine(e.command ?? '');
-    return { kind: 'stdio', command, source };
+      );
+      return;
+    }
+    const e = entry.value;
+    if (e.url) out.candidates.push({ kind: 'http', baseUrl: e.url, source, ...(e.auth ? { auth: e.auth } : {}) });
+    else
+      out.candidates.push({
+        kind: 'stdio',
+        command: Array.isArray(e.command) ? e.command : splitCommandLine(e.command ?? ''),
+        source,
+      });
   });
-  return { candidates, errors: [] };
+  return out;
 }
 
 /** `~/.mhs/endpoints.json` (or the path given). A missing file is not an error. */

@@ -14,3 +14,24 @@ export type { ConnectOptions, MhsConnection } from './connector.js';
 export { MAX_FRAME_BYTES } from './frame-guard.js';
 export { SOURCE_KINDS, connectorIdFor, describeAuth, slugify, splitCommandLine } from './connector-row.js';
 export type { ConnectorRow, EndpointAuth, SourceKind, SourceRef } from './connector-row.js';
+export { ManifestCache, profileKeyString } from './manifest-cache.js';
+export type { ProfileKey, PutResult, CachedProfile } from './manifest-cache.js';
+export { presentEndpoint, renderEndpointText, SAFETY_STATEMENT, NO_CLAIM } from './presentation.js';
+export type {
+  EndpointPresentation,
+  DevicePresentation,
+  CapabilityPresentation,
+  FieldPresentation,
+  PresentationContext,
+} from './presentation.js';
+export { discoverEndpoints, defaultEndpointsFile, sourceTrust } from './discovery.js';
+export type { DiscoveredEndpoint, DiscoveryOptions, DiscoveryResult } from './discovery.js';
+export {
+  readEnvSource,
+  readFileSource,
+  parseEndpointsDocument,
+  fetchDescriptor,
+  wellKnownUrl,
+} from './discovery-sources.js';
+export { connectWithReconnect, ReconnectingConnection, backoffDelay } from './reconnect.js';
+export type { BackoffOptions, ReconnectEvent, ReconnectOptions } from './reconnect.js';

@@ -22,6 +22,7 @@ const DDL = `CREATE TABLE IF NOT EXISTS connector_rows (
   seen_in TEXT NOT NULL,
   auth TEXT NOT NULL,
   descriptor TEXT,
+  manifest_digest TEXT,
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL
 )`;
@@ -39,6 +40,7 @@ interface RowRecord {
   seen_in: string;
   auth: string;
   descriptor: string | null;
+  manifest_digest: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -55,8 +57,13 @@ export interface ConnectorStore {
    * descriptor and auth. Never changes `enabled` (HOST-066).
    */
   upsertDiscovered(row: DiscoveredRow): Promise<{ row: ConnectorRow; created: boolean }>;
-  /** Records the endpoint id learnt from an admitted manifest (stdio rows learn it on first connect). */
-  recordEndpointId(connectorId: string, endpointId: string): Promise<void>;
+  /**
+   * Records the endpoint id and manifest digest of an admitted connection (stdio rows learn their
+   * endpoint id on first connect); the manifest itself is kept by digest in the ledger artifacts.
+   */
+  recordManifest(connectorId: string, endpointId: string, manifestDigest: string): Promise<void>;
+  /** The digest recorded by {@link ConnectorStore.recordManifest}, if any. */
+  manifestDigest(connectorId: string): Promise<string | null>;
   /**
    * @internal Sets the flag. Only `enablement.ts` calls it, inside its recorded operator action.
    * @throws HostError `MHS.HOST.ENDPOINT_UNKNOWN` when there is no such row.
@@ -132,12 +139,18 @@ export async function openConnectorStore(db: Db, opts: { clock: Clock }): Promis
         return { row: (await get(row.connector_id, t))!, created: !existing };
       });
     },
-    async recordEndpointId(id, endpointId) {
-      await db.run('UPDATE connector_rows SET endpoint_id = ?, updated_at = ? WHERE connector_id = ?', [
-        endpointId,
-        now(),
-        id,
-      ]);
+    async recordManifest(id, endpointId, digest) {
+      await db.run(
+        'UPDATE connector_rows SET endpoint_id = ?, manifest_digest = ?, updated_at = ? WHERE connector_id = ?',
+        [endpointId, digest, now(), id],
+      );
+    },
+    async manifestDigest(id) {
+      const r = await db.get<{ manifest_digest: string | null }>(
+        'SELECT manifest_digest FROM connector_rows WHERE connector_id = ?',
+        [id],
+      );
+      return r?.manifest_digest ?? null;
     },
     async _setEnabled(id, enabled) {
       return db.tx(async (t) => {

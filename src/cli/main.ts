@@ -5,6 +5,7 @@ import { endpointsCommand } from './endpoints-command.js';
 import { ledgerCommand } from './ledger-command.js';
 import { simCommand } from './sim-command.js';
 import { tokenCommand } from './token-command.js';
+import { serveCommand } from './serve-command.js';
 
 // Each subcommand lives in its own file and is added here with one line.
 const program = new Command('mhs-host')
@@ -14,7 +15,8 @@ const program = new Command('mhs-host')
   .addCommand(endpointsCommand())
   .addCommand(ledgerCommand())
   .addCommand(tokenCommand())
-  .addCommand(simCommand());
+  .addCommand(simCommand())
+  .addCommand(serveCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const e = toHostError(err);

@@ -48,6 +48,7 @@ export class RunActor {
   private variables: Record<string, unknown>;
   private readonly history = new Map<string, RunEvent[]>();
   private readonly lastEvent = new Map<string, string>();
+  private readonly startedEvent = new Map<string, string>();
   private readonly inFlight = new Set<string>();
   readonly pending = new Map<string, PendingInterrupt>();
   private readonly stop = new AbortController();
@@ -139,6 +140,7 @@ export class RunActor {
           this.startedEventId = e.eventId;
           break;
         case 'node.started':
+          this.startedEvent.set(nodeId!, e.eventId);
           this.graph.markStarted(this.state, nodeId!);
           this.history.set(nodeId!, []);
           this.executions++;
@@ -241,7 +243,7 @@ export class RunActor {
             break;
           }
           const causation = this.causationFor(node.id);
-          await this.append([
+          const [started] = await this.append([
             {
               type: 'node.started',
               nodeId: node.id,
@@ -249,6 +251,7 @@ export class RunActor {
               payload: { nodeId: node.id, typeId: node.typeId, attempt: 0 },
             },
           ]);
+          this.startedEvent.set(node.id, started!.eventId);
           this.graph.markStarted(this.state, node.id);
           this.history.set(node.id, []);
           this.executions++;
@@ -341,6 +344,8 @@ export class RunActor {
     if (this.terminal) return;
     if (!outcome.ok && (outcome.error instanceof RunHalted || this.halt.signal.aborted)) return; // resumes after restart
     let events: RunEvent[];
+    // The terminal event is caused by the node's last event (e.g. interrupt.resolved) or its start.
+    const causationId = this.historyOf(nodeId).at(-1)?.eventId ?? this.startedEvent.get(nodeId) ?? this.startedEventId;
     if (outcome.ok) {
       const changed = outcome.result.variables ?? {};
       const next = { ...this.variables, ...changed };
@@ -353,6 +358,7 @@ export class RunActor {
       inputs.push({
         type: 'node.completed',
         nodeId,
+        causationId,
         payload: { ...info, nodeId, outputs: outcome.result.outputs ?? {}, durationMs },
       });
       events = await this.append(inputs, Object.keys(changed).length ? { variables: next } : {});
@@ -362,7 +368,12 @@ export class RunActor {
       (outcome.error instanceof RunCancelled || !(outcome.error instanceof NodeFailure) || this.stop.signal.aborted)
     ) {
       events = await this.append([
-        { type: 'node.cancelled', nodeId, payload: { nodeId, reason: this.cancelRequest?.reason ?? 'run stopping' } },
+        {
+          type: 'node.cancelled',
+          nodeId,
+          causationId,
+          payload: { nodeId, reason: this.cancelRequest?.reason ?? 'run stopping' },
+        },
       ]);
       this.graph.markTerminal(this.state, nodeId, 'cancelled');
     } else {
@@ -380,7 +391,9 @@ export class RunActor {
               ...(details ? { details } : {}),
             }))(toHostError(err).toEnvelope());
       const info = err instanceof NodeFailure ? err.failedInfo : {};
-      events = await this.append([{ type: 'node.failed', nodeId, payload: { ...info, nodeId, error, attempts: 1 } }]);
+      events = await this.append([
+        { type: 'node.failed', nodeId, causationId, payload: { ...info, nodeId, error, attempts: 1 } },
+      ]);
       this.graph.markTerminal(this.state, nodeId, 'failed', undefined, error);
       if (!this.graph.failureHandled(nodeId)) this.fail(error, nodeId);
     }

@@ -224,7 +224,18 @@ export class RunManager {
       throw new HostError(ErrorCode.CONFLICT, `run ${runId} is already ${r.status}`, { runId, status: r.status });
     }
     const actor = this.actors.get(runId);
-    if (actor) await actor.cancel(reason, caller.principal);
+    if (actor) {
+      await actor.cancel(reason, caller.principal);
+      // Waits end at once; work that cannot be abandoned (an MHS command in flight) may take longer:
+      // then the snapshot says `cancelling` and the run ends when that work settles.
+      await new Promise<void>((resolve) => {
+        const t = this.o.clock.setTimeout(resolve, 5_000);
+        void actor.done.then(() => {
+          this.o.clock.clearTimeout(t);
+          resolve();
+        });
+      });
+    }
     return this.snapshot(runId);
   }
 

@@ -28,6 +28,21 @@ async function runSubWorkflow(ctx: NodeContext): Promise<NodeResult> {
     parentNodeId: ctx.node.id,
     key: `${ctx.runId}:${ctx.node.id}:${ctx.activation}`,
   });
+  if (
+    !ctx.history.some((e) => e.type === 'log.appended' && (e.payload.fields as { childRunId?: string })?.childRunId)
+  ) {
+    await ctx.emit([
+      {
+        type: 'log.appended',
+        payload: {
+          level: 'info',
+          message: 'child run started',
+          nodeId: ctx.node.id,
+          fields: { childRunId, workflowId },
+        },
+      },
+    ]);
+  }
   if (c.waitForCompletion === false) return { outputs: { childRunId } };
   const child = await ctx.children.settled(childRunId);
   if (child.status !== 'completed') {

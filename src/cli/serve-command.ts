@@ -1,0 +1,58 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { RealClock } from '../core/index.js';
+import { openDb, resolveDbLocation } from '../ledger/index.js';
+import { createTokenStore } from '../policy/tokens.js';
+import { startHostServer } from '../server/host-server.js';
+
+function port(v: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('port must be 0-65535');
+  return n;
+}
+
+/**
+ * `mhs-host serve [--port N] [--host ADDR] [--db PATH|postgres://...]`: the OpenWOP REST API, the
+ * operator API and the console on one port (default 8787), SQLite by default. Logs one line with
+ * the URL. On SIGTERM/SIGINT it stops accepting requests, lets in-flight MHS commands settle (or
+ * leaves them to reconciliation on the next start), and exits 0.
+ */
+export function serveCommand(): Command {
+  return new Command('serve')
+    .description('Serve the OpenWOP REST API, the operator API and the console on one port')
+    .option('--port <n>', 'TCP port (0 picks a free one)', port, 8787)
+    .option('--host <addr>', 'listen address', '127.0.0.1')
+    .option(
+      '--db <location>',
+      'store: a SQLite file path or a postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)',
+    )
+    .option('--no-workflows', 'do not register the example workflows in ./workflows')
+    .option('--grace-ms <n>', 'how long shutdown waits for in-flight work', port, 10_000)
+    .action(async (opts: { port: number; host: string; db?: string; workflows: boolean; graceMs: number }) => {
+      const clock = new RealClock();
+      const location = resolveDbLocation({ flag: opts.db });
+      const db = await openDb(location);
+      const server = await startHostServer({
+        db,
+        clock,
+        tokens: createTokenStore(db, clock),
+        port: opts.port,
+        host: opts.host,
+        workflows: opts.workflows,
+      });
+      process.stdout.write(`mhs-host serving ${server.url} (store ${db.location})\n`);
+      let stopping = false;
+      const stop = (signal: string): void => {
+        if (stopping) return;
+        stopping = true;
+        void server
+          .close(opts.graceMs)
+          .then(() => db.close())
+          .then(() => {
+            process.stdout.write(`mhs-host stopped (${signal})\n`);
+            process.exit(0);
+          });
+      };
+      process.on('SIGTERM', () => stop('SIGTERM'));
+      process.on('SIGINT', () => stop('SIGINT'));
+    });
+}

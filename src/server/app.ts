@@ -1,0 +1,112 @@
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Clock } from '../core/index.js';
+import type { OpenwopHost } from '../openwop/host.js';
+import { principalOf } from './auth.js';
+import type { BearerVerifier, Principal } from './auth.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { registerEventRoutes } from './event-routes.js';
+import { openApiDocument } from './openapi.js';
+import { registerRunRoutes } from './run-routes.js';
+
+/** Dependencies of {@link buildApp}. */
+export interface AppDeps {
+  host: OpenwopHost;
+  /** Bearer-token check (the policy layer's token store). */
+  auth: BearerVerifier;
+  clock: Clock;
+  logger?: FastifyBaseLogger | boolean;
+  sseKeepAliveMs?: number;
+  maxPollMs?: number;
+  /**
+   * Dependencies handed to the operator API and console (`registerOperatorRoutes(app, deps)` in
+   * src/server/operator-routes.ts, `registerConsole(app, deps)` in src/console/), registered when
+   * those modules exist. Omit to serve the OpenWOP surface alone.
+   */
+  operator?: Record<string, unknown>;
+}
+
+/** What was mounted besides the OpenWOP surface. */
+export interface MountReport {
+  operatorRoutes: boolean;
+  console: boolean;
+  skipped: string[];
+}
+
+type ModuleFn = (app: FastifyInstance, deps: Record<string, unknown>) => unknown;
+
+// Specifiers in variables: these modules are built by another part of the host and may be absent.
+const OPTIONAL = [
+  {
+    key: 'operatorRoutes',
+    spec: './operator-routes.js',
+    fn: 'registerOperatorRoutes',
+    needs: ['tokens', 'gate', 'permits', 'safety', 'ledger', 'events', 'directory', 'enablement', 'clock'],
+  },
+  { key: 'console', spec: '../console/index.js', fn: 'registerConsole', needs: [] },
+] as const;
+
+async function mountOptional(app: FastifyInstance, deps: Record<string, unknown>): Promise<MountReport> {
+  const report: MountReport = { operatorRoutes: false, console: false, skipped: [] };
+  for (const m of OPTIONAL) {
+    const missing = m.needs.filter((k) => deps[k] === undefined);
+    if (missing.length) {
+      report.skipped.push(`${m.spec} (missing ${missing.join(', ')})`);
+      continue;
+    }
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(m.spec)) as Record<string, unknown>;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+        report.skipped.push(`${m.spec} (not present)`);
+        continue;
+      }
+      throw err;
+    }
+    const fn = mod[m.fn];
+    if (typeof fn !== 'function') {
+      report.skipped.push(`${m.spec} (no ${m.fn})`);
+      continue;
+    }
+    await (fn as ModuleFn)(app, deps);
+    report[m.key] = true;
+  }
+  return report;
+}
+
+/**
+ * Builds the Fastify app: `GET /.well-known/openwop`, `/v1/openapi.json`, the run, event and
+ * workflow routes (bearer auth, client or operator role), the error envelope
+ * `{error, message, details?}` for every failure, and, when present, the operator API and console.
+ */
+export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; mounted: MountReport }> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: deps.host.limits.maxRequestBodyBytes,
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+  app.decorateRequest('principal', undefined);
+
+  app.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {
+    const path = req.url.split('?')[0] ?? '';
+    if (!path.startsWith('/v1/') || path === '/v1/openapi.json' || path.startsWith('/v1/operator')) return;
+    req.principal = await principalOf(req, deps.auth);
+  });
+
+  app.get('/.well-known/openwop', () => deps.host.capabilities());
+  app.get('/v1/openapi.json', () => openApiDocument());
+  registerRunRoutes(app, deps.host);
+  registerEventRoutes(app, {
+    host: deps.host,
+    clock: deps.clock,
+    ...(deps.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: deps.sseKeepAliveMs } : {}),
+    ...(deps.maxPollMs !== undefined ? { maxPollMs: deps.maxPollMs } : {}),
+  });
+  const mounted = deps.operator
+    ? await mountOptional(app, deps.operator)
+    : { operatorRoutes: false, console: false, skipped: ['operator deps not given'] };
+  return { app, mounted };
+}

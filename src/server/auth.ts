@@ -1,0 +1,30 @@
+import type { FastifyRequest } from 'fastify';
+import { ErrorCode, HostError } from '../core/index.js';
+
+/** An authenticated caller of the REST surface. */
+export interface Principal {
+  id: string;
+  name: string;
+  role: 'client' | 'operator';
+}
+
+/** What the app needs to check bearer tokens (the policy layer's `TokenStore` fits). */
+export interface BearerVerifier {
+  verify(bearer: string): Promise<Principal | null>;
+}
+
+/**
+ * Checks `Authorization: Bearer <token>`: client and operator tokens may use the run API.
+ * Raises `unauthorized` when the header is missing or the token is unknown or revoked.
+ */
+export async function principalOf(req: FastifyRequest, verifier: BearerVerifier): Promise<Principal> {
+  const h = req.headers.authorization;
+  const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
+  if (!m?.[1]) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
+  const who = await verifier.verify(m[1]);
+  if (!who) throw new HostError(ErrorCode.UNAUTHORIZED, 'the bearer token is unknown or revoked');
+  if (who.role !== 'client' && who.role !== 'operator') {
+    throw new HostError(ErrorCode.FORBIDDEN, 'this token has no run API role', { role: who.role });
+  }
+  return who;
+}

@@ -1,0 +1,56 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode, HostError, toHostError } from '../core/index.js';
+
+const STATUS: Partial<Record<string, number>> = {
+  [ErrorCode.VALIDATION_ERROR]: 400,
+  [ErrorCode.UNAUTHORIZED]: 401,
+  [ErrorCode.FORBIDDEN]: 403,
+  [ErrorCode.NOT_FOUND]: 404,
+  [ErrorCode.CONFLICT]: 409,
+  [ErrorCode.HOST_POLICY_DENIED]: 403,
+  [ErrorCode.HOST_LEDGER_UNAVAILABLE]: 503,
+};
+
+/** HTTP status for an error code on the OpenWOP REST surface (unknown codes: 500). */
+export function statusFor(code: string): number {
+  return STATUS[code] ?? 500;
+}
+
+/**
+ * Maps anything thrown by a route, or by Fastify itself (bad JSON, oversized body, unknown route),
+ * to the envelope `{error, message, details?}` with a matching status.
+ */
+export function errorHandler(err: unknown, _req: FastifyRequest, reply: FastifyReply): void {
+  const fe = err as { statusCode?: number; code?: string; message?: string };
+  let e: HostError;
+  let status: number;
+  if (err instanceof HostError) {
+    e = err;
+    status = statusFor(e.code);
+  } else if (fe.statusCode === 413) {
+    e = new HostError(ErrorCode.VALIDATION_ERROR, 'the request body is too large', { reason: 'body_too_large' });
+    status = 413;
+  } else if (fe.statusCode === 415) {
+    e = new HostError(ErrorCode.VALIDATION_ERROR, 'the request body must be application/json', {
+      reason: 'unsupported_media_type',
+    });
+    status = 415;
+  } else if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    e = new HostError(ErrorCode.VALIDATION_ERROR, fe.message ?? 'bad request', {
+      path: '/',
+      reason: fe.code ?? 'bad_request',
+    });
+    status = 400;
+  } else {
+    e = toHostError(err, ErrorCode.INTERNAL);
+    status = 500;
+  }
+  void reply.status(status).send(e.toEnvelope());
+}
+
+/** 404 envelope for unknown routes. */
+export function notFoundHandler(req: FastifyRequest, reply: FastifyReply): void {
+  void reply
+    .status(404)
+    .send(new HostError(ErrorCode.NOT_FOUND, `no route ${req.method} ${req.url.split('?')[0]}`).toEnvelope());
+}

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import type { Clock } from '../core/index.js';
+import type { Db } from '../ledger/index.js';
+import { createOpenwopHost } from '../openwop/host.js';
+import type { OpenwopHost } from '../openwop/host.js';
+import type { NodeModule } from '../openwop/node-registry.js';
+import { buildApp } from './app.js';
+import type { MountReport } from './app.js';
+import type { BearerVerifier } from './auth.js';
+
+/** Options of {@link startHostServer}. */
+export interface HostServerOptions {
+  db: Db;
+  clock: Clock;
+  tokens: BearerVerifier;
+  port: number;
+  host?: string;
+  /** Register the example workflows from ./workflows (default true). */
+  workflows?: boolean;
+  /** Extra node types (the MHS nodes) and the capability families they add. */
+  nodes?: readonly NodeModule[];
+  capabilities?: Record<string, unknown>;
+  /** Dependencies for the operator API and console modules, when those are present. */
+  operator?: Record<string, unknown>;
+  sseKeepAliveMs?: number;
+}
+
+/** A listening host: the OpenWOP host, its app and URL. */
+export interface HostServer {
+  url: string;
+  app: FastifyInstance;
+  host: OpenwopHost;
+  mounted: MountReport;
+  /** Stops accepting requests, then halts the run actors (in-flight MHS work gets `graceMs`). */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** Builds the OpenWOP host over `db` (resuming unfinished runs) and listens on one port. */
+export async function startHostServer(o: HostServerOptions): Promise<HostServer> {
+  const host = await createOpenwopHost({
+    db: o.db,
+    clock: o.clock,
+    ...(o.nodes ? { nodes: o.nodes } : {}),
+    ...(o.capabilities ? { capabilities: o.capabilities } : {}),
+    ...(o.workflows === false ? { workflowsDir: false as const } : {}),
+  });
+  const { app, mounted } = await buildApp({
+    host,
+    auth: o.tokens,
+    clock: o.clock,
+    operator: { db: o.db, clock: o.clock, tokens: o.tokens, runs: host.runs, host, ...o.operator },
+    ...(o.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: o.sseKeepAliveMs } : {}),
+  });
+  await app.listen({ port: o.port, host: o.host ?? '127.0.0.1' });
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : o.port;
+  const shownHost = (o.host ?? '127.0.0.1') === '0.0.0.0' ? '127.0.0.1' : (o.host ?? '127.0.0.1');
+  return {
+    url: `http://${shownHost}:${port}`,
+    app,
+    host,
+    mounted,
+    async close(graceMs = 10_000) {
+      // Open SSE streams would keep close() waiting: end them first.
+      app.server.closeAllConnections?.();
+      await Promise.all([app.close(), host.close(graceMs)]);
+    },
+  };
+}

@@ -1,0 +1,135 @@
+import { schemaId } from '../openwop/schemas.js';
+import { REQUEST_SCHEMAS } from './request-schemas.js';
+
+const ref = (name: string): Record<string, string> => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Record<string, unknown>): Record<string, unknown> => ({ 'application/json': { schema } });
+const errors = {
+  '400': { description: 'validation_error', content: json(ref('Error')) },
+  '401': { description: 'unauthorized', content: json(ref('Error')) },
+  '404': { description: 'not_found', content: json(ref('Error')) },
+};
+const runId = { name: 'runId', in: 'path', required: true, schema: { type: 'string' } };
+
+/**
+ * The OpenAPI 3.1 description of the OpenWOP REST surface served at `/v1/openapi.json`. Response
+ * bodies reference the shared OpenWOP schemas by their `$id`.
+ */
+export function openApiDocument(): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'mhs-host OpenWOP REST API', version: '1' },
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        ...REQUEST_SCHEMAS,
+        Error: {
+          type: 'object',
+          required: ['error', 'message'],
+          properties: { error: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } },
+        },
+        RunSnapshot: { $ref: schemaId('run-snapshot') },
+        RunEvent: { $ref: schemaId('run-event') },
+        WorkflowDefinition: { $ref: schemaId('workflow-definition') },
+        Capabilities: { $ref: schemaId('capabilities') },
+      },
+    },
+    security: [{ bearer: [] }],
+    paths: {
+      '/.well-known/openwop': {
+        get: {
+          summary: 'Capabilities document',
+          security: [],
+          responses: { '200': { description: 'ok', content: json(ref('Capabilities')) } },
+        },
+      },
+      '/v1/openapi.json': {
+        get: { summary: 'This document', security: [], responses: { '200': { description: 'ok' } } },
+      },
+      '/v1/workflows': {
+        get: { summary: 'List registered workflows', responses: { '200': { description: 'ok' }, ...errors } },
+        post: {
+          summary: 'Register a workflow definition',
+          requestBody: { required: true, content: json(ref('WorkflowDefinition')) },
+          responses: { '201': { description: 'registered' }, ...errors },
+        },
+      },
+      '/v1/workflows/{workflowId}': {
+        get: {
+          summary: 'A registered definition',
+          parameters: [{ name: 'workflowId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: 'ok', content: json(ref('WorkflowDefinition')) }, ...errors },
+        },
+      },
+      '/v1/runs': {
+        post: {
+          summary: 'Start a run',
+          parameters: [
+            { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } },
+          ],
+          requestBody: { required: true, content: json(ref('CreateRunRequest')) },
+          responses: {
+            '201': { description: 'created', content: json(ref('RunSnapshot')) },
+            '200': { description: 'replayed by Idempotency-Key', content: json(ref('RunSnapshot')) },
+            '409': { description: 'conflict (key reused with another body)', content: json(ref('Error')) },
+            ...errors,
+          },
+        },
+      },
+      '/v1/runs/{runId}': {
+        get: {
+          summary: 'Run snapshot',
+          parameters: [runId],
+          responses: { '200': { description: 'ok', content: json(ref('RunSnapshot')) }, ...errors },
+        },
+      },
+      '/v1/runs/{runId}/events': {
+        get: {
+          summary: 'Run events (JSON, or SSE with Accept: text/event-stream and Last-Event-ID)',
+          parameters: [runId, { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } }],
+          responses: {
+            '200': {
+              description: 'ok',
+              content: {
+                ...json({ type: 'object', properties: { events: { type: 'array', items: ref('RunEvent') } } }),
+                'text/event-stream': { schema: { type: 'string' } },
+              },
+            },
+            ...errors,
+          },
+        },
+      },
+      '/v1/runs/{runId}/events/poll': {
+        get: {
+          summary: 'Long-poll for events after a sequence',
+          parameters: [
+            runId,
+            { name: 'afterSequence', in: 'query', schema: { type: 'integer' } },
+            { name: 'timeout', in: 'query', schema: { type: 'integer', minimum: 0 } },
+          ],
+          responses: { '200': { description: 'events, or timedOut: true' }, ...errors },
+        },
+      },
+      '/v1/runs/{runId}/cancel': {
+        post: {
+          summary: 'Cancel a run',
+          parameters: [runId],
+          requestBody: { required: false, content: json(ref('CancelRunRequest')) },
+          responses: {
+            '200': { description: 'cancelled', content: json(ref('RunSnapshot')) },
+            '202': { description: 'cancelling (work in flight settles first)', content: json(ref('RunSnapshot')) },
+            '409': { description: 'already completed or failed', content: json(ref('Error')) },
+            ...errors,
+          },
+        },
+      },
+      '/v1/runs/{runId}/interrupts/{nodeId}': {
+        post: {
+          summary: 'Resolve the interrupt pending at a node',
+          parameters: [runId, { name: 'nodeId', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: { required: true, content: json(ref('ResolveInterruptRequest')) },
+          responses: { '200': { description: 'resolved', content: json(ref('RunSnapshot')) }, ...errors },
+        },
+      },
+    },
+  };
+}

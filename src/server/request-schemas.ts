@@ -1,0 +1,68 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
+import { ErrorCode, HostError } from '../core/index.js';
+
+/** JSON Schemas of the request bodies this surface accepts (also published in the OpenAPI document). */
+export const REQUEST_SCHEMAS = {
+  CreateRunRequest: {
+    type: 'object',
+    required: ['workflowId'],
+    properties: {
+      workflowId: { type: 'string', minLength: 1, maxLength: 128 },
+      inputs: { type: 'object' },
+      tags: { type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: 100 },
+      metadata: { type: 'object' },
+      configurable: {
+        type: 'object',
+        properties: { recursionLimit: { type: 'integer', minimum: 1 } },
+      },
+    },
+    additionalProperties: false,
+  },
+  CancelRunRequest: {
+    type: 'object',
+    properties: { reason: { type: 'string', maxLength: 1000 } },
+    additionalProperties: false,
+  },
+  ResolveInterruptRequest: {
+    type: 'object',
+    properties: {
+      action: { type: 'string', enum: ['accept', 'reject', 'refine', 'edit-accept'] },
+      comment: { type: 'string' },
+      feedback: { type: 'string' },
+      refineFeedback: { type: 'object' },
+      editedArtifactData: {},
+      resumeValue: {},
+    },
+    additionalProperties: false,
+  },
+} as const;
+
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+const compiled = new Map<string, ValidateFunction>();
+for (const [name, schema] of Object.entries(REQUEST_SCHEMAS)) compiled.set(name, ajv.compile(schema));
+
+/** Checks a body against one of {@link REQUEST_SCHEMAS}; raises `validation_error` with paths. */
+export function checkBody<T>(name: keyof typeof REQUEST_SCHEMAS, body: unknown): T {
+  const v = compiled.get(name)!;
+  const value = body === undefined || body === null ? {} : body;
+  if (!v(value)) {
+    throw new HostError(ErrorCode.VALIDATION_ERROR, `the body is not a valid ${name}`, {
+      errors: (v.errors ?? []).map((e) => {
+        const missing =
+          e.keyword === 'required' ? (e.params as { missingProperty?: string }).missingProperty : undefined;
+        const extra =
+          e.keyword === 'additionalProperties'
+            ? (e.params as { additionalProperty?: string }).additionalProperty
+            : undefined;
+        const leaf = missing ?? extra;
+        return {
+          path: leaf ? `${e.instancePath}/${leaf}` : e.instancePath || '/',
+          message: e.message ?? 'invalid',
+          keyword: e.keyword,
+        };
+      }),
+    });
+  }
+  return value as T;
+}

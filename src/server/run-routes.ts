@@ -1,0 +1,64 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ErrorCode, HostError } from '../core/index.js';
+import type { OpenwopHost } from '../openwop/host.js';
+import type { CreateRunRequest } from '../openwop/types.js';
+import type { Principal } from './auth.js';
+import { checkBody } from './request-schemas.js';
+
+function caller(req: FastifyRequest): { principal: string } {
+  const p = (req as FastifyRequest & { principal?: Principal }).principal;
+  if (!p) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
+  return { principal: p.id };
+}
+
+/**
+ * Run routes: `POST /v1/runs` (with `Idempotency-Key`), `GET /v1/runs/{runId}`,
+ * `POST /v1/runs/{runId}/cancel`, `POST /v1/runs/{runId}/interrupts/{nodeId}`, and the workflow
+ * registry `POST /v1/workflows`, `GET /v1/workflows`, `GET /v1/workflows/{workflowId}`.
+ */
+export function registerRunRoutes(app: FastifyInstance, host: OpenwopHost): void {
+  app.post('/v1/runs', async (req, reply) => {
+    const body = checkBody<CreateRunRequest>('CreateRunRequest', req.body);
+    const key = req.headers['idempotency-key'];
+    if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255)) {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'Idempotency-Key must be 1-255 characters', {
+        path: 'header:Idempotency-Key',
+      });
+    }
+    const { run, created } = await host.runs.createRun(body, caller(req), key);
+    const snap = await host.runs.snapshot(run.runId);
+    void reply.header('location', `/v1/runs/${run.runId}`);
+    if (!created) void reply.header('idempotent-replayed', 'true');
+    return reply.status(created ? 201 : 200).send(snap);
+  });
+
+  app.get<{ Params: { runId: string } }>('/v1/runs/:runId', (req) => host.runs.snapshot(req.params.runId));
+
+  app.post<{ Params: { runId: string } }>('/v1/runs/:runId/cancel', async (req, reply) => {
+    const body = checkBody<{ reason?: string }>('CancelRunRequest', req.body);
+    const snap = await host.runs.cancel(req.params.runId, caller(req), body.reason);
+    return reply.status(snap.status === 'cancelled' ? 200 : 202).send(snap);
+  });
+
+  app.post<{ Params: { runId: string; nodeId: string } }>('/v1/runs/:runId/interrupts/:nodeId', async (req) => {
+    const body = checkBody<Record<string, unknown>>('ResolveInterruptRequest', req.body);
+    return host.runs.resolveInterrupt(req.params.runId, req.params.nodeId, body, caller(req));
+  });
+
+  app.post('/v1/workflows', async (req, reply) => {
+    caller(req);
+    const wf = await host.catalog.register(req.body, 'api');
+    return reply.status(201).send({ workflowId: wf.id, version: wf.version });
+  });
+
+  app.get('/v1/workflows', async () => ({ workflows: await host.catalog.list() }));
+
+  app.get<{ Params: { workflowId: string } }>('/v1/workflows/:workflowId', async (req) => {
+    const wf = await host.catalog.get(req.params.workflowId);
+    if (!wf)
+      throw new HostError(ErrorCode.NOT_FOUND, `workflow ${req.params.workflowId} is not registered`, {
+        workflowId: req.params.workflowId,
+      });
+    return wf;
+  });
+}

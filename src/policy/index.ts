@@ -25,3 +25,6 @@ export { createOperatorServices } from './operator-services.js';
 export type { OperatorServices, OperatorServicesDeps } from './operator-services.js';
 export { createOperatorLink } from './operator-link.js';
 export type { OperatorLinkDeps } from './operator-link.js';
+export { createConnectorDirectory } from './directory.js';
+export type { ConnectorDirectoryDeps } from './directory.js';
+export { guardPermits } from './permit-guard.js';

@@ -1,10 +1,10 @@
 // Guarantees (issue 7, over HTTP against a real `mhs-host serve` on a real SQLite file): fixtures run to
-/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 // completion with gap-free, ordered, schema-valid event logs ending in exactly one terminal event; JSON and
 // SSE listings agree and SSE resumes after Last-Event-ID; long-poll returns new events and times out cleanly;
 // cancel really stops a run; Idempotency-Key returns the same run; errors use the {error, message, details?}
 // envelope (401, 404, 400 validation_error with paths, 409); interrupts resolve through the REST route;
 // sub-workflow children record parentRunId/parentNodeId.
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, logProblems, makeToken, readSse, serve, tempDb } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';

@@ -1,11 +1,108 @@
+import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { HostError, ErrorCode } from '../core/index.js';
+import { ErrorCode, HostError } from '../core/index.js';
+import { openHostRuntime } from '../engine/host-runtime.js';
+import type { TaskSpec } from '../engine/index.js';
+import type { ConnectorRow } from '../mhs/connector-row.js';
+import { printTaskSummary, progressPrinter } from './run-task-command.js';
 
-/** `mhs-host demo`: the README's main job. */
+/** The operator identity the demo acts as; its enablement is recorded in the ledger (HOST-066, 069). */
+export const DEMO_OPERATOR = { id: 'demo-operator', via: 'cli demo' };
+
+const BIN = fileURLToPath(new URL('../../bin/mhs-host.js', import.meta.url));
+
+/** The bundled simulators the demo drives: each its own stdio child process, one endpoint each. */
+function demoRows(): Array<Omit<ConnectorRow, 'enabled'>> {
+  const sim = (family: string, extra: string[] = []) => ({
+    connector_id: `mhs-demo-${family}`,
+    transport: 'stdio' as const,
+    command: [process.execPath, BIN, 'sim', family, '--stdio', '--endpoint-id', `mhs://demo/${family}`, ...extra],
+    endpoint_id: null,
+    display_name: `demo ${family} simulator`,
+    source: { kind: 'registry' as const, ref: 'mhs-host demo' },
+    auth: { scheme: 'local' as const },
+  });
+  return [sim('thermostat', ['--time-scale', '20']), sim('conveyor')];
+}
+
+const TASK: TaskSpec = {
+  name: 'demo: warm the chamber while the conveyor indexes samples',
+  steps: [
+    {
+      id: 'index-1',
+      endpoint: 'mhs://demo/conveyor',
+      device: 'conveyor-workcell',
+      capability: 'cap.world.step.v1',
+      input: { ticks: 3 },
+    },
+    {
+      id: 'warm',
+      endpoint: 'mhs://demo/thermostat',
+      device: 'thermostat',
+      capability: 'cap.thermal.setpoint.v1',
+      input: { setpoint_c: 37 },
+    },
+    {
+      id: 'index-2',
+      endpoint: 'mhs://demo/conveyor',
+      device: 'conveyor-workcell',
+      capability: 'cap.world.step.v1',
+      input: { ticks: 2 },
+    },
+    {
+      id: 'check',
+      endpoint: 'mhs://demo/thermostat',
+      device: 'thermostat',
+      capability: 'cap.thermal.read.v1',
+      input: {},
+    },
+  ],
+};
+
+/**
+ * `mhs-host demo` (`npm start`): the README's main job. Starts the bundled thermostat and conveyor simulators as
+ * stdio children, uses the default SQLite store, enables the two demo connectors as the recorded operator
+ * action of `demo-operator`, runs one multi-endpoint task through the governed path, prints every receipt and
+ * the ledger verification, and exits 0 when both succeed.
+ */
 export function demoCommand(): Command {
   return new Command('demo')
-    .description('Run the main job on the bundled simulators with the embedded SQLite store')
-    .action(() => {
-      throw new HostError(ErrorCode.HOST_ADAPTER_MISSING, 'the demo task needs the simulators (issue 2)');
+    .description('Run the main job: a multi-device task on the bundled simulators with the embedded SQLite store')
+    .option('--db <location>', 'store: SQLite file or postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)')
+    .action(async (o: { db?: string }) => {
+      const out = (l: string) => void process.stdout.write(`${l}\n`);
+      const rt = await openHostRuntime(o.db ? { db: o.db } : {});
+      try {
+        out(`store: ${rt.db.location} (${rt.db.dialect})`);
+        out('MHS integration is experimental and disabled by default (HOST-066).');
+        for (const row of demoRows()) {
+          await rt.connectors.upsertDiscovered(row);
+          if (await rt.enablement.isEnabled(row.connector_id)) {
+            out(`connector ${row.connector_id}: already enabled by an operator`);
+            continue;
+          }
+          const { entry } = await rt.enablement.enable(row.connector_id, DEMO_OPERATOR);
+          out(
+            `connector ${row.connector_id}: enabled by operator "${DEMO_OPERATOR.id}" (explicit demo action, ledger seq ${entry?.seq})`,
+          );
+        }
+        for (const row of demoRows()) {
+          const ep = await rt.connectEndpoint(row.connector_id);
+          const devs = ep.deviceProfiles().map((d) => `${d.device_id} (${d.mode}, ${d.risk_class})`);
+          out(`connected ${ep.endpointId} over stdio: ${devs.join(', ')}; ${ep.manifest.safety_notice}`);
+        }
+        out(`task: ${TASK.name}`);
+        const result = await rt.engine.runTask(TASK, { onProgress: progressPrinter(out) });
+        const taskOk = printTaskSummary(out, result);
+        const check = await rt.ledger.verify();
+        const head = await rt.ledger.head();
+        out(`ledger: ${check.ok ? 'verified' : 'BROKEN'}: ${head.seq + 1} entries, head ${head.digest.slice(0, 16)}…`);
+        if (!check.ok) throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'the ledger does not verify', { check });
+        if (!taskOk)
+          throw new HostError(ErrorCode.HOST_INTERNAL, 'the demo task did not complete', { task: result.taskId });
+        out('demo: ok');
+      } finally {
+        await rt.close();
+      }
     });
 }

@@ -1,6 +1,8 @@
 import { Command } from 'commander';
 import { toHostError } from '../core/index.js';
 import { demoCommand } from './demo-command.js';
+import { invokeCommand } from './invoke-command.js';
+import { runTaskCommand } from './run-task-command.js';
 import { endpointsCommand } from './endpoints-command.js';
 import { ledgerCommand } from './ledger-command.js';
 import { simCommand } from './sim-command.js';
@@ -12,6 +14,8 @@ const program = new Command('mhs-host')
   .description('Orchestration engine for MHS endpoints (MHS-Host CL5) and OpenWOP workflows')
   .version('0.1.0')
   .addCommand(demoCommand())
+  .addCommand(invokeCommand())
+  .addCommand(runTaskCommand())
   .addCommand(endpointsCommand())
   .addCommand(ledgerCommand())
   .addCommand(tokenCommand())

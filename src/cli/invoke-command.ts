@@ -1,0 +1,65 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { ErrorCode, HostError } from '../core/index.js';
+import { openHostRuntime } from '../engine/host-runtime.js';
+
+function jsonObject(v: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch {
+    throw new InvalidArgumentError('expected a JSON object');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new InvalidArgumentError('expected a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * `mhs-host invoke <endpoint> <device> <capability> --input JSON`: one governed call (architecture.md steps
+ * 1-7) on an enabled connector; prints the full receipt (HOST-033) and exits 0 only when it completed.
+ */
+export function invokeCommand(): Command {
+  return new Command('invoke')
+    .description('Send one governed capability call and print its full receipt')
+    .argument('<endpoint>', 'connector id or endpoint id (see `mhs-host endpoints list`)')
+    .argument('<device>', 'device id')
+    .argument('<capability>', 'capability id')
+    .option('--input <json>', 'capability input (a JSON object; any _mhs is ignored)', jsonObject, {})
+    .option('--deadline-ms <ms>', 'MHS deadline_ms (default: the binding max_duration_ms)', (v) => Number(v))
+    .option('--expected-revision <n>', 'refuse unless the device is at this revision', (v) => Number(v))
+    .option('--db <location>', 'store: SQLite file or postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)')
+    .action(
+      async (
+        endpoint: string,
+        device: string,
+        capability: string,
+        o: { input: Record<string, unknown>; deadlineMs?: number; expectedRevision?: number; db?: string },
+      ) => {
+        const rt = await openHostRuntime(o.db ? { db: o.db } : {});
+        try {
+          const ep = await rt.connectEndpoint(endpoint);
+          const res = await rt.engine.invoke({
+            endpointId: ep.endpointId,
+            deviceId: device,
+            capabilityId: capability,
+            input: o.input,
+            ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
+            ...(o.expectedRevision !== undefined ? { expectedRevision: o.expectedRevision } : {}),
+          });
+          process.stdout.write(`${JSON.stringify(res.receipt, null, 2)}\n`);
+          process.stderr.write(
+            `command ${res.commandId}: ${res.receipt.status}${res.outcome === 'final' ? '' : ` (${res.outcome}: device gate stays shut until reconciled)`}\n`,
+          );
+          if (res.receipt.error)
+            process.stderr.write(`  ${res.receipt.error.mhs_code}: ${res.receipt.error.remediation}\n`);
+          if (res.receipt.status !== 'completed') process.exitCode = 1;
+        } catch (err) {
+          if (err instanceof HostError && err.code === ErrorCode.OUTCOME_UNKNOWN)
+            process.stdout.write(`${JSON.stringify({ error: err.toWire() }, null, 2)}\n`);
+          throw err;
+        } finally {
+          await rt.close();
+        }
+      },
+    );
+}

@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { ErrorCode, GENESIS_PREV_DIGEST, HostError, isoAt, jcs, seal } from '../core/index.js';
 import type { ChainCheck, Clock } from '../core/index.js';
 import { ChainWalker } from './chain-walker.js';
@@ -46,6 +47,8 @@ class SqlLedger implements DurableLedger {
   private flushing = false;
   private readonly redaction = new Map<string, readonly string[]>();
   private readonly health: LedgerHealth;
+  /** Runs the writer in the context the ledger was opened in, never inside a caller's transaction context. */
+  private readonly detached = AsyncResource.bind((fn: () => void) => fn());
 
   constructor(
     readonly db: Db,
@@ -130,7 +133,7 @@ class SqlLedger implements DurableLedger {
     if (this.db.inTransaction?.()) return this.writeIn(this.db, items);
     return new Promise((resolve, reject) => {
       this.queue.push({ items, resolve, reject });
-      if (!this.flushing) void this.flush();
+      if (!this.flushing) this.detached(() => void this.flush());
     });
   }
 

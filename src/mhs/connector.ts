@@ -40,8 +40,8 @@ export interface ConnectOptions {
   stderr?: 'ignore' | 'inherit' | 'pipe';
   /** http: fetch to use (tests route it to an in-process handler). */
   fetch?: FetchLike;
-  /** A ready transport (in-process tests); bypasses stdio/http construction. */
-  transport?: Transport;
+  /** A ready transport or a factory of them (in-process tests; reconnects need a factory); bypasses stdio/http. */
+  transport?: Transport | (() => Transport);
   /** A second, live enablement check (HOST-068) consulted with `row.enabled`. */
   isEnabled?: (connectorId: string) => boolean | Promise<boolean>;
   /** Environment for resolving `auth.token_env`. Default `process.env`. */
@@ -81,7 +81,8 @@ function buildTransport(
   row: ConnectorRow,
   opts: ConnectOptions,
 ): { transport: Transport; kind: MhsConnection['transportKind'] } {
-  if (opts.transport) return { transport: opts.transport, kind: 'custom' };
+  if (opts.transport)
+    return { transport: typeof opts.transport === 'function' ? opts.transport() : opts.transport, kind: 'custom' };
   if (row.transport === 'stdio') {
     const [command, ...args] = row.command ?? [];
     if (!command)

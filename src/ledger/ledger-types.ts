@@ -89,4 +89,6 @@ export interface DurableLedger extends Ledger {
   checkpoint(extra?: Record<string, unknown>): Promise<LedgerEntry>;
   /** The oldest entry kept: genesis, or the checkpoint a prune left first. */
   first(): Promise<LedgerEntry>;
+  /** Stops the background probe (call before closing the Db). */
+  dispose(): void;
 }

@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import { ErrorCode, GENESIS_PREV_DIGEST, HostError, isoAt, jcs, seal } from '../core/index.js';
-import type { ChainCheck, Clock } from '../core/index.js';
+import type { ChainCheck, Clock, TimerHandle } from '../core/index.js';
 import { ChainWalker } from './chain-walker.js';
 import type { Db } from './db.js';
 import { ensureLedgerSchema } from './ledger-schema.js';
@@ -18,6 +18,11 @@ export interface LedgerOptions {
   redaction?: Record<string, readonly string[]>;
   /** Most entries committed in one transaction by the writer (default 512). */
   maxBatch?: number;
+  /**
+   * While unavailable, probe the store this often (ms, on the injected clock) so the ledger
+   * recovers by itself once the store can be written again (default 5 000; 0 disables).
+   */
+  probeIntervalMs?: number;
 }
 
 interface Job {
@@ -56,6 +61,32 @@ class SqlLedger implements DurableLedger {
   ) {
     this.health = new LedgerHealth(opts.clock, db.location);
     for (const [id, paths] of Object.entries(opts.redaction ?? {})) this.redaction.set(id, paths);
+    this.health.subscribe((st) => (st.state === 'unavailable' ? this.scheduleProbe() : this.cancelProbe()));
+  }
+
+  private probeTimer: TimerHandle | null = null;
+  private disposed = false;
+
+  /** HOST-093: keep probing while unavailable, so the engine's refusal lifts once the store recovers. */
+  private scheduleProbe(): void {
+    const every = this.opts.probeIntervalMs ?? 5_000;
+    if (every <= 0 || this.probeTimer || this.disposed) return;
+    this.probeTimer = this.opts.clock.setTimeout(() => {
+      this.probeTimer = null;
+      void this.probe().then((st) => {
+        if (st.state === 'unavailable') this.scheduleProbe();
+      });
+    }, every);
+  }
+
+  private cancelProbe(): void {
+    if (this.probeTimer) this.opts.clock.clearTimeout(this.probeTimer);
+    this.probeTimer = null;
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.cancelProbe();
   }
 
   status(): LedgerStatus {

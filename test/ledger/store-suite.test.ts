@@ -155,7 +155,8 @@ describe.each(BACKENDS)('store suite: $name', (backend) => {
     // One connection, so the session setting applies to every statement of this handle.
     const db = await openDb(h.location, { postgres: { max: 1 } });
     open.push(db);
-    const ledger = await openLedger(db, { clock: new SimulatedClock() });
+    const clock = new SimulatedClock();
+    const ledger = await openLedger(db, { clock, probeIntervalMs: 1000 });
     const seen: string[] = [];
     ledger.onStatus((s) => seen.push(s.state));
     await ledger.append({ kind: 'error', note: 'before' });
@@ -177,6 +178,26 @@ describe.each(BACKENDS)('store suite: $name', (backend) => {
     // Nothing half-written: the refused entries are absent and the chain verifies.
     expect(await ledger.byCommand('cmd_lost')).toEqual([]);
     expect(await ledger.verify()).toMatchObject({ ok: true, count: 2 });
+
+    // Without anyone calling probe(), the ledger keeps probing on its clock and recovers by itself.
+    await setWritable(db, false);
+    expect(await codeOf(ledger.append({ kind: 'error' }))).toBe(ErrorCode.HOST_LEDGER_UNAVAILABLE);
+    clock.advance(1000); // a probe that still fails, and is rescheduled
+    await new Promise((r) => setImmediate(r));
+    await ledger.range(0); // let the failed probe settle on this handle
+    expect(ledger.status().state).toBe('unavailable');
+    await setWritable(db, true);
+    // Advance the clock until the rescheduled probe has run (it is async: settle between steps).
+    let state = ledger.status().state;
+    for (let i = 0; i < 50 && state !== 'available'; i++) {
+      clock.advance(1000);
+      await new Promise((r) => setImmediate(r));
+      await ledger.range(0);
+      state = ledger.status().state;
+    }
+    expect(state).toBe('available');
+    expect(seen).toEqual(['unavailable', 'available', 'unavailable', 'available']);
+    ledger.dispose();
   });
 
   it('an append inside a caller transaction commits or rolls back with it', async () => {

@@ -93,7 +93,7 @@ export function pause(env: CallEnv, ms: number, signal?: AbortSignal): Promise<v
 
 /**
  * Follows a `running`/`accepted` command through `mhs__operations` until a final receipt or `limitMs`
- * (architecture.md step 6). Returns the last receipt seen and its ledger entry when one was appended.
+ * (architecture.md step 6). Returns the last receipt seen; the caller records it.
  */
 export async function followOperation(
   env: CallEnv,
@@ -101,7 +101,7 @@ export async function followOperation(
   p: PendingCommand,
   first: Receipt,
   opts: { pollMs: number; limitMs: number; signal?: AbortSignal },
-): Promise<{ receipt: Receipt; entry: LedgerEntry | null }> {
+): Promise<Receipt> {
   const until = env.clock.now() + opts.limitMs;
   let current = first;
   while (!isFinal(current) && current.status !== 'unknown' && env.clock.now() < until && !opts.signal?.aborted) {
@@ -120,7 +120,35 @@ export async function followOperation(
     const next = receiptFor(r.structuredContent, p);
     if (next) current = next;
   }
-  if (current === first) return { receipt: current, entry: null };
-  const entry = await appendReceipt(env, p, current, { followed: true });
-  return { receipt: current, entry };
+  return current;
+}
+
+/**
+ * Records a receipt without holding the caller (HOST-052): the append is queued on the single ledger writer,
+ * which commits in order, so it is durable before the next intent of this host is (and before any later command
+ * to that device is sent), usually in the same group commit. A crash before it commits leaves the intent
+ * unsettled, and recovery reconciles it from the endpoint's retention. If the append fails, the command goes back
+ * to `unknown` and its device gate shuts again until reconciliation.
+ */
+export function recordReceipt(
+  env: CallEnv,
+  ep: EndpointActor,
+  p: PendingCommand,
+  receipt: Receipt,
+  extra: Record<string, unknown> = {},
+): Promise<LedgerEntry> {
+  const done = appendReceipt(env, p, receipt, extra);
+  env.inflight.add(done);
+  done.then(
+    () => env.inflight.delete(done),
+    (err: unknown) => {
+      env.inflight.delete(done);
+      p.reason = 'unknown';
+      env.pending.set(p.commandId, p);
+      if (p.effectful && ep.gates.state(p.deviceId).status === 'open')
+        ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+      env.onBackgroundError?.(err as HostError);
+    },
+  );
+  return done;
 }

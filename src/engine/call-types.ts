@@ -37,7 +37,11 @@ export interface InvokeResult {
   receipt: Receipt;
   traceparent: string;
   intentSeq: number;
-  receiptSeq: number;
+  /**
+   * Resolves with the ledger seq of the (last) receipt entry once it is durable. The receipt is returned as soon
+   * as it arrives; its append is ordered before any later intent (see `recordReceipt`).
+   */
+  recorded: Promise<number>;
 }
 
 /** Everything the governed call needs besides the endpoint actor. */
@@ -55,6 +59,9 @@ export interface CallEnv {
   transportMarginMs: number;
   /** Longest time to follow a `running` receipt through `mhs__operations` before returning it. */
   followLimitMs?: number;
+  /** Receipt appends not yet durable; `stop()` waits for them. */
+  inflight: Set<Promise<unknown>>;
+  onBackgroundError?: (err: import('../core/index.js').HostError) => void;
   /** Unsettled commands the engine tracks for reconciliation. */
   pending: Map<string, PendingCommand>;
 }

@@ -89,6 +89,8 @@ export function createEngine(o: EngineOptions): Engine {
     transportMarginMs: o.transportMarginMs ?? 2_000,
     ...(o.followLimitMs !== undefined ? { followLimitMs: o.followLimitMs } : {}),
     pending: new Map(),
+    inflight: new Set(),
+    ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
   };
   const actors = new Map<string, EndpointActor>();
   let started = false;
@@ -132,6 +134,7 @@ export function createEngine(o: EngineOptions): Engine {
     },
 
     async stop() {
+      await Promise.allSettled([...env.inflight]);
       await Promise.all([...actors.values()].map((a) => a.stop()));
       actors.clear();
     },

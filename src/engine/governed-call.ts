@@ -3,7 +3,7 @@ import { capabilityToolName } from '../mhs/tool-names.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import type { ControlFields } from '../mhs/wire-types.js';
 import type { GovernedCallContext } from '../policy/call-gate.js';
-import { appendReceipt, applyReceipt, faultError, followOperation, isPreSend, receiptFor } from './call-outcome.js';
+import { applyReceipt, faultError, followOperation, isPreSend, receiptFor, recordReceipt } from './call-outcome.js';
 import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { ADHOC_SCOPE } from './session-pool.js';
@@ -218,21 +218,21 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
       ),
     );
   }
-  let entry = await appendReceipt(env, p, receipt);
+  let recorded = recordReceipt(env, ep, p, receipt);
   let outcome = applyReceipt(env, ep, p, receipt);
   if (outcome === 'running') {
-    const followed = await followOperation(env, ep, p, receipt, {
+    const first = receipt;
+    receipt = await followOperation(env, ep, p, receipt, {
       pollMs: Math.min(250, Math.max(10, Math.floor(binding.typical_duration_ms / 5))),
       limitMs: env.followLimitMs ?? binding.max_duration_ms + env.transportMarginMs,
       ...(req.signal ? { signal: req.signal } : {}),
     });
-    receipt = followed.receipt;
-    if (followed.entry) entry = followed.entry;
+    if (receipt !== first) recorded = recordReceipt(env, ep, p, receipt, { followed: true });
     outcome = applyReceipt(env, ep, p, receipt);
   }
   // 7. The full receipt, never a summary (HOST-033).
   env.tracer.end(trace, receipt.error?.mhs_code);
-  return { commandId, outcome, receipt, traceparent, intentSeq, receiptSeq: entry.seq };
+  return { commandId, outcome, receipt, traceparent, intentSeq, recorded: recorded.then((e) => e.seq) };
 }
 
 /**

@@ -63,8 +63,7 @@ export async function reconcileCommand(env: CallEnv, ep: EndpointActor, p: Pendi
       command_id: p.commandId,
     });
   if (!isFinal(receipt) && receipt.status !== 'unknown') {
-    const followed = await followOperation(env, ep, p, receipt, { pollMs: 50, limitMs: env.followLimitMs ?? 30_000 });
-    receipt = followed.receipt;
+    receipt = await followOperation(env, ep, p, receipt, { pollMs: 50, limitMs: env.followLimitMs ?? 30_000 });
   }
   if (isFinal(receipt) && p.input && !JSON.stringify(p.input).includes('[REDACTED]')) {
     const replayed = await sameIdRetry(ep, p).catch(() => null);

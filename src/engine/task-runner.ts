@@ -106,6 +106,7 @@ export async function runTask(
     ...(spec.nodeId ? { node_id: spec.nodeId } : {}),
   });
   const results: StepResult[] = spec.steps.map((step, index) => ({ index, step, status: 'skipped' }));
+  const recorded: Array<Promise<number>> = [];
   const groups = new Map<string, number[]>();
   spec.steps.forEach((s, i) => groups.set(s.endpoint, [...(groups.get(s.endpoint) ?? []), i]));
 
@@ -132,6 +133,7 @@ export async function runTask(
           ...(spec.nodeId ? { nodeId: spec.nodeId } : {}),
           ...(opts.signal ? { signal: opts.signal } : {}),
         });
+        recorded.push(res.recorded);
         r = { index: i, step, status: res.outcome, commandId: res.commandId, receipt: res.receipt };
         ok = res.outcome === 'final' && res.receipt.status === 'completed';
       } catch (err) {
@@ -165,6 +167,8 @@ export async function runTask(
       ),
     );
   }
+  // Children first: every receipt is durable before the parent action closes (HOST-081).
+  await Promise.allSettled(recorded);
   const ok = results.every((r) => r.status === 'final' && r.receipt?.status === 'completed');
   const end = await deps.ledger.append({
     kind: 'parent_action',

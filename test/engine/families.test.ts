@@ -111,6 +111,7 @@ describe('one code path for every family', () => {
         });
         expect(res.outcome).toBe('final');
         expect(res.receipt.command_id).toBe(res.commandId);
+        await res.recorded;
         const kinds = (await store.ledger.byCommand(res.commandId)).map((e) => e.kind);
         expect(kinds[0]).toBe('command.intent');
         expect(kinds.at(-1)).toBe('receipt');

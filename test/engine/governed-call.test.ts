@@ -48,6 +48,8 @@ describe('governed call', () => {
     expect(res.receipt.revisions.after).toBe(res.receipt.revisions.before + 1);
     expect(res.receipt.state_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(res.receipt.effects.length).toBeGreaterThan(0);
+    const receiptSeq = await res.recorded;
+    expect(receiptSeq).toBeGreaterThan(res.intentSeq);
     const entries = await store.ledger.byCommand(res.commandId);
     expect(entries.map((e) => e.kind)).toEqual(['command.intent', 'receipt']);
     expect(entries[0]!.seq).toBeLessThan(entries[1]!.seq);
@@ -73,6 +75,21 @@ describe('governed call', () => {
     ).toBe(ErrorCode.SCHEMA_INVALID_INPUT);
     const after = await store.ledger.range(before + 1);
     expect(after.filter((e) => e.kind === 'command.intent')).toEqual([]);
+  });
+
+  test('HOST-091 HOST-052: a receipt is durable before the next intent, without holding the caller', async () => {
+    const call = {
+      endpointId: EP,
+      deviceId: 'conveyor-workcell',
+      capabilityId: 'cap.world.step.v1',
+      input: { ticks: 1 },
+    };
+    const a = await engine.invoke(call);
+    const b = await engine.invoke(call);
+    const aReceipt = (await store.ledger.byCommand(a.commandId)).find((e) => e.kind === 'receipt')!;
+    expect(aReceipt.seq).toBeLessThan(b.intentSeq);
+    expect(await a.recorded).toBe(aReceipt.seq);
+    await b.recorded;
   });
 
   test('HOST-072: a refusal comes back as the full rejected receipt with its mhs_code and remediation', async () => {
@@ -113,6 +130,7 @@ describe('governed call', () => {
     });
     expect(res.outcome).toBe('final');
     expect(res.receipt.status).toBe('completed');
+    await res.recorded;
     const kinds = (await store.ledger.byCommand(res.commandId)).map((e) => [
       e.kind,
       (e.receipt as { status?: string })?.status,

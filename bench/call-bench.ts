@@ -1,0 +1,175 @@
+/**
+ * `npm run bench:call`: the cost of governance and the isolation of endpoints (issue 5).
+ *
+ * 1. Over stdio, side by side in one run (calls interleaved): p50/p99 of a governed call (validation, policy
+ *    gate, durable `command.intent` + receipt in the SQLite ledger, session, lane) against a bare MCP client call
+ *    to an identical simulator process.
+ * 2. 50 stdio endpoints: p99 of governed calls on 49 of them with none stalled, then with the 50th stalled
+ *    (a call in flight that never answers), in the same engine.
+ * Last line: `ratio p50 <governed/bare> p99 <governed/bare> isolation <stalled/unstalled p99 of the others>`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { RealClock } from '../src/core/index.js';
+import { createEngine } from '../src/engine/index.js';
+import type { Engine } from '../src/engine/index.js';
+import { openDb, openLedger } from '../src/ledger/index.js';
+import { connect } from '../src/mhs/connector.js';
+import type { MhsConnection } from '../src/mhs/connector.js';
+import { capabilityToolName } from '../src/mhs/tool-names.js';
+
+const N = Number(process.env.BENCH_N ?? 400);
+const WARMUP = 50;
+const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 50);
+const PER_ENDPOINT = Number(process.env.BENCH_PER_ENDPOINT ?? 20);
+const ROOT = new URL('..', import.meta.url).pathname;
+const SIM = (flags: string[]) => [
+  process.execPath,
+  join(ROOT, 'bin/mhs-host.js'),
+  'sim',
+  'conveyor',
+  '--stdio',
+  '--time-scale',
+  '1000',
+  ...flags,
+];
+const DEVICE = 'conveyor-workcell';
+const CAP = 'cap.world.step.v1';
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] ?? NaN;
+}
+const ms = (x: number) => `${x.toFixed(3)} ms`;
+
+function connectSim(id: string, flags: string[] = []): Promise<MhsConnection> {
+  const [command, ...args] = SIM(['--endpoint-id', `mhs://bench/${id}`, ...flags]);
+  return connect(
+    {
+      connector_id: `mhs-bench-${id}`,
+      transport: 'stdio',
+      command: [command as string, ...args],
+      endpoint_id: null,
+      enabled: true,
+      source: { kind: 'registry', ref: 'bench' },
+      auth: { scheme: 'local' },
+    },
+    { timeoutMs: 120_000 },
+  );
+}
+
+async function inBatches<T>(n: number, batch: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < n; i += batch)
+    out.push(...(await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, k) => fn(i + k)))));
+  return out;
+}
+
+async function hotPath(engine: Engine): Promise<{ governed: number[]; bare: number[] }> {
+  const ep = await engine.attach(await connectSim('governed'));
+  const [command, ...args] = SIM(['--endpoint-id', 'mhs://bench/bare']);
+  const bare = new Client({ name: 'bench-bare', version: '0' });
+  await bare.connect(new StdioClientTransport({ command: command as string, args, stderr: 'ignore' }));
+  const tool = capabilityToolName(DEVICE, CAP);
+  const g: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < WARMUP + N; i++) {
+    let t = performance.now();
+    const r = (await bare.callTool({ name: tool, arguments: { ticks: 1 } })) as {
+      structuredContent?: { status?: string };
+    };
+    const tb = performance.now() - t;
+    if (r.structuredContent?.status !== 'completed') throw new Error(`bare call: ${JSON.stringify(r)}`);
+    t = performance.now();
+    const res = await engine.invoke({
+      endpointId: ep.endpointId,
+      deviceId: DEVICE,
+      capabilityId: CAP,
+      input: { ticks: 1 },
+    });
+    const tg = performance.now() - t;
+    if (res.receipt.status !== 'completed') throw new Error(`governed call: ${res.receipt.status}`);
+    if (i >= WARMUP) {
+      b.push(tb);
+      g.push(tg);
+    }
+  }
+  await bare.close();
+  await engine.detach(ep.endpointId);
+  return { governed: g, bare: b };
+}
+
+async function othersP99(engine: Engine, ids: string[]): Promise<number> {
+  const lat: number[] = [];
+  await Promise.all(
+    ids.map(async (endpointId) => {
+      for (let i = 0; i < PER_ENDPOINT; i++) {
+        const t = performance.now();
+        const r = await engine.invoke({ endpointId, deviceId: DEVICE, capabilityId: CAP, input: { ticks: 1 } });
+        lat.push(performance.now() - t);
+        if (r.receipt.status !== 'completed') throw new Error(`call on ${endpointId}: ${r.receipt.status}`);
+      }
+    }),
+  );
+  return pct(lat, 99);
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mhs-bench-'));
+  const clock = new RealClock();
+  const db = await openDb(join(dir, 'host.db'));
+  const ledger = await openLedger(db, { clock });
+  const engine = createEngine({ ledger, clock, transportMarginMs: 2_000 });
+  await engine.start();
+  try {
+    process.stdout.write(`hot path: ${N} calls each (after ${WARMUP} warm-up), interleaved, stdio, SQLite ledger\n`);
+    const hp = await hotPath(engine);
+    const gp50 = pct(hp.governed, 50);
+    const gp99 = pct(hp.governed, 99);
+    const bp50 = pct(hp.bare, 50);
+    const bp99 = pct(hp.bare, 99);
+    process.stdout.write(`  bare MCP call     p50 ${ms(bp50)}  p99 ${ms(bp99)}\n`);
+    process.stdout.write(`  governed call     p50 ${ms(gp50)}  p99 ${ms(gp99)}\n`);
+
+    process.stdout.write(
+      `isolation: ${ENDPOINTS} stdio endpoints, ${PER_ENDPOINT} calls on each of ${ENDPOINTS - 1}\n`,
+    );
+    const t0 = performance.now();
+    const conns = await inBatches(ENDPOINTS, 10, (i) => connectSim(`e${i}`, i === 0 ? ['--stall', '1'] : []));
+    for (const c of conns) await engine.attach(c);
+    process.stdout.write(`  ${ENDPOINTS} endpoints up in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    const others = conns.slice(1).map((c) => c.manifest.endpoint_id);
+    const stalledId = conns[0]!.manifest.endpoint_id;
+    await othersP99(engine, others); // warm-up: sessions open, validators compiled
+    const calm = await othersP99(engine, others);
+    process.stdout.write(`  none stalled      p99 of the others ${ms(calm)}\n`);
+    const stalled = engine
+      .invoke({ endpointId: stalledId, deviceId: DEVICE, capabilityId: CAP, input: { ticks: 1 }, deadlineMs: 30_000 })
+      .then(
+        () => 'answered',
+        (e: { code?: string }) => e.code ?? 'error',
+      );
+    while (engine.endpoint(stalledId)!.lane.stats().running === 0) await new Promise((r) => setImmediate(r));
+    const withStall = await othersP99(engine, others);
+    const stillStalled = engine.endpoint(stalledId)!.lane.stats().running === 1;
+    process.stdout.write(
+      `  one stalled       p99 of the others ${ms(withStall)} (stalled call still in flight: ${stillStalled})\n`,
+    );
+    void stalled;
+
+    process.stdout.write(
+      `ratio p50 ${(gp50 / bp50).toFixed(2)} p99 ${(gp99 / bp99).toFixed(2)} isolation ${(withStall / calm).toFixed(2)}\n`,
+    );
+  } finally {
+    await engine.stop();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
+process.exit(0);

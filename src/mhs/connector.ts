@@ -21,7 +21,7 @@ export const LEGACY_REVISION = '2025-11-25';
 /** Options of {@link connect}. */
 export interface ConnectOptions {
   clock?: Clock;
-  /** Deadline for the handshake and the manifest fetch. Default 15 000 ms. */
+  /** Deadline for the handshake and the manifest fetch (a stdio child starts inside it). Default 30 000 ms. */
   timeoutMs?: number;
   /** Default timeout of a call without `timeoutMs`. Default 30 000 ms. */
   callTimeoutMs?: number;
@@ -36,8 +36,8 @@ export interface ConnectOptions {
   /** Extra environment for a stdio child (on top of the SDK's safe default environment). */
   env?: Record<string, string>;
   cwd?: string;
-  /** stdio child stderr. Default `ignore`. */
-  stderr?: 'ignore' | 'inherit' | 'pipe';
+  /** stdio child stderr: `capture` (default) keeps its last 4 KiB for diagnostics (`stderrTail`). */
+  stderr?: 'capture' | 'ignore' | 'inherit';
   /** http: fetch to use (tests route it to an in-process handler). */
   fetch?: FetchLike;
   /** A ready transport or a factory of them (in-process tests; reconnects need a factory); bypasses stdio/http. */
@@ -58,6 +58,8 @@ export interface MhsConnection extends EndpointConnection {
   readonly auth: EndpointAuth['scheme'];
   /** Child process id of a stdio endpoint. */
   readonly pid: number | null;
+  /** The last 4 KiB a stdio child wrote to stderr (empty for other transports). */
+  stderrTail(): string;
   /** Fetches and admits the manifest again; `changed` when its digest differs (HOST-012). */
   refreshManifest(): Promise<{ manifest: Manifest; changed: boolean; previousDigest: string }>;
 }
@@ -96,7 +98,7 @@ function buildTransport(
         args,
         env: { ...getDefaultEnvironment(), ...opts.env },
         ...(opts.cwd ? { cwd: opts.cwd } : {}),
-        stderr: opts.stderr ?? 'ignore',
+        stderr: (opts.stderr ?? 'capture') === 'capture' ? 'pipe' : (opts.stderr as 'ignore' | 'inherit'),
         // Read frames well past the limit so the guard can refuse them whole, never truncated.
         maxBufferSize: 16 * (opts.maxFrameBytes ?? MAX_FRAME_BYTES),
       }),
@@ -151,7 +153,7 @@ export async function connect(row: ConnectorRow, opts: ConnectOptions = {}): Pro
   );
   const conn = new McpConnection(row, client, guard, kind, clock, opts);
   try {
-    await withDeadline(clock, opts.timeoutMs ?? 15_000, (signal) =>
+    await withDeadline(clock, opts.timeoutMs ?? 30_000, (signal) =>
       client.connect(guard, { signal, timeout: 0x7fffffff }),
     );
     conn.onConnected();
@@ -194,6 +196,7 @@ class McpConnection implements MhsConnection {
   private lastError = '';
   private _manifest: Manifest | undefined;
   private endpointKnown: string | null;
+  private stderrBuf = '';
 
   constructor(
     private readonly row: ConnectorRow,
@@ -205,12 +208,24 @@ class McpConnection implements MhsConnection {
   ) {
     this.endpointKnown = row.endpoint_id;
     this.closed = new Promise((r) => (this.resolveClosed = r));
-    client.onclose = () => this.markClosed(this.lastError || 'transport closed');
+    client.onclose = () => {
+      const tail = this.stderrTail().trim().split('\n').at(-1) ?? '';
+      this.markClosed([this.lastError || 'transport closed', tail && `stderr: ${tail}`].filter(Boolean).join('; '));
+    };
+    const inner = guard.inner;
+    if (inner instanceof StdioClientTransport && inner.stderr) {
+      inner.stderr.on('data', (chunk: Buffer | string) => {
+        this.stderrBuf = (this.stderrBuf + chunk.toString()).slice(-4096);
+      });
+    }
     client.onerror = (e) => {
       this.lastError = e.message;
     };
   }
 
+  stderrTail(): string {
+    return this.stderrBuf;
+  }
   get endpointId(): string {
     return this.endpointKnown ?? '';
   }
@@ -244,7 +259,7 @@ class McpConnection implements MhsConnection {
 
   async refreshManifest(): Promise<{ manifest: Manifest; changed: boolean; previousDigest: string }> {
     const previous = this._manifest;
-    const r = await this.callTool('mhs__inspect', {}, { timeoutMs: this.opts.timeoutMs ?? 15_000 });
+    const r = await this.callTool('mhs__inspect', {}, { timeoutMs: this.opts.timeoutMs ?? 30_000 });
     if (r.isError) {
       const wire = (r.structuredContent as { error?: { mhs_code?: string; message?: string } }).error;
       throw new HostError(

@@ -214,6 +214,10 @@ export class ReconnectingConnection implements MhsConnection {
     return this.current.listTools();
   }
 
+  stderrTail(): string {
+    return this.current.stderrTail();
+  }
+
   refreshManifest(): ReturnType<MhsConnection['refreshManifest']> {
     return this.current.refreshManifest();
   }

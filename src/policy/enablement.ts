@@ -145,3 +145,17 @@ export function createEnablement(deps: { store: ConnectorStore; ledger: Ledger }
     },
   };
 }
+
+/**
+ * Closes an open connection as soon as its connector is disabled (HOST-068: no tool stays reachable).
+ * Returns the unsubscribe function; call it when the connection is closed for another reason.
+ */
+export function closeWhenDisabled(
+  enablement: Pick<Enablement, 'onChange'>,
+  connectorId: string,
+  conn: { close(): Promise<void> },
+): () => void {
+  return enablement.onChange((c) => {
+    if (c.connector_id === connectorId && !c.enabled) void conn.close().catch(() => undefined);
+  });
+}

@@ -43,7 +43,8 @@ const httpRow = (url: string, over: Partial<ConnectorRow> = {}): ConnectorRow =>
   auth: { scheme: 'none' },
   ...over,
 });
-const stdioOpts: ConnectOptions = { cwd: REPO_ROOT };
+// Generous deadlines: a stdio child compiles the CLI with tsx before it answers (slow on a loaded CI box).
+const stdioOpts: ConnectOptions = { cwd: REPO_ROOT, timeoutMs: 90_000 };
 
 async function failure(p: Promise<unknown>): Promise<HostError> {
   try {
@@ -63,7 +64,7 @@ function childPids(): number[] {
     .filter((n) => n > 0);
 }
 
-describe('connector against the reference simulators', () => {
+describe('connector against the reference simulators', { timeout: 180_000 }, () => {
   let laser: SimHttp;
   let thermoOversize: SimHttp;
   const open: MhsConnection[] = [];
@@ -191,7 +192,7 @@ describe('connector against the reference simulators', () => {
     const row = stdioRow('conveyor', [], { command: ['/bin/sh', '-c', script] });
     const events: ReconnectEvent[] = [];
     const conn = await connectWithReconnect(row, {
-      cwd: REPO_ROOT,
+      ...stdioOpts,
       backoff: { initialMs: 20, maxMs: 200 },
       onEvent: (e) => events.push(e),
     });
@@ -215,7 +216,7 @@ describe('connector against the reference simulators', () => {
     process.kill(firstPid, 'SIGKILL');
     await down;
     // A call made while it is away waits for the new connection instead of failing.
-    const during = conn.callTool('mhs__devices', {}, { timeoutMs: 20_000 });
+    const during = conn.callTool('mhs__devices', {}, { timeoutMs: 90_000 });
     const ev = await back;
     expect(ev).toMatchObject({
       type: 'reconnected',

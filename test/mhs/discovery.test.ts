@@ -56,7 +56,7 @@ async function jsonServer(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits: () => hits, server };
 }
 
-describe('discovery (HOST-010)', () => {
+describe('discovery (HOST-010)', { timeout: 120_000 }, () => {
   let a: SimHttp;
   let b: SimHttp;
   const servers: Server[] = [];

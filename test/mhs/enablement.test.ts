@@ -12,7 +12,7 @@ import type { Ledger } from '../../src/ledger/ledger-types.js';
 import { connect } from '../../src/mhs/connector.js';
 import type { DiscoveredRow } from '../../src/policy/connector-store.js';
 import { openConnectorStore } from '../../src/policy/connector-store.js';
-import { createEnablement } from '../../src/policy/enablement.js';
+import { closeWhenDisabled, createEnablement } from '../../src/policy/enablement.js';
 import type { EnablementChange } from '../../src/policy/enablement.js';
 import { fakeEndpoint } from './helpers/fake-endpoint.js';
 import { STORE_KINDS, openStore } from './helpers/stores.js';
@@ -106,7 +106,7 @@ describe.each(STORE_KINDS)('connector rows and enablement (%s)', (kind) => {
     });
   });
 
-  it('HOST-068: while disabled the connector opens nothing; after enabling it connects; disabling applies to the next connect', async () => {
+  it('HOST-068: while disabled the connector opens nothing; after enabling it connects; disabling closes it and refuses the next connect', async () => {
     const { store, enablement } = await setup();
     await store.upsertDiscovered(discovered());
     const ep = fakeEndpoint();
@@ -117,8 +117,12 @@ describe.each(STORE_KINDS)('connector rows and enablement (%s)', (kind) => {
     await enablement.enable('mhs-fake-1', { id: 'alice' });
     const stale = await row();
     const c = await connect(stale, { fetch: ep.fetch, isEnabled });
-    await c.close();
+    expect((await c.callTool('mhs__echo', {})).isError).toBe(false);
+    // Disabling closes what is open: the open connection's tools are no longer reachable.
+    closeWhenDisabled(enablement, 'mhs-fake-1', c);
     await enablement.disable('mhs-fake-1', { id: 'alice' });
+    await expect(c.closed).resolves.toMatchObject({ code: ErrorCode.TRANSPORT_DISCONNECTED });
+    expect(await codeOf(c.callTool('mhs__echo', {}))).toBe(ErrorCode.TRANSPORT_DISCONNECTED);
     // A surface holding the old (enabled) row is still refused: the live flag is checked.
     const before = ep.requests();
     expect(await codeOf(connect(stale, { fetch: ep.fetch, isEnabled }))).toBe(ErrorCode.HOST_CONNECTOR_DISABLED);

@@ -54,7 +54,7 @@ describe('mhs-host endpoints', () => {
       ?.split(/\s{2,}/);
 
   // Each CLI spawn compiles the CLI with tsx (seconds under load), hence the generous timeout.
-  it('lists, enables with a recorded operator, shows and disables', { timeout: 120_000 }, async () => {
+  it('lists, enables with a recorded operator, shows and disables', { timeout: 300_000 }, async () => {
     const laser = connectorIdFor({ endpoint_id: sim.endpointId });
     const stdio = connectorIdFor({ command: ['node', 'never-started.js', '--stdio'] });
 

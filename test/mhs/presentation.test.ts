@@ -42,7 +42,7 @@ const EXPECTED = {
   },
 } as const;
 
-describe('presentation of the four simulator families', () => {
+describe('presentation of the four simulator families', { timeout: 120_000 }, () => {
   let sim: SimHttp;
   let conn: MhsConnection;
   let manifest: Manifest;

@@ -14,7 +14,7 @@ import type { WireKind } from '../../src/mhs/wire-schemas.js';
 import { startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
 
-describe('wire schemas against real simulator objects', () => {
+describe('wire schemas against real simulator objects', { timeout: 120_000 }, () => {
   let sim: SimHttp;
   let c: MhsConnection;
   const objects: Partial<Record<WireKind, unknown>> = {};

@@ -126,7 +126,8 @@ class SqlLedger implements DurableLedger {
     }
     let copy: Record<string, unknown>;
     try {
-      copy = JSON.parse(jcs(input)) as Record<string, unknown>;
+      // A JSON round trip: a deep copy that the writer can always canonicalise (BigInt and cycles throw here).
+      copy = JSON.parse(JSON.stringify(input)) as Record<string, unknown>;
     } catch (err) {
       throw new HostError(ErrorCode.HOST_INTERNAL, 'ledger entry is not JSON', { kind: input.kind }, { cause: err });
     }

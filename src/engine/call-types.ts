@@ -1,4 +1,4 @@
-import type { Clock, IdFactory } from '../core/index.js';
+import type { Clock, HostError, IdFactory } from '../core/index.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { CallGate } from '../policy/call-gate.js';
@@ -61,7 +61,7 @@ export interface CallEnv {
   followLimitMs?: number;
   /** Receipt appends not yet durable; `stop()` waits for them. */
   inflight: Set<Promise<unknown>>;
-  onBackgroundError?: (err: import('../core/index.js').HostError) => void;
+  onBackgroundError?: (err: HostError) => void;
   /** Unsettled commands the engine tracks for reconciliation. */
   pending: Map<string, PendingCommand>;
 }

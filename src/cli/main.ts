@@ -8,6 +8,7 @@ import { ledgerCommand } from './ledger-command.js';
 import { simCommand } from './sim-command.js';
 import { tokenCommand } from './token-command.js';
 import { serveCommand } from './serve-command.js';
+import { runCommand } from './run-command.js';
 
 // Each subcommand lives in its own file and is added here with one line.
 const program = new Command('mhs-host')
@@ -20,7 +21,8 @@ const program = new Command('mhs-host')
   .addCommand(ledgerCommand())
   .addCommand(tokenCommand())
   .addCommand(simCommand())
-  .addCommand(serveCommand());
+  .addCommand(serveCommand())
+  .addCommand(runCommand());
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   const e = toHostError(err);

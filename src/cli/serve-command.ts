@@ -3,6 +3,7 @@ import { RealClock } from '../core/index.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
 import { createTokenStore } from '../policy/tokens.js';
 import { startHostServer } from '../server/host-server.js';
+import { openMhsRuntime } from '../server/mhs-runtime.js';
 
 function port(v: string): number {
   const n = Number(v);
@@ -26,33 +27,43 @@ export function serveCommand(): Command {
       'store: a SQLite file path or a postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)',
     )
     .option('--no-workflows', 'do not register the example workflows in ./workflows')
+    .option('--no-mhs', 'serve OpenWOP only (no MHS engine, operator API or MHS nodes)')
     .option('--grace-ms <n>', 'how long shutdown waits for in-flight work', port, 10_000)
-    .action(async (opts: { port: number; host: string; db?: string; workflows: boolean; graceMs: number }) => {
-      const clock = new RealClock();
-      const location = resolveDbLocation({ flag: opts.db });
-      const db = await openDb(location);
-      const server = await startHostServer({
-        db,
-        clock,
-        tokens: createTokenStore(db, clock),
-        port: opts.port,
-        host: opts.host,
-        workflows: opts.workflows,
-      });
-      process.stdout.write(`mhs-host serving ${server.url} (store ${db.location})\n`);
-      let stopping = false;
-      const stop = (signal: string): void => {
-        if (stopping) return;
-        stopping = true;
-        void server
-          .close(opts.graceMs)
-          .then(() => db.close())
-          .then(() => {
-            process.stdout.write(`mhs-host stopped (${signal})\n`);
-            process.exit(0);
-          });
-      };
-      process.on('SIGTERM', () => stop('SIGTERM'));
-      process.on('SIGINT', () => stop('SIGINT'));
-    });
+    .action(
+      async (opts: { port: number; host: string; db?: string; workflows: boolean; mhs: boolean; graceMs: number }) => {
+        const clock = new RealClock();
+        const location = resolveDbLocation({ flag: opts.db });
+        const db = await openDb(location);
+        const mhs = opts.mhs ? await openMhsRuntime(db, clock) : undefined;
+        for (const f of mhs?.failed ?? [])
+          process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message}\n`);
+        const server = await startHostServer({
+          db,
+          clock,
+          tokens: mhs?.services.tokens ?? createTokenStore(db, clock),
+          ...(mhs ? { mhs } : {}),
+          port: opts.port,
+          host: opts.host,
+          workflows: opts.workflows,
+        });
+        process.stdout.write(`mhs-host serving ${server.url} (store ${db.location})\n`);
+        let stopping = false;
+        const stop = (signal: string): void => {
+          if (stopping) return;
+          stopping = true;
+          // HTTP first, then the run actors (in-flight MHS commands get the grace period to settle;
+          // anything still open is an intent the next start reconciles), then the engine and the store.
+          void server
+            .close(opts.graceMs)
+            .then(() => mhs?.close())
+            .then(() => db.close())
+            .then(() => {
+              process.stdout.write(`mhs-host stopped (${signal})\n`);
+              process.exit(0);
+            });
+        };
+        process.on('SIGTERM', () => stop('SIGTERM'));
+        process.on('SIGINT', () => stop('SIGINT'));
+      },
+    );
 }

@@ -2,6 +2,13 @@ import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { RunEvent, RunEventInput, WorkflowNode } from './types.js';
 
+/** Who resolves an interrupt (from the bearer token). */
+export interface Caller {
+  principal: string;
+  name?: string;
+  role?: 'client' | 'operator';
+}
+
 /** What an interrupt asks for (suspend-request.schema.json without the engine-assigned key). */
 export interface InterruptRequest {
   kind: 'approval' | 'clarification' | 'external-event' | 'custom';
@@ -55,6 +62,15 @@ export interface NodeContext {
   checkpoint<T>(name: string, value: () => T): Promise<T>;
   /** Suspends on an interrupt until the REST route or the console resolves it, or it times out. */
   interrupt(req: InterruptRequest): Promise<InterruptOutcome>;
+  /**
+   * Shows a wait decided elsewhere (an MHS approval held by the policy gate) as an interrupt: the run
+   * becomes `waiting-*`; a resolution through the REST route is handed to `onResolve` (which raises
+   * to refuse it); the node reports the decision with the returned `settled`. Idempotent per key.
+   */
+  externalInterrupt(
+    req: InterruptRequest & { key: string },
+    onResolve: (body: Record<string, unknown>, by: Caller) => Promise<void>,
+  ): Promise<{ settled(resumeValue: Record<string, unknown>, decidedBy: string | null): Promise<void> }>;
   /** Waits `ms` of clock time measured from the first call (re-armed after a restart). */
   sleep(ms: number): Promise<void>;
   readonly children: ChildRuns;

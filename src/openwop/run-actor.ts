@@ -6,7 +6,7 @@ import { resolveInputs } from './expressions.js';
 import { Graph } from './graph.js';
 import type { GraphState } from './graph.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
-import type { ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
+import type { Caller, ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
 import { buildNodeContext, RunHalted } from './run-context.js';
 import type { PendingInterrupt } from './run-context.js';
 import { resumeFromBody } from './interrupts.js';
@@ -479,7 +479,8 @@ export class RunActor {
    * Resolves the pending interrupt at `nodeId` (REST route or console). Raises `not_found` when the
    * node has no pending interrupt and `validation_error` for a body its kind does not accept.
    */
-  resolveInterrupt(nodeId: string, body: Record<string, unknown>, decidedBy: string): Promise<void> {
+  resolveInterrupt(nodeId: string, body: Record<string, unknown>, caller: Caller): Promise<void> {
+    const decidedBy = caller.principal;
     return this.enqueue(async () => {
       const p = this.pending.get(nodeId);
       if (!p || this.terminal) {
@@ -487,6 +488,12 @@ export class RunActor {
           runId: this.runId,
           nodeId,
         });
+      }
+      if (p.external) {
+        // Decided elsewhere (the policy gate): hand the decision over; the node records it when it lands.
+        resumeFromBody(p, body);
+        await p.external(body, caller);
+        return;
       }
       const resumeValue = resumeFromBody(p, body);
       const at = isoAt(this.deps.clock.now());
@@ -509,6 +516,48 @@ export class RunActor {
       this.pending.delete(nodeId);
       const events = await this.append(inputs, { status: this.waitingStatus() });
       p.settle({ timedOut: false, resumeValue, decidedBy, causationId: events[0]!.eventId });
+    });
+  }
+
+  /** Records the resolution of an externally decided interrupt (see `NodeContext.externalInterrupt`). */
+  recordResolution(
+    nodeId: string,
+    key: string,
+    resumeValue: Record<string, unknown>,
+    decidedBy: string | null,
+  ): Promise<void> {
+    return this.enqueue(async () => {
+      if (
+        this.terminal ||
+        this.historyOf(nodeId).some((e) => e.type === 'interrupt.resolved' && e.payload.interruptId === key)
+      )
+        return;
+      const p = this.pending.get(nodeId);
+      const kind = p?.kind ?? 'approval';
+      const inputs: RunEventInput[] = [
+        {
+          type: 'interrupt.resolved',
+          nodeId,
+          ...(p ? { causationId: p.requestedEventId } : {}),
+          payload: { nodeId, interruptId: key, kind, resumeValue, decidedBy },
+        },
+      ];
+      if (kind === 'approval' && typeof resumeValue.action === 'string') {
+        inputs.push({
+          type: 'approval.received',
+          nodeId,
+          payload: {
+            ...resumeValue,
+            nodeId,
+            action: resumeValue.action,
+            ...(decidedBy ? { decidedBy } : {}),
+            decidedAt: isoAt(this.deps.clock.now()),
+          },
+        });
+      }
+      inputs.push({ type: 'node.resumed', nodeId, payload: { nodeId, interruptId: key } });
+      if (p?.key === key) this.pending.delete(nodeId);
+      await this.append(inputs, { status: this.cancelRequest ? 'cancelling' : this.waitingStatus() });
     });
   }
 

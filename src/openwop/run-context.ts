@@ -1,6 +1,6 @@
 import type { Clock } from '../core/index.js';
 import { RunCancelled } from './node-registry.js';
-import type { ChildRuns, InterruptOutcome, InterruptRequest, NodeContext } from './node-registry.js';
+import type { Caller, ChildRuns, InterruptOutcome, InterruptRequest, NodeContext } from './node-registry.js';
 import type { RunPatch } from './store.js';
 import type { RunEvent, RunEventInput, RunStatus, WorkflowNode } from './types.js';
 
@@ -17,6 +17,8 @@ export interface PendingInterrupt {
   resumeSchema?: Record<string, unknown>;
   requestedEventId: string;
   settle(outcome: InterruptOutcome): void;
+  /** Set for waits decided elsewhere: the REST resolution is handed over instead of settling here. */
+  external?: (body: Record<string, unknown>, by: Caller) => Promise<void>;
 }
 
 /** The parts of the run actor a node context uses. */
@@ -25,6 +27,13 @@ export interface ContextHost {
   appendForNode(nodeId: string, inputs: RunEventInput[], patch?: RunPatch): Promise<RunEvent[]>;
   historyOf(nodeId: string): RunEvent[];
   enqueue<T>(fn: () => Promise<T>): Promise<T>;
+  /** Appends the resolution of an interrupt (mailbox order) and drops it from the pending set. */
+  recordResolution(
+    nodeId: string,
+    key: string,
+    resumeValue: Record<string, unknown>,
+    decidedBy: string | null,
+  ): Promise<void>;
   timeoutInterrupt(nodeId: string, key: string): Promise<void>;
   waitingStatus(): RunStatus;
 }
@@ -131,6 +140,38 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
             onAbort(() => o.clock.clearTimeout(h));
           }),
       );
+    },
+    async externalInterrupt(req, onResolve) {
+      const hist = host.historyOf(nodeId);
+      let requested = hist.find((e) => e.type === 'interrupt.requested' && e.payload.key === req.key);
+      if (!requested) {
+        const payload: Record<string, unknown> = { kind: req.kind, key: req.key, data: req.data };
+        const events = await host.appendForNode(
+          nodeId,
+          [
+            {
+              type: 'node.suspended',
+              payload: { ...req.suspendInfo, nodeId, interruptId: req.key, kind: req.kind, key: req.key },
+            },
+            { type: 'interrupt.requested', payload },
+          ],
+          { status: WAITING[req.kind] ?? 'waiting-input' },
+        );
+        requested = events[1]!;
+      }
+      if (!hist.some((e) => e.type === 'interrupt.resolved' && e.payload.interruptId === req.key)) {
+        host.pending.set(nodeId, {
+          key: req.key,
+          kind: req.kind,
+          data: req.data,
+          requestedEventId: requested.eventId,
+          settle: () => undefined,
+          external: onResolve,
+        });
+      }
+      return {
+        settled: (resumeValue, decidedBy) => host.recordResolution(nodeId, req.key, resumeValue, decidedBy),
+      };
     },
     async interrupt(req) {
       const key = `${o.runId}:${nodeId}:${o.activation}:${interrupts++}`;

@@ -21,9 +21,8 @@ export interface RunManagerOptions {
 }
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
-export interface Caller {
-  principal: string;
-}
+export type { Caller } from './node-registry.js';
+import type { Caller } from './node-registry.js';
 
 function initialVariables(def: WorkflowDefinition, inputs: Record<string, unknown>): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
@@ -249,7 +248,7 @@ export class RunManager {
     await this.requireRun(runId);
     const actor = this.actors.get(runId);
     if (!actor) throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
-    await actor.resolveInterrupt(nodeId, body, caller.principal);
+    await actor.resolveInterrupt(nodeId, body, caller);
     return this.snapshot(runId);
   }
 

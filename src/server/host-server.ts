@@ -4,7 +4,9 @@ import type { Db } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import type { NodeModule } from '../openwop/node-registry.js';
+import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { buildApp } from './app.js';
+import type { MhsRuntime } from './mhs-runtime.js';
 import type { MountReport } from './app.js';
 import type { BearerVerifier } from './auth.js';
 
@@ -22,6 +24,8 @@ export interface HostServerOptions {
   capabilities?: Record<string, unknown>;
   /** Dependencies for the operator API and console modules, when those are present. */
   operator?: Record<string, unknown>;
+  /** The MHS runtime (engine, ledger, policy services): registers `mhs.invoke` / `mhs.task` and the operator API. */
+  mhs?: MhsRuntime;
   sseKeepAliveMs?: number;
 }
 
@@ -37,10 +41,20 @@ export interface HostServer {
 
 /** Builds the OpenWOP host over `db` (resuming unfinished runs) and listens on one port. */
 export async function startHostServer(o: HostServerOptions): Promise<HostServer> {
+  const nodes = [
+    ...(o.nodes ?? []),
+    ...(o.mhs
+      ? mhsNodes({
+          engine: o.mhs.engine,
+          ledger: o.mhs.ledger,
+          approvals: { events: o.mhs.services.events, gate: o.mhs.services.gate },
+        })
+      : []),
+  ];
   const host = await createOpenwopHost({
     db: o.db,
     clock: o.clock,
-    ...(o.nodes ? { nodes: o.nodes } : {}),
+    nodes,
     ...(o.capabilities ? { capabilities: o.capabilities } : {}),
     ...(o.workflows === false ? { workflowsDir: false as const } : {}),
   });
@@ -48,7 +62,15 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     host,
     auth: o.tokens,
     clock: o.clock,
-    operator: { db: o.db, clock: o.clock, tokens: o.tokens, runs: host.runs, host, ...o.operator },
+    operator: {
+      db: o.db,
+      clock: o.clock,
+      tokens: o.tokens,
+      runs: host.runs,
+      host,
+      ...o.mhs?.operatorDeps(),
+      ...o.operator,
+    },
     ...(o.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: o.sseKeepAliveMs } : {}),
   });
   await app.listen({ port: o.port, host: o.host ?? '127.0.0.1' });

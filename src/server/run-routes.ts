@@ -2,13 +2,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import type { CreateRunRequest } from '../openwop/types.js';
+import type { Caller } from '../openwop/node-registry.js';
 import type { Principal } from './auth.js';
 import { checkBody } from './request-schemas.js';
 
-function caller(req: FastifyRequest): { principal: string } {
+function caller(req: FastifyRequest): Caller {
   const p = (req as FastifyRequest & { principal?: Principal }).principal;
   if (!p) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
-  return { principal: p.id };
+  return { principal: p.id, name: p.name, role: p.role };
 }
 
 /**

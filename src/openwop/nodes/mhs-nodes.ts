@@ -1,0 +1,210 @@
+import type { Engine, InvokeResult, TaskStep } from '../../engine/index.js';
+import type { Ledger, LedgerEntry } from '../../ledger/index.js';
+import { NodeFailure } from '../node-registry.js';
+import { watchApprovals } from './mhs-approvals.js';
+import type { MhsApprovals } from './mhs-approvals.js';
+import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
+
+/** What the MHS nodes need from the host: the engine (governed call, tasks, reconciliation) and its ledger. */
+export interface MhsNodeDeps {
+  engine: Pick<Engine, 'invoke' | 'runTask' | 'reconcile'>;
+  ledger: Pick<Ledger, 'head' | 'range' | 'byCommand'>;
+  /** The policy gate's approvals, so a wait for an operator shows as `waiting-approval`. */
+  approvals?: MhsApprovals;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length ? v : undefined;
+}
+
+function obj(v: unknown): Record<string, unknown> {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/** Ledger position recorded before the call, so a resumed node only looks at entries it may have caused. */
+async function ledgerMark(ctx: NodeContext, deps: MhsNodeDeps): Promise<number> {
+  const head = (await deps.ledger.head()).seq;
+  return ctx.checkpoint('mhs.ledgerFrom', () => head);
+}
+
+async function findEntries(deps: MhsNodeDeps, from: number, pred: (e: LedgerEntry) => boolean): Promise<LedgerEntry[]> {
+  return (await deps.ledger.range(from + 1)).filter(pred);
+}
+
+function receiptOutputs(
+  receipt: Record<string, unknown>,
+  commandId: string,
+  entry: LedgerEntry | undefined,
+): NodeResult {
+  const ledger = entry ? { seq: entry.seq, digest: entry.digest } : undefined;
+  const status = receipt.status;
+  if (status !== 'completed' && status !== 'accepted' && status !== 'running') {
+    const err = obj(receipt.error);
+    throw new NodeFailure(
+      str(err.mhs_code) ?? 'mhs_command_failed',
+      str(err.message) ?? `command ${commandId} ${String(status)}`,
+      { commandId, receipt },
+      {
+        commandId,
+        receipt,
+        ...(ledger ? { ledger } : {}),
+      },
+    );
+  }
+  // The full receipt (HOST-033, 072) plus the ledger entry that holds it.
+  return {
+    outputs: { receipt, commandId, ...(ledger ? { ledger } : {}) },
+    completedInfo: { commandId, ...(ledger ? { ledger } : {}) },
+  };
+}
+
+/**
+ * After a restart: the intent this node journaled (found by run/node id after the recorded mark)
+ * is reconciled through the engine, never resent; the receipt it settles to is the node's result.
+ * Returns undefined when no intent was journaled (nothing was sent: a first send is safe).
+ */
+async function settleEarlier(ctx: NodeContext, deps: MhsNodeDeps, from: number): Promise<NodeResult | undefined> {
+  const intents = await findEntries(
+    deps,
+    from,
+    (e) => e.kind === 'command.intent' && e.run_id === ctx.runId && e.node_id === ctx.node.id,
+  );
+  const intent = intents.at(-1);
+  if (!intent) return undefined;
+  const commandId = intent.command_id as string;
+  let entries = await deps.ledger.byCommand(commandId);
+  if (!entries.some((e) => e.kind === 'receipt')) {
+    await deps.engine.reconcile({ commandId });
+    entries = await deps.ledger.byCommand(commandId);
+  }
+  const receiptEntry = entries.filter((e) => e.kind === 'receipt').at(-1);
+  if (!receiptEntry) {
+    throw new NodeFailure('MHS.OUTCOME.UNKNOWN', `command ${commandId} is not settled yet`, { commandId });
+  }
+  return receiptOutputs(obj(receiptEntry.receipt), commandId, receiptEntry);
+}
+
+/**
+ * `mhs.invoke`: one governed call (config `endpoint`, `device`, `capability`, `input`, optional
+ * `deadlineMs`, `expectedRevision`, `resource`; an `input` node input overrides `config.input`).
+ * Outputs the full receipt and the ledger `seq`/`digest` of its entry. The ledger entries carry the
+ * run id, node id and the node span's traceparent. Approvals happen inside the governed call (the
+ * policy gate waits for the operator). Resumed after a restart, it reconciles instead of resending.
+ */
+export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
+  return {
+    typeId: 'mhs.invoke',
+    validate: (node) =>
+      ['endpoint', 'device', 'capability']
+        .filter((k) => !str(node.config[k]))
+        .map((k) => ({ path: `/config/${k}`, message: 'required string' })),
+    async execute(ctx) {
+      const c = ctx.node.config;
+      const from = await ledgerMark(ctx, deps);
+      if (ctx.resumed) {
+        const earlier = await settleEarlier(ctx, deps, from);
+        if (earlier) return earlier;
+      }
+      const input = { ...obj(c.input), ...obj(ctx.inputs.input) };
+      const stopWatching = deps.approvals ? watchApprovals(ctx, deps.approvals) : () => undefined;
+      const res: InvokeResult = await deps.engine
+        .invoke({
+          endpointId: c.endpoint as string,
+          deviceId: c.device as string,
+          capabilityId: c.capability as string,
+          input,
+          runId: ctx.runId,
+          nodeId: ctx.node.id,
+          ...(ctx.traceparent ? { trace: { traceparent: ctx.traceparent } } : {}),
+          ...(typeof c.deadlineMs === 'number' ? { deadlineMs: c.deadlineMs } : {}),
+          ...(typeof c.expectedRevision === 'number' ? { expectedRevision: c.expectedRevision } : {}),
+          ...(str(c.resource) ? { resource: c.resource as string } : {}),
+        })
+        .finally(stopWatching);
+      if (res.outcome === 'unknown') {
+        throw new NodeFailure(
+          'MHS.OUTCOME.UNKNOWN',
+          `the outcome of ${res.commandId} is unknown; it will be reconciled`,
+          { commandId: res.commandId },
+        );
+      }
+      const receiptSeq = await res.recorded;
+      const [entry] = await deps.ledger.range(receiptSeq, receiptSeq);
+      return receiptOutputs(res.receipt as unknown as Record<string, unknown>, res.commandId, entry);
+    },
+  };
+}
+
+/**
+ * `mhs.task`: a multi-endpoint parent action (config `steps[]` of `{endpoint, device, capability,
+ * input}`), with child receipts and the `parent_action` entries in the ledger. Outputs every step's
+ * result. A task interrupted by a restart is not run again: its unsettled commands are reconciled
+ * and the node fails `mhs_task_interrupted`, so nothing executes twice.
+ */
+export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
+  return {
+    typeId: 'mhs.task',
+    validate: (node) =>
+      Array.isArray(node.config.steps) && node.config.steps.length
+        ? []
+        : [{ path: '/config/steps', message: 'a task needs at least one step' }],
+    async execute(ctx) {
+      const from = await ledgerMark(ctx, deps);
+      if (ctx.resumed) {
+        const intents = await findEntries(
+          deps,
+          from,
+          (e) => e.kind === 'command.intent' && e.run_id === ctx.runId && e.node_id === ctx.node.id,
+        );
+        if (intents.length) {
+          for (const i of intents) await deps.engine.reconcile({ commandId: i.command_id as string });
+          throw new NodeFailure(
+            'mhs_task_interrupted',
+            'the task was interrupted by a host restart; its commands were reconciled, not resent',
+            {
+              commandIds: intents.map((i) => i.command_id),
+            },
+          );
+        }
+      }
+      const steps = (ctx.node.config.steps as Array<Record<string, unknown>>).map((s, i): TaskStep => ({
+        id: str(s.id) ?? `step-${i}`,
+        endpoint: s.endpoint as string,
+        device: s.device as string,
+        capability: s.capability as string,
+        input: obj(s.input),
+      }));
+      const result = await deps.engine.runTask(
+        {
+          name: str(ctx.node.config.name) ?? ctx.node.name,
+          steps,
+          runId: ctx.runId,
+          nodeId: ctx.node.id,
+          ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+        },
+        { signal: ctx.signal },
+      );
+      const [parent] = await deps.ledger.range(result.endSeq, result.endSeq);
+      const out = {
+        taskId: result.taskId,
+        ok: result.ok,
+        steps: result.steps,
+        ledger: parent ? { seq: parent.seq, digest: parent.digest } : undefined,
+      };
+      if (!result.ok)
+        throw new NodeFailure('mhs_task_failed', `task ${result.taskId} did not complete every step`, {}, out);
+      return {
+        outputs: out,
+        completedInfo: {
+          taskId: result.taskId,
+          ...(parent ? { ledger: { seq: parent.seq, digest: parent.digest } } : {}),
+        },
+      };
+    },
+  };
+}
+
+/** Both MHS node types over one engine. */
+export function mhsNodes(deps: MhsNodeDeps): NodeModule[] {
+  return [mhsInvokeNode(deps), mhsTaskNode(deps)];
+}

@@ -16,7 +16,7 @@ export type ConsoleDeps = Record<string, unknown>;
 
 // The page may only load itself and call this host; nothing inline, no third-party origin.
 const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
  * Serves the operator console at `/console/` (issue 6 item 6): approvals (everything HOST-040

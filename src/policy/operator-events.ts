@@ -42,3 +42,37 @@ export function createOperatorEvents(): OperatorEvents {
     },
   };
 }
+
+/**
+ * Wraps a ledger so that every committed append is announced as a `ledger.appended` event (seq,
+ * kind, command_id), letting the console show receipts and e-stops as they are recorded. Other
+ * members pass through unchanged. Give the wrapped ledger to the engine and the operator services.
+ */
+export function observeLedger<
+  L extends { append: (...a: never[]) => Promise<unknown>; appendBatch: (...a: never[]) => Promise<unknown> },
+>(ledger: L, events: OperatorEvents): L {
+  const announce = (e: unknown) => {
+    const x = e as { seq?: number; kind?: string; command_id?: unknown };
+    events.emit('ledger.appended', { seq: x.seq ?? null, kind: x.kind ?? null, command_id: x.command_id ?? null });
+  };
+  return new Proxy(ledger, {
+    get(target, prop) {
+      const v = Reflect.get(target, prop) as unknown;
+      if (prop === 'append') {
+        return async (...a: never[]) => {
+          const e = await target.append(...a);
+          announce(e);
+          return e;
+        };
+      }
+      if (prop === 'appendBatch') {
+        return async (...a: never[]) => {
+          const es = (await target.appendBatch(...a)) as unknown[];
+          for (const e of es) announce(e);
+          return es;
+        };
+      }
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}

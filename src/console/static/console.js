@@ -12,7 +12,7 @@ function el(tag, attrs = {}, ...children) {
     else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
   return e;
 }
 
@@ -37,8 +37,8 @@ const short = (d) => (typeof d === 'string' ? d.slice(0, 12) : '');
 async function act(label, fn) {
   try {
     const r = await fn();
-    say(`${label}: done`, 'ok');
     await refresh();
+    say(`${label}: done`, 'ok');
     return r;
   } catch (e) {
     say(`${label}: refused (${e.code || e.status}): ${e.message}`, 'error');
@@ -111,6 +111,23 @@ function approvalCard(a) {
   );
 }
 
+// Approval cards are kept while unchanged, so a refresh never wipes a reason being typed.
+const cards = new Map();
+function renderApprovals(list) {
+  const nodes = list.map((a) => {
+    const sig = JSON.stringify([a.status, a.votes.map((v) => v.principal.id), state.who.role]);
+    const have = cards.get(a.approval_id);
+    if (have && have.sig === sig) return have.node;
+    const node = approvalCard(a);
+    cards.set(a.approval_id, { sig, node });
+    return node;
+  });
+  for (const id of [...cards.keys()]) if (!list.some((a) => a.approval_id === id)) cards.delete(id);
+  const box = $('approvals');
+  const same = box.children.length === nodes.length && nodes.every((n, i) => box.children[i] === n);
+  if (!same) box.replaceChildren(...nodes);
+}
+
 function fill(tbodyOf, rows) {
   const tb = $(tbodyOf).querySelector('tbody');
   tb.replaceChildren(...rows);
@@ -126,7 +143,7 @@ async function refresh() {
     api('GET', '/ledger?limit=50'),
     api('GET', '/ledger?limit=500&kind=receipt'),
   ]);
-  $('approvals').replaceChildren(...pending.approvals.map(approvalCard));
+  renderApprovals(pending.approvals);
   $('no-approvals').hidden = pending.approvals.length > 0;
   fill('decisions', decided.approvals.map((a) => el('tr', { 'data-approval-id': a.approval_id, 'data-status': a.status },
     el('td', { text: a.approval_id }), el('td', { text: a.device_id }), el('td', { text: a.capability_id }),
@@ -153,22 +170,37 @@ async function refresh() {
   }));
 }
 
+function deviceItem(e, d) {
+  const stop = e.enabled && d.estop_allowed
+    ? estopControl(e.endpoint_id, d.device_id, d.display_name, d.estop)
+    : el('span', { text: '(e-stop not enabled for this device)' });
+  const reset = el('button', {
+    type: 'button', disabled: !isOperator() || !e.enabled, 'aria-label': `Reset ${d.display_name}`,
+    onclick: () => act(`Reset ${d.device_id}`, () => api('POST', '/reset', { endpoint_id: e.endpoint_id, device_id: d.device_id })),
+  }, 'Reset');
+  return el('li', { 'data-device-id': d.device_id }, `${d.display_name} (${d.device_id}) · ${d.mode} · ${d.risk_class} `, stop, ' ', reset);
+}
+
+function endpointCard(e) {
+  const toggle = (action, disabled) => el('button', {
+    type: 'button', disabled,
+    onclick: () => act(`${action} ${e.connector_id}`, () => api('POST', `/endpoints/${action.toLowerCase()}`, { connector_id: e.connector_id })),
+  }, action);
+  return el('article', { class: 'endpoint', 'data-connector-id': e.connector_id, 'aria-label': `Endpoint ${e.display_name}` },
+    el('h3', { text: `${e.display_name} (${e.endpoint_id})` }),
+    el('p', {},
+      `Connector ${e.connector_id} · ${e.transport || ''} · conformance ${e.conformance || 'no claim'} (${e.trust || 'no claim'}) · `,
+      el('strong', { class: 'enabled-state', text: e.enabled ? 'enabled' : 'disabled' }),
+      ' · experimental'),
+    el('p', {}, toggle('Enable', !isOperator() || e.enabled), toggle('Disable', !isOperator() || !e.enabled)),
+    el('ul', {}, e.devices.map((d) => deviceItem(e, d))));
+}
+
 function renderEndpoints(data) {
   $('integration').textContent = data.integration.enabled
     ? 'MHS integration (experimental): enabled for the endpoints marked enabled below.'
     : 'MHS integration (experimental) is disabled: no endpoint is enabled and no endpoint connection exists. An operator enables an endpoint below; the action is recorded in the ledger.';
-  $('endpoints').replaceChildren(...data.endpoints.map((e) => el('article', { class: 'endpoint', 'data-connector-id': e.connector_id, 'aria-label': `Endpoint ${e.display_name}` },
-    el('h3', { text: `${e.display_name} (${e.endpoint_id})` }),
-    el('p', {}, `Connector ${e.connector_id} · ${e.transport || ''} · conformance ${e.conformance || 'no claim'} (${e.trust || 'no claim'}) · `,
-      el('strong', { class: 'enabled-state', text: e.enabled ? 'enabled' : 'disabled' }), ' · experimental'),
-    el('p', {},
-      el('button', { type: 'button', disabled: !isOperator() || e.enabled, onclick: () => act(`Enable ${e.connector_id}`, () => api('POST', '/endpoints/enable', { connector_id: e.connector_id })) }, 'Enable'),
-      el('button', { type: 'button', disabled: !isOperator() || !e.enabled, onclick: () => act(`Disable ${e.connector_id}`, () => api('POST', '/endpoints/disable', { connector_id: e.connector_id })) }, 'Disable')),
-    el('ul', {}, e.devices.map((d) => el('li', { 'data-device-id': d.device_id },
-      `${d.display_name} (${d.device_id}) · ${d.mode} · ${d.risk_class} `,
-      e.enabled && d.estop_allowed ? estopControl(e.endpoint_id, d.device_id, d.display_name, d.estop) : el('span', { text: '(e-stop not enabled for this device)' }),
-      el('button', { type: 'button', disabled: !isOperator() || !e.enabled, 'aria-label': `Reset ${d.display_name}`,
-        onclick: () => act(`Reset ${d.device_id}`, () => api('POST', '/reset', { endpoint_id: e.endpoint_id, device_id: d.device_id })) }, 'Reset'))))));
+  $('endpoints').replaceChildren(...data.endpoints.map(endpointCard));
 }
 
 function scheduleRefresh() {
@@ -218,6 +250,8 @@ async function signIn(token) {
   await refresh();
   document.body.dataset.ready = 'true';
   listen();
+  // Fallback for changes without an event (e.g. a peer host process): refresh every 5 s.
+  setInterval(scheduleRefresh, 5000);
 }
 
 $('login').addEventListener('submit', (ev) => {

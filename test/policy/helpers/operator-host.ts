@@ -22,7 +22,9 @@ import {
   DEFAULT_POLICY,
   createConnectorDirectory,
   createOperatorLink,
+  createOperatorEvents,
   createOperatorServices,
+  observeLedger,
   guardPermits,
 } from '../../../src/policy/index.js';
 import type { OperatorServices, PolicyConfig } from '../../../src/policy/index.js';
@@ -78,7 +80,8 @@ export async function startOperatorHost(o: OperatorHostOptions): Promise<Operato
   const sim = await startSimHttp(o.families, flags);
   const clock = new RealClock();
   const db = await openTestDb();
-  const ledger = await openLedger(db, { clock });
+  const events = createOperatorEvents();
+  const ledger = observeLedger(await openLedger(db, { clock }), events);
   const store = await openConnectorStore(db, { clock });
   const discovered: Omit<ConnectorRow, 'enabled'> = {
     connector_id: CONNECTOR_ID,
@@ -105,7 +108,7 @@ export async function startOperatorHost(o: OperatorHostOptions): Promise<Operato
     typeof o.policy === 'function'
       ? o.policy
       : { ...DEFAULT_POLICY, estopAllow: [{ endpoint_id: sim.endpointId, device_id: '*' }], ...o.policy };
-  const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy });
+  const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy, events });
   const engine = createEngine({ ledger, clock, gate: services.gate, isEnabled: (cid) => enablement.isEnabled(cid) });
   await engine.start();
   const app = Fastify();

@@ -51,5 +51,5 @@ describe.each(BACKENDS)('crash: $name', (backend) => {
     } finally {
       await db.close();
     }
-  });
+  }, 120_000);
 });

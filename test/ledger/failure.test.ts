@@ -73,7 +73,7 @@ describe('ledger store failures', () => {
       last_error: { code: ErrorCode.HOST_LEDGER_UNAVAILABLE },
     });
     expect(r['verify']).toMatchObject({ ok: true, count: 2 });
-  });
+  }, 120_000);
 
   it('HOST-093: a full store rejects appends with LEDGER_UNAVAILABLE and recovers when space returns', async () => {
     const t = tempDir();

@@ -106,7 +106,7 @@ describe('export package', () => {
       first: { file: 'ledger.jsonl', seq: 1 },
     });
     expect(r.stderr).toContain(ErrorCode.EVIDENCE_CHAIN_BROKEN);
-  });
+  }, 120_000);
 
   it('HOST-053: every single-byte flip in every file kind is detected', async () => {
     const dir = copy('flip');

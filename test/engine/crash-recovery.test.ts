@@ -4,7 +4,8 @@
 // endpoint's retention (replayed:true) and a never-executed one as not_executed. Nothing executes twice.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import type { Client } from '@modelcontextprotocol/client';
 import { ErrorCode } from '../../src/core/index.js';
 import { connect } from '../../src/mhs/connector.js';
 import { REPO_ROOT, callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
@@ -50,14 +51,17 @@ async function crashAfterSend(
   return commandId;
 }
 
+const clients = new Map<string, Client>();
+afterAll(async () => {
+  for (const c of clients.values()) await c.close().catch(() => undefined);
+});
+
+/** The simulator's execution count for `commandId` (resource `_counters`), over one observer connection. */
 async function counter(s: SimHttp, commandId: string): Promise<number> {
-  const c = await connectMcpClient({ mcpUrl: s.mcpUrl });
-  try {
-    const r = await callMhs(c, 'mhs__read', { device_id: 'conveyor-workcell', resource: '_counters' });
-    return ((r.body.state as { executions: Record<string, number> }).executions[commandId] ?? 0) as number;
-  } finally {
-    await c.close();
-  }
+  let c = clients.get(s.mcpUrl);
+  if (!c) clients.set(s.mcpUrl, (c = await connectMcpClient({ mcpUrl: s.mcpUrl })));
+  const r = await callMhs(c, 'mhs__read', { device_id: 'conveyor-workcell', resource: '_counters' });
+  return ((r.body.state as { executions: Record<string, number> }).executions[commandId] ?? 0) as number;
 }
 
 describe('crash recovery', () => {
@@ -99,7 +103,7 @@ describe('crash recovery', () => {
     expect(after.receipt.status).toBe('completed');
     expect((await store.ledger.verify()).ok).toBe(true);
     await engine.stop();
-  });
+  }, 90_000);
 
   test('HOST-091: SIGKILL after the intent with the endpoint stalling; restart reconciles on attach as not executed', async () => {
     sim = await startSimHttp('conveyor', ['--stall', '1']);
@@ -114,5 +118,5 @@ describe('crash recovery', () => {
     expect(rec).toMatchObject({ outcome: 'not_executed' });
     expect(await counter(s, commandId)).toBe(0);
     await engine.stop();
-  });
+  }, 90_000);
 });

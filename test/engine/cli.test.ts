@@ -1,0 +1,85 @@
+// Guarantees: `mhs-host demo` (what `npm start` runs) works on a fresh store: it enables the demo connectors as
+// the recorded operator action of `demo-operator`, runs a multi-endpoint task on the bundled simulators, prints
+// receipts and a verified ledger, and exits 0; `mhs-host invoke` and `mhs-host run-task` then drive the same
+// enabled connectors and print full receipts.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { REPO_ROOT } from '../helpers/sim.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mhs-cli-'));
+const db = join(dir, 'host.db');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+describe('mhs-host demo, invoke, run-task', () => {
+  test('HOST-066 HOST-080: demo enables as demo-operator, runs the task, verifies the ledger, exits 0', async () => {
+    const demo = await cli(['demo', '--db', db]);
+    expect(demo.stderr).toBe('');
+    expect(demo.code).toBe(0);
+    expect(demo.stdout).toContain('enabled by operator "demo-operator"');
+    expect(demo.stdout).toMatch(/task tsk_\S+: completed/);
+    expect(demo.stdout).toContain('ledger: verified');
+    expect(demo.stdout.trim().split('\n').at(-1)).toBe('demo: ok');
+
+    const inv = await cli([
+      'invoke',
+      'mhs-demo-conveyor',
+      'conveyor-workcell',
+      'cap.world.step.v1',
+      '--input',
+      '{"ticks":2}',
+      '--db',
+      db,
+    ]);
+    expect(inv.code).toBe(0);
+    const receipt = JSON.parse(inv.stdout) as Record<string, unknown>;
+    expect(receipt).toMatchObject({ status: 'completed', device_id: 'conveyor-workcell', replayed: false });
+    expect(receipt.evidence).toBeTruthy();
+
+    const bad = await cli([
+      'invoke',
+      'mhs-demo-conveyor',
+      'conveyor-workcell',
+      'cap.world.step.v1',
+      '--input',
+      '{"ticks":0}',
+      '--db',
+      db,
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('MHS.SCHEMA.INVALID_INPUT');
+
+    const file = join(dir, 'task.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        name: 'cli task',
+        steps: [
+          {
+            endpoint: 'mhs-demo-conveyor',
+            device: 'conveyor-workcell',
+            capability: 'cap.world.step.v1',
+            input: { ticks: 1 },
+          },
+          { endpoint: 'mhs-demo-thermostat', device: 'thermostat', capability: 'cap.thermal.read.v1', input: {} },
+        ],
+      }),
+    );
+    const run = await cli(['run-task', file, '--db', db]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('[mhs://demo/conveyor] step 0 → completed');
+    expect(run.stdout).toContain('[mhs://demo/thermostat] step 1 → completed');
+    expect(run.stdout).toMatch(/receipt \{/);
+  }, 120_000);
+});

@@ -126,8 +126,8 @@ function buildTransport(
  * says disabled: `MHS.HOST.CONNECTOR_DISABLED` (HOST-068). Then negotiates the MCP revision,
  * fetches the manifest with `mhs__inspect` and admits it (HOST-073: `MHS.HOST.MANIFEST_INVALID`,
  * `MHS.HOST.DISCLOSURE_UNRENDERABLE`, `MHS.AUTH.ENDPOINT_UNTRUSTED`); on refusal the transport is
- * closed again. Handshake failures: `MHS.TRANSPORT.DISCONNECTED`; no answer in time:
- * `MHS.TRANSPORT.TIMEOUT_POSTSEND`.
+ * closed again. Handshake failures and a handshake not done within `timeoutMs`:
+ * `MHS.TRANSPORT.DISCONNECTED`; a manifest fetch without answer: `MHS.TRANSPORT.TIMEOUT_POSTSEND`.
  */
 export async function connect(row: ConnectorRow, opts: ConnectOptions = {}): Promise<MhsConnection> {
   const enabled = row.enabled && (opts.isEnabled ? await opts.isEnabled(row.connector_id) : true);
@@ -156,7 +156,6 @@ export async function connect(row: ConnectorRow, opts: ConnectOptions = {}): Pro
     await withDeadline(clock, opts.timeoutMs ?? 30_000, (signal) =>
       client.connect(guard, { signal, timeout: 0x7fffffff }),
     );
-    conn.onConnected();
     await conn.refreshManifest();
     return conn;
   } catch (err) {
@@ -173,10 +172,17 @@ export async function connect(row: ConnectorRow, opts: ConnectOptions = {}): Pro
   }
 }
 
+/** Runs the handshake under a deadline; a handshake that does not finish is a failed connection, not a command timeout. */
 async function withDeadline<T>(clock: Clock, ms: number, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ac = new AbortController();
   const h = clock.setTimeout(
-    () => ac.abort(new HostError(ErrorCode.TRANSPORT_TIMEOUT_POSTSEND, `no answer within ${ms} ms`)),
+    () =>
+      ac.abort(
+        new HostError(ErrorCode.TRANSPORT_DISCONNECTED, `the endpoint did not complete the handshake within ${ms} ms`, {
+          reason: 'handshake_timeout',
+          timeout_ms: ms,
+        }),
+      ),
     ms,
   );
   try {
@@ -245,10 +251,6 @@ class McpConnection implements MhsConnection {
   get manifest(): Manifest {
     if (!this._manifest) throw new HostError(ErrorCode.HOST_INTERNAL, 'manifest not fetched yet');
     return this._manifest;
-  }
-
-  onConnected(): void {
-    // Nothing yet: the manifest fetch completes admission.
   }
 
   private markClosed(reason: string): void {

@@ -151,36 +151,34 @@ describe('connector against the reference simulators', { timeout: 180_000 }, () 
     }
   });
 
-  it('HOST-063: an oversized reply is refused with FRAME_TOO_LARGE (HTTP and stdio) and every endpoint keeps serving', async () => {
+  it('HOST-063: an oversized reply is refused with FRAME_TOO_LARGE (HTTP and stdio), a killed child is DISCONNECTED, and every other endpoint keeps serving', async () => {
     const big = keep(await connect(httpRow(thermoOversize.mcpUrl)));
     const other = keep(await connect(httpRow(laser.mcpUrl)));
-    const stdioBig = keep(await connect(stdioRow('conveyor', ['--oversize-reply']), stdioOpts));
+    // One stdio child: its 1st capability reply is oversized, its 2nd capability call stalls.
+    const child = keep(await connect(stdioRow('conveyor', ['--oversize-reply', '1', '--stall', '2']), stdioOpts));
     const setpoint = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
     const e1 = await failure(big.callTool(setpoint, { setpoint_c: 25 }));
     expect(e1.code).toBe(ErrorCode.TRANSPORT_FRAME_TOO_LARGE);
     expect(e1.details.bytes).toBeGreaterThan(4 * 1024 * 1024);
     const step = capabilityToolName('conveyor-workcell', 'cap.world.step.v1');
-    expect((await failure(stdioBig.callTool(step, { ticks: 1 }))).code).toBe(ErrorCode.TRANSPORT_FRAME_TOO_LARGE);
+    expect((await failure(child.callTool(step, { ticks: 1 }))).code).toBe(ErrorCode.TRANSPORT_FRAME_TOO_LARGE);
     // The same connections and the other endpoint still answer.
     expect((await big.callTool('mhs__devices', {})).isError).toBe(false);
-    expect((await stdioBig.callTool('mhs__devices', {})).isError).toBe(false);
+    expect((await child.callTool('mhs__devices', {})).isError).toBe(false);
     expect((await other.callTool('mhs__devices', {})).isError).toBe(false);
-  });
 
-  it('reports a killed child as DISCONNECTED (in flight and afterwards) while another endpoint keeps serving', async () => {
-    const victim = keep(await connect(stdioRow('conveyor', ['--stall']), stdioOpts));
-    const other = keep(await connect(httpRow(laser.mcpUrl)));
-    const step = capabilityToolName('conveyor-workcell', 'cap.world.step.v1');
-    const inflight = failure(victim.callTool(step, { ticks: 1 }, { timeoutMs: 20_000 }));
-    // The stalled call is on the wire once the endpoint has it; its read of state proves the child is alive.
-    expect((await victim.callTool('mhs__devices', {})).isError).toBe(false);
-    process.kill(victim.pid!, 'SIGKILL');
-    await expect(victim.closed).resolves.toMatchObject({ code: ErrorCode.TRANSPORT_DISCONNECTED });
+    // Kill the child with a call in flight.
+    const inflight = failure(child.callTool(step, { ticks: 1 }, { timeoutMs: 60_000 }));
+    // Requests share one pipe in order: once this read is answered the stalled call has reached the child.
+    expect((await child.callTool('mhs__devices', {})).isError).toBe(false);
+    process.kill(child.pid!, 'SIGKILL');
+    await expect(child.closed).resolves.toMatchObject({ code: ErrorCode.TRANSPORT_DISCONNECTED });
     const e = await inflight;
     expect(e.code).toBe(ErrorCode.TRANSPORT_DISCONNECTED);
     expect(e.details.sent).toBe(true);
-    expect((await failure(victim.callTool('mhs__devices', {}))).code).toBe(ErrorCode.TRANSPORT_DISCONNECTED);
+    expect((await failure(child.callTool('mhs__devices', {}))).code).toBe(ErrorCode.TRANSPORT_DISCONNECTED);
     expect((await other.callTool('mhs__devices', {})).isError).toBe(false);
+    expect((await big.callTool('mhs__devices', {})).isError).toBe(false);
   });
 
   it('reconnects with backoff after the child dies and reports the changed manifest (HOST-012)', async () => {

@@ -2,12 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError } from 'commander';
 import { ErrorCode, HostError, RealClock } from '../core/index.js';
 import type { EvidenceBundle, InterlockState } from '../mhs/wire-types.js';
-import { loadFamily, BUILTIN_FAMILIES } from '../sim/family.js';
-import { SimEndpoint } from '../sim/endpoint.js';
-import { listen, serveHttp } from '../sim/http-server.js';
-import { loadPolicy } from '../sim/policy.js';
+import { BUILTIN_FAMILIES } from '../sim/builtin.js';
 import type { FaultOptions, SimOptions } from '../sim/sim-options.js';
-import { serveStdioProjection } from '../sim/stdio-server.js';
 
 function int(min: number) {
   return (v: string): number => {
@@ -78,6 +74,15 @@ export function simCommand(): Command {
     .option('--oversize-reply [n]', 'fault: answer capability calls with a frame over 4 MiB (every, or the Nth)')
     .option('--corrupt-evidence <seq>', 'fault: store evidence entry SEQ with a body that breaks its link', int(0))
     .action(async (familiesArg: string, flags: SimFlags) => {
+      // Loaded here so other subcommands do not pay for the MCP server SDK at startup.
+      const [{ loadFamily }, { SimEndpoint }, { listen, serveHttp }, { loadPolicy }, { serveStdioProjection }] =
+        await Promise.all([
+          import('../sim/family.js'),
+          import('../sim/endpoint.js'),
+          import('../sim/http-server.js'),
+          import('../sim/policy.js'),
+          import('../sim/stdio-server.js'),
+        ]);
       const names = familiesArg.split(',').filter(Boolean);
       const families = [...names, ...flags.device].map(loadFamily);
       if (!families.length) {

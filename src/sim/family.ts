@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { DeviceProfile } from '../mhs/wire-types.js';
+import { BUILTIN_FAMILIES } from './builtin.js';
 import { FAMILY_SCHEMA } from './family-schema.js';
 
 /** Wall-clock duration of one execution. `approach` moves `var` toward `input` at `units_per_s`. */
@@ -77,8 +78,7 @@ const validateFamily = ajv.compile(FAMILY_SCHEMA);
 /** Directory holding the bundled family files. */
 export const BUILTIN_FAMILY_DIR = join(dirname(fileURLToPath(import.meta.url)), 'devices');
 
-/** Names of the bundled families. */
-export const BUILTIN_FAMILIES = ['thermostat', 'conveyor', 'liquid-handler', 'laser'] as const;
+export { BUILTIN_FAMILIES };
 
 /**
  * Parses and checks a family definition: schema (family-schema.ts), one model per capability,

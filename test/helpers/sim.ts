@@ -35,7 +35,7 @@ function cliArgs(families: string, flags: string[]): string[] {
 
 /**
  * Spawns `node --import tsx src/cli/main.ts sim <families> ...flags --http 0` and resolves once it
- * prints `listening <url>`. Rejects (with its stderr) if it exits first or is not ready in 45 s (machines under load start slowly).
+ * prints `listening <url>`. Rejects (with its stderr) if it exits first or is not ready in 90 s (machines under load start slowly).
  */
 export function startSimHttp(families: string, flags: string[] = []): Promise<SimHttp> {
   const child: ChildProcess = spawn(process.execPath, [...cliArgs(families, flags), '--http', '0'], {
@@ -47,8 +47,8 @@ export function startSimHttp(families: string, flags: string[] = []): Promise<Si
   return new Promise<SimHttp>((resolveStart, rejectStart) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      rejectStart(new Error(`sim did not start in 45 s: ${err}`));
-    }, 45_000);
+      rejectStart(new Error(`sim did not start in 90 s: ${err}`));
+    }, 90_000);
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
       err += chunk;

@@ -1,9 +1,12 @@
 // Guarantees: bad input to every tool (wrong types, missing fields, unknown device, unknown session,
 // out-of-schema values, oversized arguments) returns the documented MHS code with isError as the
 // wire contract §4 says, over HTTP and stdio, and the simulator keeps serving afterwards.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { callMhs, connectMcpClient, simStdioCommand, startSimHttp, type SimHttp } from '../helpers/sim.js';
+
+// Child processes start slowly on a loaded machine (2 cores shared with other suites).
+vi.setConfig({ hookTimeout: 120_000 });
 
 const FAMILIES = 'thermostat,conveyor,liquid-handler,laser';
 const STEP = 'mhs__cap__conveyor-workcell__cap_world_step_v1';

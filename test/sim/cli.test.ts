@@ -4,9 +4,12 @@
 // unknown family exits non-zero with MHS.HOST.CONFIG_INVALID.
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { H } from '../../src/core/index.js';
 import { REPO_ROOT, callMhs, connectMcpClient } from '../helpers/sim.js';
+
+// Child processes start slowly on a loaded machine (2 cores shared with other suites).
+vi.setConfig({ hookTimeout: 120_000, testTimeout: 120_000 });
 
 const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
 

@@ -4,7 +4,7 @@
  * through a real MCP client, over stdio (sim in a child process) or HTTP (sim in a child process).
  * Sample inputs are data; everything else is derived from the manifest the sim serves.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { H, isId, jcs, verifyChain, type ChainEntry } from '../../src/core/index.js';
 import { capabilityToolName } from '../../src/mhs/tool-names.js';
@@ -23,6 +23,9 @@ import {
   type MhsResult,
   type SimHttp,
 } from '../helpers/sim.js';
+
+// Child processes start slowly on a loaded machine (2 cores shared with other suites).
+vi.setConfig({ hookTimeout: 120_000 });
 
 /** Two distinct valid inputs per capability (the second proves idempotency conflicts). */
 export const SAMPLE_INPUTS: Record<string, [Record<string, unknown>, Record<string, unknown>]> = {
@@ -59,7 +62,7 @@ function strip(r: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-/** Registers the §2-§9 walk for one family over one transport. */
+/** Registers the §2-§9 walk over one transport for a sim hosting `family` (one or a comma list). */
 export function defineContractSuite(transport: 'stdio' | 'http', family: string): void {
   describe(`wire contract §2-§9: ${family} over ${transport}`, () => {
     let sim: SimHttp | undefined;

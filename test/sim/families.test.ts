@@ -5,13 +5,16 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { HostError, SimulatedClock } from '../../src/core/index.js';
 import { BUILTIN_FAMILIES, loadFamily, parseFamily, type FamilyDefinition } from '../../src/sim/family.js';
 import { SimEndpoint } from '../../src/sim/endpoint.js';
 import { ToolTable } from '../../src/sim/tools.js';
 import { callMhs, connectMcpClient, startSimHttp, type SimHttp } from '../helpers/sim.js';
 import { STIRRER } from './fixtures.js';
+
+// Child processes start slowly on a loaded machine (2 cores shared with other suites).
+vi.setConfig({ hookTimeout: 120_000, testTimeout: 120_000 });
 
 const STEP = 'mhs__cap__conveyor-workcell__cap_world_step_v1';
 const SETPOINT = 'mhs__cap__thermostat__cap_thermal_setpoint_v1';

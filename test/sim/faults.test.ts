@@ -1,18 +1,21 @@
 // Guarantees: each fault flag of `mhs-host sim` has the effect a client can observe (issue 2 item 5):
 // latency, drop-reply (every / Nth, executed once per _counters), stall (never executed), close-after
 // (connection closed over HTTP and stdio), oversize-reply (> 4 MiB frame), corrupt-evidence (verify fails).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { verifyChain, type ChainEntry } from '../../src/core/index.js';
 import { callMhs, connectMcpClient, simStdioCommand, startSimHttp, type SimHttp } from '../helpers/sim.js';
+
+// Child processes start slowly on a loaded machine (2 cores shared with other suites).
+vi.setConfig({ hookTimeout: 120_000 });
 
 const STEP = 'mhs__cap__conveyor-workcell__cap_world_step_v1';
 // Nth-call flags share one process: capability call 1 stalls, 2 is dropped, 3 is oversized.
 const FLAGS: Record<string, string[]> = {
   latency: ['--latency-ms', '400'],
+  closeAfter: ['--close-after', '2'],
   dropEvery: ['--drop-reply'],
   nth: ['--stall', '1', '--drop-reply', '2', '--oversize-reply', '3', '--corrupt-evidence', '1'],
-  closeAfter: ['--close-after', '2'],
 };
 
 async function executions(c: Client, commandId: string): Promise<number> {
@@ -29,7 +32,11 @@ describe('fault injection flags', () => {
     return c;
   };
 
+  let stdioClient: Promise<Client>;
   beforeAll(async () => {
+    // The stdio child starts alongside the HTTP ones (process start dominates this file's time).
+    stdioClient = connectMcpClient(simStdioCommand('conveyor', ['--close-after', '1']));
+    stdioClient.catch(() => undefined);
     const started = await Promise.all(
       Object.entries(FLAGS).map(async ([k, f]) => [k, await startSimHttp('conveyor', f)] as const),
     );
@@ -40,10 +47,17 @@ describe('fault injection flags', () => {
     await Promise.all(Object.values(sims).map((s) => s.stop()));
   });
 
-  it('--latency-ms delays every reply: a short client timeout fails, a longer one succeeds', async () => {
+  it('--latency-ms delays every reply: a short client timeout fails, a patient client gets the answer', async () => {
     const c = await client('latency');
     await expect(callMhs(c, 'mhs__devices', {}, { timeout: 100 })).rejects.toThrow();
     expect((await callMhs(c, 'mhs__devices', {}, { timeout: 10_000 })).isError).toBe(false);
+  });
+
+  it('--close-after N closes the HTTP connection on the call after the Nth', async () => {
+    const c = await client('closeAfter');
+    expect((await callMhs(c, 'mhs__devices')).isError).toBe(false);
+    expect((await callMhs(c, STEP, { ticks: 1 })).isError).toBe(false);
+    await expect(callMhs(c, STEP, { ticks: 1 }, { timeout: 5000 })).rejects.toThrow();
   });
 
   it('--drop-reply executes the command but never answers (HOST-091 lost reply); executed exactly once', async () => {
@@ -73,15 +87,8 @@ describe('fault injection flags', () => {
     expect((await callMhs(c, STEP, { ticks: 1, _mhs: { command_id: 'cmd_n4' } })).body['status']).toBe('completed');
   });
 
-  it('--close-after N closes the HTTP connection on the call after the Nth', async () => {
-    const c = await client('closeAfter');
-    expect((await callMhs(c, 'mhs__devices')).isError).toBe(false);
-    expect((await callMhs(c, STEP, { ticks: 1 })).isError).toBe(false);
-    await expect(callMhs(c, STEP, { ticks: 1 }, { timeout: 5000 })).rejects.toThrow();
-  });
-
   it('--close-after N over stdio: the endpoint closes the pipe and exits', async () => {
-    const c = await connectMcpClient(simStdioCommand('conveyor', ['--close-after', '1']));
+    const c = await stdioClient;
     clients.push(c);
     const closed = new Promise<void>((resolve) => (c.onclose = () => resolve()));
     expect((await callMhs(c, 'mhs__devices')).isError).toBe(false);

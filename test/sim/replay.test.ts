@@ -5,10 +5,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { H } from '../../src/core/index.js';
 import { callMhs, connectMcpClient, startSimHttp, type SimHttp } from '../helpers/sim.js';
+
+// Child processes start slowly on a loaded machine (2 cores shared with other suites).
+vi.setConfig({ hookTimeout: 120_000, testTimeout: 120_000 });
 
 const STEP = 'mhs__cap__conveyor-workcell__cap_world_step_v1';
 

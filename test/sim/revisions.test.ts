@@ -1,9 +1,12 @@
 // Guarantees (wire contract §2): one simulator serves both MCP revisions over both transports: a
 // legacy client completes the 2025-11-25 initialize handshake, and a client pinned to 2026-07-28 gets
 // a server/discover result; results carry the MHS object as structuredContent and as JCS text.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { jcs } from '../../src/core/index.js';
 import { callMhs, connectMcpClient, simStdioCommand, startSimHttp, type SimHttp } from '../helpers/sim.js';
+
+// Child processes start slowly on a loaded machine (2 cores shared with other suites).
+vi.setConfig({ hookTimeout: 120_000, testTimeout: 120_000 });
 
 const STEP = 'mhs__cap__conveyor-workcell__cap_world_step_v1';
 

@@ -1,0 +1,229 @@
+// Guarantees (issue 7 §6 + acceptance), over HTTP against `mhs-host serve` with real simulator endpoints:
+// an approval-gated mhs.invoke (R2 liquid handler) shows `waiting-approval`, is approved through the
+// operator API (or by an operator through the interrupt route; a client token is refused), completes, and
+// its events carry the ledger seq/digest of the receipt entry, whose intent carries runId/nodeId/traceparent.
+// SIGKILL of the server while a two-endpoint workflow has a command in flight: after restart the run
+// completes, each device counter shows exactly one execution per command, and the ledger verifies.
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RealClock } from '../../src/core/index.js';
+import { openDb, openLedger } from '../../src/ledger/index.js';
+import { openConnectorStore } from '../../src/policy/connector-store.js';
+import { createEnablement } from '../../src/policy/enablement.js';
+import { createTokenStore } from '../../src/policy/tokens.js';
+import { callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
+import type { SimHttp } from '../helpers/sim.js';
+import { client, logProblems, serve, tempDb } from './serve-helpers.js';
+import type { Served } from './serve-helpers.js';
+
+const clock = new RealClock();
+let sims: Record<'thermo' | 'conveyor' | 'lh', SimHttp>;
+let dbPath: string;
+let srv: Served;
+let tokens: { client: string; op: string };
+
+async function setupStore(): Promise<void> {
+  const db = await openDb(dbPath);
+  try {
+    const ledger = await openLedger(db, { clock });
+    const store = await openConnectorStore(db, { clock });
+    const enablement = createEnablement({ store, ledger });
+    for (const [name, sim] of Object.entries(sims)) {
+      const id = `mhs-e2e-${name}`;
+      await store.upsertDiscovered({
+        connector_id: id,
+        transport: 'http',
+        url: sim.mcpUrl,
+        base_url: sim.url,
+        endpoint_id: sim.endpointId,
+        display_name: name,
+        source: { kind: 'env', ref: 'MHS_ENDPOINTS' },
+        seen_in: [{ kind: 'env', ref: 'MHS_ENDPOINTS' }],
+        auth: { scheme: 'none' },
+        descriptor: null,
+      });
+      await enablement.enable(id, { id: 'test-setup', via: 'test' });
+    }
+    const t = createTokenStore(db, clock);
+    tokens = { client: (await t.add('e2e-client', 'client')).token, op: (await t.add('e2e-op', 'operator')).token };
+  } finally {
+    await db.close();
+  }
+}
+
+const node = (id: string, typeId: string, config: Record<string, unknown>, x: number) => ({
+  id,
+  typeId,
+  name: id,
+  position: { x, y: 0 },
+  config,
+  inputs: {},
+});
+const wf = (id: string, nodes: any[]) => ({
+  id,
+  name: id,
+  version: '1',
+  nodes,
+  edges: nodes.slice(1).map((n, i) => ({ id: `e${i}`, sourceNodeId: nodes[i].id, targetNodeId: n.id })),
+  triggers: [{ id: 'manual', type: 'manual' }],
+  variables: [],
+  metadata: {},
+  settings: {},
+});
+
+beforeAll(async () => {
+  const [thermo, conveyor, lh] = await Promise.all([
+    startSimHttp('thermostat', ['--time-scale', '50']),
+    startSimHttp('conveyor', ['--latency-ms', '1500']),
+    startSimHttp('liquid-handler', ['--operator-tools']),
+  ]);
+  sims = { thermo: thermo!, conveyor: conveyor!, lh: lh! };
+  dbPath = tempDb();
+  await setupStore();
+  srv = await serve(dbPath, ['--no-workflows']);
+  const api = client(srv.url, tokens.client);
+  const lhCall = {
+    endpoint: sims.lh.endpointId,
+    device: 'liquid-handler',
+    capability: 'cap.liquid.aspirate.v1',
+    input: { volume_ul: 50 },
+  };
+  expect(
+    (await api.post('/v1/workflows', wf('e2e-aspirate', [node('aspirate', 'mhs.invoke', lhCall, 0)]))).status,
+  ).toBe(201);
+  const two = wf('e2e-two-endpoint', [
+    node(
+      'warm',
+      'mhs.invoke',
+      {
+        endpoint: sims.thermo.endpointId,
+        device: 'thermostat',
+        capability: 'cap.thermal.setpoint.v1',
+        input: { setpoint_c: 30 },
+      },
+      0,
+    ),
+    node(
+      'advance',
+      'mhs.invoke',
+      {
+        endpoint: sims.conveyor.endpointId,
+        device: 'conveyor-workcell',
+        capability: 'cap.world.step.v1',
+        input: { ticks: 3 },
+      },
+      1,
+    ),
+    node('done', 'core.noop', {}, 2),
+  ]);
+  expect((await api.post('/v1/workflows', two)).status).toBe(201);
+}, 180_000);
+
+afterAll(async () => {
+  await srv?.stop();
+  await Promise.all(Object.values(sims ?? {}).map((s) => s.stop()));
+});
+
+const terminal = (s: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(s.status as string);
+
+async function ledgerEntries() {
+  const db = await openDb(dbPath);
+  const ledger = await openLedger(db, { clock });
+  return { db, ledger };
+}
+
+describe('MHS nodes over REST', () => {
+  it('an R2 mhs.invoke waits for approval, is approved in the operator API, completes; events reference the receipt entry', async () => {
+    const api = client(srv.url, tokens.client);
+    const op = client(srv.url, tokens.op);
+    const runId = (await api.post('/v1/runs', { workflowId: 'e2e-aspirate' })).body.runId as string;
+    const waiting = await api.until(runId, (s) => s.status === 'waiting-approval');
+    expect(waiting.currentNodeId).toBe('aspirate');
+    const approvals = (await op.get('/v1/operator/approvals')).body.approvals as any[];
+    const mine = approvals.find((a) => a.run_id === runId);
+    expect(mine).toMatchObject({ node_id: 'aspirate', device_id: 'liquid-handler' });
+    // A client token cannot decide an MHS approval through the interrupt route.
+    expect((await api.post(`/v1/runs/${runId}/interrupts/aspirate`, { action: 'accept' })).body.error).toBe(
+      'forbidden',
+    );
+    expect((await op.post(`/v1/operator/approvals/${mine.approval_id}/approve`, {})).status).toBe(200);
+    const done = await api.until(runId, terminal);
+    expect(done.status).toBe('completed');
+    const events = await api.events(runId);
+    expect(logProblems(events)).toEqual([]);
+    expect(events.find((e) => e.type === 'approval.received')?.payload.action).toBe('accept');
+    const completed = events.find((e) => e.type === 'node.completed' && e.nodeId === 'aspirate')!;
+    const outputs = completed.payload.outputs as any;
+    expect(outputs.receipt.status).toBe('completed');
+    const ref = completed.payload.ledger as { seq: number; digest: string };
+    const { db, ledger } = await ledgerEntries();
+    try {
+      const [entry] = await ledger.range(ref.seq, ref.seq);
+      expect(entry).toMatchObject({ kind: 'receipt', digest: ref.digest, command_id: outputs.commandId });
+      const intent = (await ledger.byCommand(outputs.commandId as string)).find((e) => e.kind === 'command.intent')!;
+      expect(intent).toMatchObject({ run_id: runId, node_id: 'aspirate' });
+      expect(String(intent.traceparent)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('an operator may decide the same wait through the interrupt route', async () => {
+    const api = client(srv.url, tokens.client);
+    const op = client(srv.url, tokens.op);
+    const runId = (await api.post('/v1/runs', { workflowId: 'e2e-aspirate' })).body.runId as string;
+    await api.until(runId, (s) => s.status === 'waiting-approval');
+    expect((await op.post(`/v1/runs/${runId}/interrupts/aspirate`, { action: 'accept' })).status).toBe(200);
+    expect((await api.until(runId, terminal)).status).toBe('completed');
+  });
+
+  it('SIGKILL during a two-endpoint run with a command in flight: restart completes it, nothing executes twice, ledger verifies', async () => {
+    let api = client(srv.url, tokens.client);
+    const runId = (await api.post('/v1/runs', { workflowId: 'e2e-two-endpoint' })).body.runId as string;
+    // Wait until the conveyor command's intent is journaled (the simulator answers only after 1.5 s).
+    let inFlight = false;
+    for (let i = 0; i < 200 && !inFlight; i++) {
+      const { db, ledger } = await ledgerEntries();
+      const head = (await ledger.head()).seq;
+      inFlight = (await ledger.range(Math.max(0, head - 20))).some(
+        (e) => e.kind === 'command.intent' && e.run_id === runId && e.node_id === 'advance',
+      );
+      await db.close();
+      if (!inFlight) await api.get(`/v1/runs/${runId}/events/poll?afterSequence=1000000&timeout=50`);
+    }
+    expect(inFlight).toBe(true);
+    await srv.kill();
+    srv = await serve(dbPath, ['--no-workflows']);
+    api = client(srv.url, tokens.client);
+    const done = await api.until(runId, terminal);
+    expect(done.status).toBe('completed');
+    const events = await api.events(runId);
+    expect(logProblems(events)).toEqual([]);
+    expect(events.filter((e) => e.type === 'node.started' && e.nodeId === 'warm')).toHaveLength(1);
+    const cmds = {
+      thermo: (done.nodeStates.warm.outputs as any).commandId as string,
+      conveyor: (done.nodeStates.advance.outputs as any).commandId as string,
+    };
+    for (const [name, device] of [
+      ['thermo', 'thermostat'],
+      ['conveyor', 'conveyor-workcell'],
+    ] as const) {
+      const c = await connectMcpClient({ mcpUrl: sims[name].mcpUrl });
+      try {
+        const r = await callMhs(c, 'mhs__read', { device_id: device, resource: '_counters' });
+        const state = r.body.state as Record<string, any>;
+        const counts = (state.executions ?? state) as Record<string, number>;
+        expect({ name, n: counts[cmds[name]] }).toEqual({ name, n: 1 });
+        expect(Object.values(counts).filter((v) => typeof v === 'number' && v > 1)).toEqual([]);
+      } finally {
+        await c.close();
+      }
+    }
+    const { db, ledger } = await ledgerEntries();
+    try {
+      expect((await ledger.verify()).ok).toBe(true);
+    } finally {
+      await db.close();
+    }
+  });
+});

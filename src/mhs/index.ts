@@ -35,3 +35,5 @@ export {
 } from './discovery-sources.js';
 export { connectWithReconnect, ReconnectingConnection, backoffDelay } from './reconnect.js';
 export type { BackoffOptions, ReconnectEvent, ReconnectOptions } from './reconnect.js';
+export { summarizeEndpoint, renderEndpointTable } from './endpoint-summary.js';
+export type { EndpointSummary } from './endpoint-summary.js';

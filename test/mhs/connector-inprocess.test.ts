@@ -85,6 +85,16 @@ describe('connector (in-process)', () => {
     ac.abort();
     const pre = (await c.callTool('mhs__echo', {}, { signal: ac.signal }).catch((e: unknown) => e)) as HostError;
     expect(pre.code).toBe(ErrorCode.TRANSPORT_TIMEOUT_PRESEND);
+    // A caller abort after the request left is post-send: the outcome is not known.
+    const seen = ep.requests();
+    const ac2 = new AbortController();
+    const aborted = c.callTool('mhs__stall', {}, { signal: ac2.signal }).catch((e: unknown) => e);
+    while (ep.requests() === seen) await new Promise((r) => setImmediate(r));
+    ac2.abort();
+    const post = (await aborted) as HostError;
+    expect(post.code).toBe(ErrorCode.TRANSPORT_TIMEOUT_POSTSEND);
+    expect(post.details).toMatchObject({ sent: true, aborted: true });
+    ep.release();
     await c.close();
   });
 

@@ -46,6 +46,8 @@ export function serveCommand(): Command {
           host: opts.host,
           workflows: opts.workflows,
         });
+        for (const r of server.host.loaded.refused)
+          process.stderr.write(`workflow ${r.file} not registered: ${JSON.stringify(r.errors)}\n`);
         process.stdout.write(`mhs-host serving ${server.url} (store ${db.location})\n`);
         let stopping = false;
         const stop = (signal: string): void => {

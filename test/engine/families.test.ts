@@ -162,3 +162,29 @@ describe('permits', () => {
     await e2.stop();
   });
 });
+
+describe('after an e-stop', () => {
+  test('HOST-071 HOST-072: refusals come back in full, and the host never resets the device by itself', async () => {
+    const stop = await callMhs(operator, 'mhs__estop', { device_id: 'conveyor-workcell' });
+    expect(stop.isError).toBe(false);
+    const call = {
+      endpointId: sim.endpointId,
+      deviceId: 'conveyor-workcell',
+      capabilityId: 'cap.world.step.v1',
+      input: { ticks: 1 },
+    };
+    for (let i = 0; i < 2; i++) {
+      const res = await engine.invoke(call);
+      expect(res.outcome).toBe('final');
+      expect(res.receipt.status).toBe('rejected');
+      expect(res.receipt.error?.mhs_code).toBe(ErrorCode.SAFETY_ESTOP_ACTIVE);
+      expect(res.receipt.error?.remediation).toBeTruthy();
+      await res.recorded;
+    }
+    const safety = await callMhs(operator, 'mhs__safety', { device_id: 'conveyor-workcell' });
+    expect((safety.body.estop as { engaged: boolean }).engaged).toBe(true);
+    const kinds = new Set((await store.ledger.range(0)).map((e) => e.kind));
+    expect(kinds.has('reset.request')).toBe(false);
+    await callMhs(operator, 'mhs__reset', { device_id: 'conveyor-workcell' });
+  });
+});

@@ -4,7 +4,14 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  localhostAllowedHostnames,
+  localhostAllowedOrigins,
+  originValidationResponse,
+  type McpServerFactory,
+} from '@modelcontextprotocol/server';
 import { jcs } from '../core/index.js';
 import type { SimEndpoint } from './endpoint.js';
 import { createProjectionFactory } from './mcp-projection.js';
@@ -51,7 +58,8 @@ export function serveHttp(server: http.Server, ep: SimEndpoint): HttpProjection 
   });
   // Bodies up to 16 MiB reach the tool layer, which answers MHS.LIMIT.FRAME above 4 MiB.
   const handler = createMcpHandler(factory, { maxRequestBodySize: 16 * 1024 * 1024 });
-  const { port } = server.address() as AddressInfo;
+  const { port, address } = server.address() as AddressInfo;
+  const loopback = address === '127.0.0.1' || address === '::1';
   const hostHeader = `127.0.0.1:${port}`;
   server.on('request', (req, res) => {
     void (async () => {
@@ -70,7 +78,12 @@ export function serveHttp(server: http.Server, ep: SimEndpoint): HttpProjection 
         for await (const c of req) chunks.push(c as Buffer);
         const request = toWebRequest(req, Buffer.concat(chunks), hostHeader);
         sockets.set(request, res);
-        const response = await handler.fetch(request);
+        // DNS-rebinding protection when bound to loopback (the default).
+        const rejected = loopback
+          ? (hostHeaderValidationResponse(request, localhostAllowedHostnames()) ??
+            originValidationResponse(request, localhostAllowedOrigins()))
+          : undefined;
+        const response = rejected ?? (await handler.fetch(request));
         if (res.destroyed) return;
         res.writeHead(response.status, Object.fromEntries(response.headers));
         if (response.body) {

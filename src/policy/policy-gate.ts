@@ -350,12 +350,19 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     get: (id) => store.get(id),
     list: (filter) => store.list(filter),
     async vote(approvalId, vote) {
-      const req = await store.get(approvalId);
-      if (!req) throw new HostError(ErrorCode.NOT_FOUND, `no approval ${approvalId}`, { approval_id: approvalId });
-      const res = applyVote(req, vote, clock.now());
-      if (!res.ok) throw new HostError(res.code, res.reason, { approval_id: approvalId, status: req.status });
-      if (!(await store.update(res.next, req.status, req.votes.length))) {
-        throw new HostError(ErrorCode.CONFLICT, 'the request changed; reload', { approval_id: approvalId });
+      // Compare-and-set with a few re-reads, so two operators voting at once both count (dual control).
+      let req: ApprovalRequest | undefined;
+      let res: ReturnType<typeof applyVote> | undefined;
+      for (let attempt = 0; attempt < 5; attempt++) {
+        req = await store.get(approvalId);
+        if (!req) throw new HostError(ErrorCode.NOT_FOUND, `no approval ${approvalId}`, { approval_id: approvalId });
+        res = applyVote(req, vote, clock.now());
+        if (!res.ok) throw new HostError(res.code, res.reason, { approval_id: approvalId, status: req.status });
+        if (await store.update(res.next, req.status, req.votes.length)) break;
+        res = undefined;
+      }
+      if (!req || !res?.ok) {
+        throw new HostError(ErrorCode.CONFLICT, 'the request kept changing; reload', { approval_id: approvalId });
       }
       const base = {
         approval_id: approvalId,

@@ -46,7 +46,18 @@ function pct(xs: number[], p: number): number {
 }
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 
-function connectSim(id: string, flags: string[] = []): Promise<MhsConnection> {
+/** Connects a stdio simulator; a child that dies while starting (e.g. on a loaded machine) is started again. */
+async function connectSim(id: string, flags: string[] = [], attempt = 1): Promise<MhsConnection> {
+  try {
+    return await connectOnce(id, flags);
+  } catch (err) {
+    if (attempt >= 3) throw err;
+    process.stdout.write(`  (endpoint ${id} failed to start, retrying: ${(err as Error).message})\n`);
+    return connectSim(id, flags, attempt + 1);
+  }
+}
+
+function connectOnce(id: string, flags: string[]): Promise<MhsConnection> {
   const [command, ...args] = SIM(['--endpoint-id', `mhs://bench/${id}`, ...flags]);
   return connect(
     {

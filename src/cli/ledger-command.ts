@@ -139,9 +139,11 @@ export function ledgerCommand(): Command {
     .description('Delete entries before the latest checkpoint at or before --before-seq (HOST-056)')
     .option(...dbOpt)
     .requiredOption('--before-seq <seq>', 'prune up to the latest checkpoint with seq <= this', int)
-    .action(async (o: { db?: string; beforeSeq: number }) => {
+    .option('--min-age-s <seconds>', 'refuse when that checkpoint is younger (receipt retention)', int)
+    .action(async (o: { db?: string; beforeSeq: number; minAgeS?: number }) => {
       await withLedger(o.db, async (db, l) => {
-        const r = await pruneLedger(db, l, o.beforeSeq);
+        const retention = o.minAgeS === undefined ? undefined : { clock: new RealClock(), minAgeMs: o.minAgeS * 1000 };
+        const r = await pruneLedger(db, l, o.beforeSeq, retention);
         print(`pruned ${r.pruned} entries; ledger now starts at checkpoint seq ${r.checkpoint.seq}`);
         const v = await l.verify();
         if (!v.ok) throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'ledger does not verify after prune', { ...v });

@@ -1,4 +1,5 @@
 import { ErrorCode, HostError } from '../core/index.js';
+import type { Clock } from '../core/index.js';
 import { withDeleteAllowed } from './append-only.js';
 import type { Db } from './db.js';
 import { ledgerUnavailable } from './ledger-health.js';
@@ -17,12 +18,18 @@ export interface PruneResult {
  * `beforeSeq`, so the ledger then starts with that checkpoint (its `prev_digest` is the digest of
  * the last pruned entry) and still verifies. The deletion goes through the one documented
  * maintenance path ({@link withDeleteAllowed}); the prune itself is then recorded as a
- * `retention.prune` entry. Callers keep at least the endpoints' receipt retention.
+ * `retention.prune` entry. Pass `retention` (at least the endpoints' `receipt_retention_s`) to
+ * refuse pruning behind a checkpoint younger than `minAgeMs`.
  * Fails with `MHS.HOST.CONFIG_INVALID` when there is no such checkpoint (append one first with
  * `ledger.checkpoint()` / `mhs-host ledger checkpoint`), and with `MHS.HOST.LEDGER_UNAVAILABLE`
  * when the store cannot be written.
  */
-export async function pruneLedger(db: Db, ledger: DurableLedger, beforeSeq: number): Promise<PruneResult> {
+export async function pruneLedger(
+  db: Db,
+  ledger: DurableLedger,
+  beforeSeq: number,
+  retention?: { clock: Clock; minAgeMs: number },
+): Promise<PruneResult> {
   const row = await db.get<{ line: string }>(
     `SELECT line FROM ledger_entries WHERE kind = 'checkpoint' AND seq <= ? ORDER BY seq DESC LIMIT 1`,
     [beforeSeq],
@@ -38,6 +45,15 @@ export async function pruneLedger(db: Db, ledger: DurableLedger, beforeSeq: numb
     );
   }
   const cp = JSON.parse(row.line) as LedgerEntry & { sealed: { seq: number; digest: string } };
+  // Everything pruned precedes the checkpoint: refuse while the checkpoint is younger than the retention.
+  if (retention && Date.parse(cp.ts) > retention.clock.now() - retention.minAgeMs) {
+    throw new HostError(
+      ErrorCode.HOST_CONFIG_INVALID,
+      'entries before that checkpoint are still inside the retention period',
+      { checkpoint_seq: cp.seq, checkpoint_ts: cp.ts, min_age_ms: retention.minAgeMs },
+      { remediation: 'Prune before an older checkpoint, or wait until the retention period has passed.' },
+    );
+  }
   let pruned: number;
   try {
     pruned = await withDeleteAllowed(db, 'ledger_entries', async (t) => {
@@ -50,6 +66,6 @@ export async function pruneLedger(db: Db, ledger: DurableLedger, beforeSeq: numb
     throw ledgerUnavailable(err, db.location);
   }
   const checkpoint = { seq: cp.seq, digest: cp.digest, sealed: cp.sealed };
-  await ledger.append({ kind: 'retention.prune', pruned, checkpoint });
+  if (pruned > 0) await ledger.append({ kind: 'retention.prune', pruned, checkpoint });
   return { pruned, checkpoint };
 }

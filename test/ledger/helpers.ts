@@ -145,10 +145,11 @@ export async function fillSampleStore(db: Db, clock: Clock, ledger: DurableLedge
 }
 
 /** Opens a store + ledger on a simulated clock. */
-export async function openStore(location: string, clock: Clock = new SimulatedClock()) {
+export async function openStore<C extends Clock = SimulatedClock>(location: string, clock?: C) {
+  const c = clock ?? (new SimulatedClock() as unknown as C);
   const db = await openDb(location);
-  const ledger = await openLedger(db, { clock });
-  return { db, ledger, clock };
+  const ledger = await openLedger(db, { clock: c });
+  return { db, ledger, clock: c };
 }
 
 /** Runs `mhs-host <args>` in a fresh process; resolves with its exit code and output. */

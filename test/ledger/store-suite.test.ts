@@ -252,7 +252,11 @@ describe.each(BACKENDS)('store suite: $name', (backend) => {
       sealed: { seq: sealedHead.seq, digest: sealedHead.digest },
     });
     await ledger.append({ kind: 'session.open', session_id: 'ses_2' });
-    const r = await pruneLedger(db, ledger, cp.seq + 1);
+    // Inside the retention period (the endpoints' receipt_retention_s), nothing is pruned.
+    const retention = { clock, minAgeMs: 86_400_000 };
+    expect(await codeOf(pruneLedger(db, ledger, cp.seq + 1, retention))).toBe(ErrorCode.HOST_CONFIG_INVALID);
+    clock.advance(86_400_000);
+    const r = await pruneLedger(db, ledger, cp.seq + 1, retention);
     expect(r).toMatchObject({ pruned: cp.seq, checkpoint: { seq: cp.seq } });
     expect((await ledger.first()).seq).toBe(cp.seq);
     expect(await ledger.verify()).toMatchObject({ ok: true, count: 3 });

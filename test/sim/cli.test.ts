@@ -1,8 +1,9 @@
 // Guarantees (issue 2 acceptance): `mhs-host sim conveyor --http <port>` serves, and
 // GET /.well-known/mhs.json returns a descriptor whose manifest_digest equals H(manifest without
 // manifest_digest); `--help` lists every flag; a legacy (2025-11-25) client completes initialize; an
-// unknown family exits non-zero with MHS.HOST.CONFIG_INVALID.
+// unknown family exits non-zero with MHS.HOST.CONFIG_INVALID; a foreign Host header gets HTTP 403.
 import { spawn, spawnSync } from 'node:child_process';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { H } from '../../src/core/index.js';
@@ -57,6 +58,22 @@ describe('mhs-host sim CLI', () => {
     expect(desc['manifest_digest']).toBe(H(rest));
     expect(desc['manifest_digest']).toBe(manifest_digest);
     await c.close();
+    // DNS-rebinding protection: a foreign Host header is refused before MCP sees the request.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/mcp',
+          method: 'POST',
+          headers: { host: 'evil.example', 'content-type': 'application/json' },
+        },
+        (res) => resolve(res.statusCode ?? 0),
+      );
+      req.once('error', reject);
+      req.end('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}');
+    });
+    expect(status).toBe(403);
   });
 
   it('--help lists every flag', () => {

@@ -152,14 +152,20 @@ export async function connect(row: ConnectorRow, opts: ConnectOptions = {}): Pro
     },
   );
   const conn = new McpConnection(row, client, guard, kind, clock, opts);
+  let handshakeDone = false;
   try {
     await withDeadline(clock, opts.timeoutMs ?? 30_000, (signal) =>
       client.connect(guard, { signal, timeout: 0x7fffffff }),
     );
+    handshakeDone = true;
     await conn.refreshManifest();
     return conn;
   } catch (err) {
     await conn.close().catch(() => undefined);
+    // The probe runs in place on our wrapped stdio transport; a legacy child that exits on the
+    // unknown `server/discover` probe gets one fresh child with the plain initialize handshake.
+    if (!handshakeDone && protocol === 'auto' && kind === 'stdio' && !(err instanceof HostError))
+      return connect(row, { ...opts, protocol: 'legacy' });
     const e = toHostError(err, ErrorCode.TRANSPORT_DISCONNECTED);
     if (e.code === ErrorCode.TRANSPORT_DISCONNECTED && !(err instanceof HostError))
       throw new HostError(

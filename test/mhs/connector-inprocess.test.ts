@@ -8,6 +8,7 @@ import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
 import { connect } from '../../src/mhs/connector.js';
 import type { ConnectorRow } from '../../src/mhs/connector-row.js';
 import type { EndpointDescriptor } from '../../src/mhs/wire-types.js';
+import { REPO_ROOT } from '../helpers/sim.js';
 import { fakeEndpoint, sampleManifest, withDigest } from './helpers/fake-endpoint.js';
 
 const row = (over: Partial<ConnectorRow> = {}): ConnectorRow => ({
@@ -51,6 +52,25 @@ describe('connector (in-process)', () => {
     expect(forced.protocolVersion).toBe('2025-11-25');
     await forced.close();
   });
+
+  it(
+    'falls back to a fresh legacy child when a stdio endpoint dies on the 2026-07-28 probe',
+    { timeout: 120_000 },
+    async () => {
+      const c = await connect(
+        row({
+          transport: 'stdio',
+          url: undefined,
+          command: [process.execPath, '--import', 'tsx', 'test/mhs/helpers/legacy-stdio-server.ts'],
+          auth: { scheme: 'local' },
+        }),
+        { cwd: REPO_ROOT, timeoutMs: 90_000 },
+      );
+      expect(c.protocolVersion).toBe('2025-11-25');
+      expect(c.manifest.endpoint_id).toBe('mhs://fake:1');
+      await c.close();
+    },
+  );
 
   it('HOST-068: a disabled row is refused before any request leaves the host', async () => {
     const ep = fakeEndpoint();

@@ -163,6 +163,11 @@ describe('MHS nodes over REST', () => {
       const intent = (await ledger.byCommand(outputs.commandId as string)).find((e) => e.kind === 'command.intent')!;
       expect(intent).toMatchObject({ run_id: runId, node_id: 'aspirate' });
       expect(String(intent.traceparent)).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+      // Run, node and command spans share one trace: the command's trace id is the run's.
+      const row = await db.get<{ traceparent: string }>('SELECT traceparent FROM openwop_runs WHERE run_id = ?', [
+        runId,
+      ]);
+      expect(String(intent.traceparent).split('-')[1]).toBe(row!.traceparent.split('-')[1]);
     } finally {
       await db.close();
     }
@@ -175,6 +180,28 @@ describe('MHS nodes over REST', () => {
     await api.until(runId, (s) => s.status === 'waiting-approval');
     expect((await op.post(`/v1/runs/${runId}/interrupts/aspirate`, { action: 'accept' })).status).toBe(200);
     expect((await api.until(runId, terminal)).status).toBe('completed');
+  });
+
+  it('cancel while the R2 call waits for approval withdraws it: the run is cancelled and nothing is sent', async () => {
+    const api = client(srv.url, tokens.client);
+    const total = async () => {
+      const c = await connectMcpClient({ mcpUrl: sims.lh.mcpUrl });
+      try {
+        return (
+          (await callMhs(c, 'mhs__read', { device_id: 'liquid-handler', resource: '_counters' })).body.state as any
+        ).total as number;
+      } finally {
+        await c.close();
+      }
+    };
+    const before = await total();
+    const runId = (await api.post('/v1/runs', { workflowId: 'e2e-aspirate' })).body.runId as string;
+    await api.until(runId, (s) => s.status === 'waiting-approval');
+    await api.post(`/v1/runs/${runId}/cancel`, { reason: 'changed my mind' });
+    const s = await api.until(runId, terminal);
+    expect(s.status).toBe('cancelled');
+    expect(logProblems(await api.events(runId))).toEqual([]);
+    expect(await total()).toBe(before);
   });
 
   it('SIGKILL during a two-endpoint run with a command in flight: restart completes it, nothing executes twice, ledger verifies', async () => {

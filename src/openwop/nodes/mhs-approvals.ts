@@ -15,9 +15,10 @@ type Handle = Awaited<ReturnType<NodeContext['externalInterrupt']>>;
  * interrupt (run status `waiting-approval`). The REST interrupt route forwards an operator's
  * accept/reject to the policy gate as a vote (client tokens are refused: only operators decide);
  * the console decides through the operator API directly. Either way the decision is recorded on the
- * run when the gate settles. Returns the stop function.
+ * run when the gate settles. `waiting()` is true while an approval of this node is undecided.
  */
-export function watchApprovals(ctx: NodeContext, a: MhsApprovals): () => void {
+export function watchApprovals(ctx: NodeContext, a: MhsApprovals): { stop(): void; waiting(): boolean } {
+  const undecided = new Set<string>();
   const handles = new Map<string, Promise<Handle>>();
   const mine = (r: ApprovalRequest | undefined): r is ApprovalRequest =>
     !!r && r.run_id === ctx.runId && r.node_id === ctx.node.id;
@@ -60,6 +61,7 @@ export function watchApprovals(ctx: NodeContext, a: MhsApprovals): () => void {
 
   const settle = async (r: ApprovalRequest): Promise<void> => {
     if (r.status === 'pending') return;
+    undecided.delete(r.approval_id);
     const h = await open(r);
     const by = r.votes.at(-1)?.principal.id ?? null;
     await h.settled({ action: r.status === 'approved' ? 'accept' : 'reject', approvalStatus: r.status }, by);
@@ -68,12 +70,17 @@ export function watchApprovals(ctx: NodeContext, a: MhsApprovals): () => void {
   const off = a.events.subscribe((e) => {
     const r = (e.data as { approval?: ApprovalRequest }).approval;
     if (!mine(r)) return;
+    if (r.status === 'pending') undecided.add(r.approval_id);
     if (e.type === 'approval.requested' && r.status === 'pending') later(() => open(r));
     else if (e.type === 'approval.updated' || e.type === 'approval.requested') later(() => settle(r));
   });
   // An approval requested before a restart is still pending: show it again.
   later(async () => {
-    for (const r of await a.gate.list({ status: ['pending'] })) if (mine(r)) await open(r);
+    for (const r of await a.gate.list({ status: ['pending'] })) {
+      if (!mine(r)) continue;
+      undecided.add(r.approval_id);
+      await open(r);
+    }
   });
-  return off;
+  return { stop: off, waiting: () => undecided.size > 0 };
 }

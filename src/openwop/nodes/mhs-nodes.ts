@@ -106,7 +106,14 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
         if (earlier) return earlier;
       }
       const input = { ...obj(c.input), ...obj(ctx.inputs.input) };
-      const stopWatching = deps.approvals ? watchApprovals(ctx, deps.approvals) : () => undefined;
+      const watch = deps.approvals ? watchApprovals(ctx, deps.approvals) : undefined;
+      // Cancelling the run withdraws a call still waiting for its approval; a call that was approved
+      // (or needed none) is not aborted: it settles and its receipt is recorded (never abandoned).
+      const abort = new AbortController();
+      const onCancel = (): void => {
+        if (watch?.waiting()) abort.abort();
+      };
+      ctx.signal.addEventListener('abort', onCancel);
       const res: InvokeResult = await deps.engine
         .invoke({
           endpointId: c.endpoint as string,
@@ -119,8 +126,12 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
           ...(typeof c.deadlineMs === 'number' ? { deadlineMs: c.deadlineMs } : {}),
           ...(typeof c.expectedRevision === 'number' ? { expectedRevision: c.expectedRevision } : {}),
           ...(str(c.resource) ? { resource: c.resource as string } : {}),
+          signal: abort.signal,
         })
-        .finally(stopWatching);
+        .finally(() => {
+          watch?.stop();
+          ctx.signal.removeEventListener('abort', onCancel);
+        });
       if (res.outcome === 'unknown') {
         throw new NodeFailure(
           'MHS.OUTCOME.UNKNOWN',

@@ -3,7 +3,7 @@
  * (receipts, isError false), then at most one execution per command_id with a receipt before the
  * deadline (`running` + operation_id when the model needs longer, CORE-100).
  */
-import { ErrorCode, H, HostError, isoAt } from '../core/index.js';
+import { ErrorCode, H, HostError, isoAt, toHostError } from '../core/index.js';
 import type { CapabilityBinding, ControlFields, Receipt } from '../mhs/wire-types.js';
 import type { SimDevice } from './device.js';
 import type { Retained, SimEndpoint } from './endpoint.js';
@@ -167,7 +167,32 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
   let finished: (r: Receipt) => void = () => undefined;
   const done = new Promise<Receipt>((resolve) => (finished = resolve));
   const complete = (): void => {
-    device.state = plan.next;
+    // Another command finished meanwhile: apply this one to the state as it is now (no lost update).
+    let applied = plan;
+    if (device.revision !== before) {
+      try {
+        applied = planExecution(device.def.model, capId, input, device.state, device.random);
+      } catch (err) {
+        finished(
+          retain(
+            ep.record({
+              ...base,
+              receipt_id: receiptId,
+              status: 'failed',
+              operation_id: opId,
+              revisions: { before, after: device.revision },
+              state_hash: device.stateHash(),
+              effects: [],
+              output: null,
+              error: toHostError(err).toWire(),
+              finished_at: isoAt(clock.now()),
+            }),
+          ),
+        );
+        return;
+      }
+    }
+    device.state = applied.next;
     device.revision += 1;
     finished(
       retain(
@@ -178,8 +203,8 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
           operation_id: opId,
           revisions: { before, after: device.revision },
           state_hash: device.stateHash(),
-          effects: plan.effects,
-          output: plan.output,
+          effects: applied.effects,
+          output: applied.output,
           error: null,
           finished_at: isoAt(clock.now()),
         }),

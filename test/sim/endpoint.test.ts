@@ -94,6 +94,18 @@ describe('endpoint rules on a simulated clock', () => {
     expect(late.body['replayed']).toBe(false);
   });
 
+  it('overlapping executions on one device both apply (no lost update)', async () => {
+    const { table, clock } = setup((d) => (d.model.capabilities['cap.stir.speed.v1']!.updates![0]!.op = 'add'));
+    const a = await table.call(TOOL, { rpm: 100, _mhs: { deadline_ms: 1 } }, ctx);
+    const b = await table.call(TOOL, { rpm: 50, _mhs: { deadline_ms: 1 } }, ctx);
+    expect([a.body['status'], b.body['status']]).toEqual(['running', 'running']);
+    clock.advance(100);
+    const read = await table.call('mhs__read', { device_id: 'stirrer' }, ctx);
+    expect(read.body).toMatchObject({ revision: 2, state: { rpm: 150 } });
+    const last = await table.call('mhs__operations', { operation_id: b.body['operation_id'] }, ctx);
+    expect(last.body).toMatchObject({ status: 'completed', revisions: { before: 0, after: 2 }, output: { rpm: 150 } });
+  });
+
   it('§5: ttl_ms is capped at limits.max_session_ttl_ms', async () => {
     const { table, clock } = setup();
     const s = await table.call('mhs__session', { action: 'open', device_id: 'stirrer', ttl_ms: 10_000_000 }, ctx);

@@ -91,7 +91,8 @@ export class Graph {
         ok = src.status === 'failed';
         break;
       case 'all_complete':
-        ok = src.status === 'completed' || src.status === 'failed';
+        // Done either way, skipped included.
+        ok = src.status === 'completed' || src.status === 'failed' || src.status === 'skipped';
         break;
       case 'none_failed':
         ok = src.status === 'completed' || src.status === 'skipped';

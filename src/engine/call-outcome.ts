@@ -42,15 +42,20 @@ export function isFinal(r: Receipt): boolean {
 }
 
 /** Appends a receipt verbatim in its wrapper with the command's lookup and trace fields (HOST-052, 081). */
-export function appendReceipt(env: CallEnv, p: PendingCommand, receipt: Receipt, extra: Record<string, unknown> = {}) {
-  return env.ledger.append(
-    receiptEntry(receipt, {
-      received_at: isoAt(env.clock.now()),
-      ...(p.traceparent ? { traceparent: p.traceparent } : {}),
-      ...(p.taskId ? { task_id: p.taskId, parent_action: p.taskId, parent_seq: p.parentSeq } : {}),
-      ...extra,
-    }),
-  );
+export function appendReceipt(
+  env: CallEnv,
+  p: PendingCommand,
+  receipt: Receipt,
+  extra: Record<string, unknown> = {},
+  deferred = false,
+): Promise<LedgerEntry> {
+  const entry = receiptEntry(receipt, {
+    received_at: isoAt(env.clock.now()),
+    ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+    ...(p.taskId ? { task_id: p.taskId, parent_action: p.taskId, parent_seq: p.parentSeq } : {}),
+    ...extra,
+  });
+  return deferred ? env.batcher.defer(entry) : env.ledger.append(entry);
 }
 
 /**
@@ -137,7 +142,7 @@ export function recordReceipt(
   receipt: Receipt,
   extra: Record<string, unknown> = {},
 ): Promise<LedgerEntry> {
-  const done = appendReceipt(env, p, receipt, extra);
+  const done = appendReceipt(env, p, receipt, extra, true);
   env.inflight.add(done);
   done.then(
     () => env.inflight.delete(done),

@@ -3,6 +3,7 @@ import type { Ledger } from '../ledger/ledger-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { CallGate } from '../policy/call-gate.js';
 import type { InputSchemaCache } from './schema-cache.js';
+import type { ReceiptBatcher } from './receipt-batcher.js';
 import type { EngineTracer, TraceScope } from './tracing.js';
 
 /** A capability call as callers (API, CLI, OpenWOP nodes, model tool calls) hand it to the engine. */
@@ -41,7 +42,7 @@ export interface InvokeResult {
    * Resolves with the ledger seq of the (last) receipt entry once it is durable. The receipt is returned as soon
    * as it arrives; its append is ordered before any later intent (see `recordReceipt`).
    */
-  recorded: Promise<number>;
+  recorded: PromiseLike<number>;
 }
 
 /** Everything the governed call needs besides the endpoint actor. */
@@ -59,6 +60,8 @@ export interface CallEnv {
   transportMarginMs: number;
   /** Longest time to follow a `running` receipt through `mhs__operations` before returning it. */
   followLimitMs?: number;
+  /** Group commit of receipts with the next intent. */
+  batcher: ReceiptBatcher;
   /** Receipt appends not yet durable; `stop()` waits for them. */
   inflight: Set<Promise<unknown>>;
   onBackgroundError?: (err: HostError) => void;

@@ -14,6 +14,7 @@ import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
 import type { ReconcileResult } from './reconcile.js';
 import { scanLedger } from './recovery.js';
 import { InputSchemaCache } from './schema-cache.js';
+import { ReceiptBatcher } from './receipt-batcher.js';
 import { runTask } from './task-runner.js';
 import type { TaskProgress, TaskResult, TaskSpec } from './task-runner.js';
 import { EngineTracer } from './tracing.js';
@@ -90,6 +91,7 @@ export function createEngine(o: EngineOptions): Engine {
     ...(o.followLimitMs !== undefined ? { followLimitMs: o.followLimitMs } : {}),
     pending: new Map(),
     inflight: new Set(),
+    batcher: new ReceiptBatcher(o.ledger, clock),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
   };
   const actors = new Map<string, EndpointActor>();
@@ -134,6 +136,7 @@ export function createEngine(o: EngineOptions): Engine {
     },
 
     async stop() {
+      await env.batcher.flush();
       await Promise.allSettled([...env.inflight]);
       await Promise.all([...actors.values()].map((a) => a.stop()));
       actors.clear();

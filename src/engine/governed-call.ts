@@ -117,7 +117,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   let intentSeq: number;
   try {
     intentSeq = (
-      await env.ledger.append({
+      await env.batcher.append({
         kind: 'command.intent',
         command_id: commandId,
         endpoint_id: ep.endpointId,
@@ -232,7 +232,15 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   }
   // 7. The full receipt, never a summary (HOST-033).
   env.tracer.end(trace, receipt.error?.mhs_code);
-  return { commandId, outcome, receipt, traceparent, intentSeq, recorded: recorded.then((e) => e.seq) };
+  const seq = recorded.then((e) => e.seq);
+  // Awaiting `recorded` writes a receipt still waiting for the next intent's group commit right away.
+  const lazy: PromiseLike<number> = {
+    then: (ok, fail) => {
+      void env.batcher.flush();
+      return seq.then(ok, fail);
+    },
+  };
+  return { commandId, outcome, receipt, traceparent, intentSeq, recorded: lazy };
 }
 
 /**

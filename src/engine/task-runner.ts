@@ -106,7 +106,7 @@ export async function runTask(
     ...(spec.nodeId ? { node_id: spec.nodeId } : {}),
   });
   const results: StepResult[] = spec.steps.map((step, index) => ({ index, step, status: 'skipped' }));
-  const recorded: Array<Promise<number>> = [];
+  const recorded: Array<PromiseLike<number>> = [];
   const groups = new Map<string, number[]>();
   spec.steps.forEach((s, i) => groups.set(s.endpoint, [...(groups.get(s.endpoint) ?? []), i]));
 

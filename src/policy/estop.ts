@@ -1,6 +1,7 @@
 import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { Clock, MhsWireError } from '../core/index.js';
 import type { Ledger } from '../ledger/ledger-types.js';
+import type { EstopAllowList } from './estop-allow.js';
 import type { OperatorEvents } from './operator-events.js';
 import type { PolicyConfig } from './policy-config.js';
 import type { EnablementPort, EndpointDirectory, OperatorLink } from './ports.js';
@@ -25,6 +26,8 @@ export interface SafetyActionsDeps {
   enablement: EnablementPort;
   directory: EndpointDirectory;
   policy: PolicyConfig | (() => PolicyConfig | null | Promise<PolicyConfig | null>);
+  /** The operator-managed allow-list, in addition to the policy file's `estopAllow`. */
+  allowList?: EstopAllowList;
   events?: OperatorEvents;
 }
 
@@ -54,9 +57,10 @@ export function createSafetyActions(deps: SafetyActionsDeps): SafetyActions {
     } catch {
       cfg = null;
     }
-    return (cfg?.estopAllow ?? []).some(
+    const inPolicy = (cfg?.estopAllow ?? []).some(
       (a) => a.endpoint_id === endpointId && (a.device_id === deviceId || a.device_id === '*'),
     );
+    return inPolicy || ((await deps.allowList?.isAllowed(endpointId, deviceId)) ?? false);
   }
 
   async function guard(endpointId: string, deviceId: string) {

@@ -28,3 +28,5 @@ export type { OperatorLinkDeps } from './operator-link.js';
 export { createConnectorDirectory } from './directory.js';
 export type { ConnectorDirectoryDeps } from './directory.js';
 export { guardPermits } from './permit-guard.js';
+export { createEstopAllowList } from './estop-allow.js';
+export type { EstopAllowance, EstopAllowList } from './estop-allow.js';

@@ -1,6 +1,8 @@
 import type { Clock } from '../core/index.js';
 import type { Db } from '../ledger/db.js';
 import type { Ledger } from '../ledger/ledger-types.js';
+import { createEstopAllowList } from './estop-allow.js';
+import type { EstopAllowList } from './estop-allow.js';
 import { createSafetyActions } from './estop.js';
 import type { SafetyActions } from './estop.js';
 import { createOperatorEvents } from './operator-events.js';
@@ -32,6 +34,8 @@ export interface OperatorServices {
   gate: PolicyGate;
   permits: PermitService;
   safety: SafetyActions;
+  /** Operator-managed trusted e-stop allow-list (HOST-094). */
+  estopAllow: EstopAllowList;
   events: OperatorEvents;
 }
 
@@ -43,7 +47,9 @@ export function createOperatorServices(d: OperatorServicesDeps): OperatorService
   const events = d.events ?? createOperatorEvents();
   const permits = createPermitService({ db: d.db, ledger: d.ledger, clock: d.clock, link: d.link, events });
   const gate = createPolicyGate({ db: d.db, ledger: d.ledger, clock: d.clock, policy: d.policy, permits, events });
+  const estopAllow = createEstopAllowList(d.db, d.ledger, d.clock);
   const safety = createSafetyActions({
+    allowList: estopAllow,
     ledger: d.ledger,
     clock: d.clock,
     link: d.link,
@@ -52,5 +58,5 @@ export function createOperatorServices(d: OperatorServicesDeps): OperatorService
     policy: d.policy,
     events,
   });
-  return { tokens: createTokenStore(d.db, d.clock), gate, permits, safety, events };
+  return { tokens: createTokenStore(d.db, d.clock), gate, permits, safety, estopAllow, events };
 }

@@ -113,6 +113,17 @@ export const operatorOpenApi = {
         },
       },
     },
+    '/v1/operator/estop/allow': {
+      post: {
+        summary: 'Add a device to (allowed: true) or remove it from the trusted e-stop allow-list (recorded)',
+        requestBody: json({
+          type: 'object',
+          required: ['endpoint_id', 'device_id', 'allowed'],
+          properties: { endpoint_id: { type: 'string' }, device_id: { type: 'string' }, allowed: { type: 'boolean' } },
+        }),
+        responses: { '200': ok('the allowance'), ...mutation, '404': err('unknown device') },
+      },
+    },
     '/v1/operator/reset': {
       post: {
         summary: 'Operator reset after an e-stop',

@@ -3,6 +3,7 @@ import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import type { ApprovalStatus } from '../policy/approval-rules.js';
+import type { EstopAllowList } from '../policy/estop-allow.js';
 import type { SafetyActions } from '../policy/estop.js';
 import type { OperatorEvents } from '../policy/operator-events.js';
 import type { PermitService } from '../policy/permits.js';
@@ -18,6 +19,8 @@ export interface OperatorRoutesDeps {
   gate: PolicyGate;
   permits: PermitService;
   safety: SafetyActions;
+  /** Operator-managed e-stop allow-list; without it `POST /estop/allow` answers 404. */
+  estopAllow?: EstopAllowList;
   ledger: Ledger;
   events: OperatorEvents;
   directory: EndpointDirectory;
@@ -108,7 +111,11 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
       if (status?.some((s) => !STATUSES.includes(s as ApprovalStatus))) {
         throw new HostError(ErrorCode.VALIDATION_ERROR, 'unknown status', { allowed: [...STATUSES, 'all'] });
       }
-      return { approvals: await gate.list({ status: status as ApprovalStatus[] | undefined, limit: req.query.limit }) };
+      const list = await gate.list({ status: status as ApprovalStatus[] | undefined, limit: req.query.limit });
+      const approvals = await Promise.all(
+        list.map(async (a) => ({ ...a, estop_allowed: await safety.allowed(a.endpoint_id, a.device_id) })),
+      );
+      return { approvals };
     },
   );
 
@@ -146,6 +153,30 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
     '/estop',
     { schema: { body: deviceBody } },
     async (req) => safety.estop(req.body.endpoint_id, req.body.device_id, operator(req)),
+  );
+
+  r.post<{ Body: { endpoint_id: string; device_id: string; allowed: boolean } }>(
+    '/estop/allow',
+    {
+      schema: {
+        body: {
+          ...deviceBody,
+          required: ['endpoint_id', 'device_id', 'allowed'],
+          properties: { ...deviceBody.properties, allowed: { type: 'boolean' } },
+        },
+      },
+    },
+    async (req) => {
+      const op = operator(req);
+      if (!deps.estopAllow) throw new HostError(ErrorCode.NOT_FOUND, 'no operator-managed e-stop allow-list');
+      const { endpoint_id, device_id, allowed } = req.body;
+      if (!(await directory.device(endpoint_id, device_id))) {
+        throw new HostError(ErrorCode.NOT_FOUND, 'no such device', { endpoint_id, device_id });
+      }
+      await deps.estopAllow.set(endpoint_id, device_id, allowed, op);
+      events.emit('estop', { endpoint_id, device_id, allow_list: allowed, operator: { id: op.id, name: op.name } });
+      return { endpoint_id, device_id, allowed: await safety.allowed(endpoint_id, device_id) };
+    },
   );
 
   r.post<{ Body: { endpoint_id: string; device_id: string } }>(

@@ -5,7 +5,8 @@
 // input changed after approval asks again; the e-stop pressed while an approval is pending stops the
 // device; a permit revoked in the console is never sent (the simulator's counters show no call);
 // with the integration disabled the console says so and no endpoint connection exists, and enabling
-// it is recorded with the operator. Screenshots of the approval view go to test-artifacts/.
+// it is recorded with the operator, as is allowing a device's trusted e-stop. Screenshots of the
+// approval view go to test-artifacts/.
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
@@ -201,7 +202,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     const c = card(page, req.approval_id);
     await c.waitFor();
     await c.getByRole('button', { name: /E-stop/ }).click();
-    await page.locator('#status.ok', { hasText: 'E-stop liquid-handler: done' }).waitFor();
+    await page.locator('#status.ok', { hasText: /^E-stop liquid-handler: done$/ }).waitFor();
     const safety = await host.engine
       .endpoint(host.endpointId)!
       .conn.callTool('mhs__safety', { device_id: 'liquid-handler' });
@@ -278,11 +279,11 @@ describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
-    off = await startOperatorHost({ families: 'conveyor', enable: false });
+    off = await startOperatorHost({ families: 'conveyor', enable: false, estopDevices: [] });
   });
   afterAll(async () => {
-    await off?.close();
     await browser?.close();
+    await off?.close();
   });
 
   it('HOST-066..068: says MHS is disabled with no endpoint connection; enabling is recorded with the operator', async () => {
@@ -296,6 +297,16 @@ describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
     await ep.locator('.enabled-state', { hasText: /^enabled$/ }).waitFor();
     const [rec] = await entries(off, (e) => e.kind === 'operator.enable');
     expect(rec).toMatchObject({ connector_id: CONNECTOR_ID, operator: { id: 'op-alice' } });
+    // HOST-094: the trusted e-stop is operator-enabled per device, then one action.
+    const dev = page.locator('li[data-device-id="conveyor-workcell"]');
+    await dev.getByRole('button', { name: /^Allow trusted e-stop/ }).click();
+    await dev.getByRole('button', { name: /^E-stop/ }).click();
+    await page.locator('#status.ok', { hasText: /^E-stop conveyor-workcell: done$/ }).waitFor();
+    const rows = await entries(off, (e) => e.device_id === 'conveyor-workcell');
+    expect(
+      rows.map((e) => e.kind),
+      JSON.stringify(rows),
+    ).toEqual(['operator.enable', 'estop.request', 'estop.receipt']);
     await page.close();
   });
 });

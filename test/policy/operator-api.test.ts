@@ -54,6 +54,7 @@ beforeAll(async () => {
     simFlags: ['--device', `${FIXTURES}policy-conveyor.json`, '--device', `${FIXTURES}hw-press.json`],
     projection: { enabled: true, allow_hardware: true },
     policy: { rules: [{ id: 'policy-conveyor-ok', device_id: 'policy-conveyor' }] },
+    estopDevices: ['liquid-handler', 'hw-press'],
   });
 });
 afterAll(async () => {
@@ -247,6 +248,29 @@ describe('e-stop, reset, permits and enablement', () => {
     expect(r.body).toEqual({ status: 'hardware_only', physical_ref: 'yellow pull cord P2, north wall' });
     const rows = await entries(host, (e) => e.kind.startsWith('estop.') && e.device_id === 'hw-press');
     expect(rows).toMatchObject([{ kind: 'estop.request', sent: false, reason: 'hardware_only' }]);
+  });
+
+  it('HOST-094: the trusted e-stop needs the device on the allow-list; operators add it, recorded', async () => {
+    const dev = { endpoint_id: host.endpointId, device_id: 'laser' };
+    const refused = await host.api(host.tokens.op1, 'POST', '/v1/operator/estop', dev);
+    expect([refused.status, refused.body.error]).toEqual([403, ErrorCode.HOST_POLICY_DENIED]);
+    const asClient = await host.api(host.tokens.client, 'POST', '/v1/operator/estop/allow', { ...dev, allowed: true });
+    expect(asClient.status).toBe(403);
+    const unknown = await host.api(host.tokens.op1, 'POST', '/v1/operator/estop/allow', {
+      ...dev,
+      device_id: 'nope',
+      allowed: true,
+    });
+    expect(unknown.status).toBe(404);
+    const allowed = await host.api(host.tokens.op1, 'POST', '/v1/operator/estop/allow', { ...dev, allowed: true });
+    expect(allowed.body).toEqual({ ...dev, allowed: true });
+    const [rec] = await entries(host, (e) => e.kind === 'operator.enable' && e.scope === 'estop');
+    expect(rec).toMatchObject({ device_id: 'laser', operator: { name: 'op-alice' } });
+    expect((await host.api(host.tokens.op1, 'POST', '/v1/operator/estop', dev)).body.status).toBe('sent');
+    expect((await host.api(host.tokens.op1, 'POST', '/v1/operator/reset', dev)).body.status).toBe('sent');
+    const removed = await host.api(host.tokens.op2, 'POST', '/v1/operator/estop/allow', { ...dev, allowed: false });
+    expect(removed.body.allowed).toBe(false);
+    expect((await host.api(host.tokens.op1, 'POST', '/v1/operator/estop', dev)).status).toBe(403);
   });
 
   it('HOST-047: a permit revoked by an operator is never sent, even before the endpoint saw it', async () => {

@@ -58,14 +58,26 @@ function estopControl(endpointId, deviceId, name, estop) {
     'aria-label': `E-stop ${name}`,
     onclick: () => act(`E-stop ${deviceId}`, async () => {
       const out = await api('POST', '/estop', { endpoint_id: endpointId, device_id: deviceId });
-      if (out.status === 'hardware_only') say(`Hardware e-stop only: use the physical stop at ${out.physical_ref}`, 'error');
-      else if (out.status === 'error') throw Object.assign(new Error(out.error.message), { code: out.error.mhs_code });
+      if (out.status === 'hardware_only') {
+        throw Object.assign(new Error(`hardware e-stop only: use the physical stop at ${out.physical_ref}`), { code: 'MHS.SAFETY.HARDWARE_ESTOP_ONLY' });
+      }
+      if (out.status === 'error') throw Object.assign(new Error(out.error.message), { code: out.error.mhs_code });
       return out;
     }),
   }, 'E-STOP');
   const wrap = el('span', {}, btn);
   if (estop.kind === 'both' && estop.physical_ref) wrap.append(el('span', { class: 'physical' }, ` Physical stop: ${estop.physical_ref}`));
   return wrap;
+}
+
+function allowControl(endpointId, deviceId, name, allowed) {
+  const label = allowed ? 'Remove e-stop allowance' : 'Allow trusted e-stop';
+  return el('span', {},
+    allowed ? '' : el('span', { class: 'error', text: 'Trusted e-stop not allowed for this device. ' }),
+    el('button', {
+      type: 'button', disabled: !isOperator(), 'aria-label': `${label}: ${name}`,
+      onclick: () => act(`${label} ${deviceId}`, () => api('POST', '/estop/allow', { endpoint_id: endpointId, device_id: deviceId, allowed: !allowed })),
+    }, label));
 }
 
 function approvalCard(a) {
@@ -107,7 +119,9 @@ function approvalCard(a) {
     el('p', {},
       el('button', { type: 'button', class: 'approve', disabled: !isOperator(), onclick: () => act(`Approve ${id}`, () => api('POST', `/approvals/${id}/approve`, reason.value ? { reason: reason.value } : {})) }, 'Approve'),
       el('button', { type: 'button', class: 'deny', disabled: !isOperator(), onclick: () => act(`Deny ${id}`, () => api('POST', `/approvals/${id}/deny`, reason.value ? { reason: reason.value } : {})) }, 'Deny'),
-      estopControl(a.endpoint_id, a.device_id, dev.display_name, v.estop)),
+      a.estop_allowed || v.estop?.kind === 'hardware'
+        ? estopControl(a.endpoint_id, a.device_id, dev.display_name, v.estop)
+        : allowControl(a.endpoint_id, a.device_id, dev.display_name, false)),
   );
 }
 
@@ -115,7 +129,7 @@ function approvalCard(a) {
 const cards = new Map();
 function renderApprovals(list) {
   const nodes = list.map((a) => {
-    const sig = JSON.stringify([a.status, a.votes.map((v) => v.principal.id), state.who.role]);
+    const sig = JSON.stringify([a.status, a.votes.map((v) => v.principal.id), state.who.role, a.estop_allowed]);
     const have = cards.get(a.approval_id);
     if (have && have.sig === sig) return have.node;
     const node = approvalCard(a);
@@ -171,9 +185,11 @@ async function refresh() {
 }
 
 function deviceItem(e, d) {
-  const stop = e.enabled && d.estop_allowed
-    ? estopControl(e.endpoint_id, d.device_id, d.display_name, d.estop)
-    : el('span', { text: '(e-stop not enabled for this device)' });
+  let stop;
+  if (!e.enabled) stop = el('span', { text: '(endpoint disabled: no e-stop path) ' });
+  else if (d.estop?.kind === 'hardware') stop = estopControl(e.endpoint_id, d.device_id, d.display_name, d.estop);
+  else if (d.estop_allowed) stop = el('span', {}, estopControl(e.endpoint_id, d.device_id, d.display_name, d.estop), ' ', allowControl(e.endpoint_id, d.device_id, d.display_name, true));
+  else stop = allowControl(e.endpoint_id, d.device_id, d.display_name, false);
   const reset = el('button', {
     type: 'button', disabled: !isOperator() || !e.enabled, 'aria-label': `Reset ${d.display_name}`,
     onclick: () => act(`Reset ${d.device_id}`, () => api('POST', '/reset', { endpoint_id: e.endpoint_id, device_id: d.device_id })),

@@ -66,6 +66,8 @@ export interface OperatorHostOptions {
   /** Projection policy document for the sim (`--config`). */
   projection?: Record<string, unknown>;
   policy?: Partial<PolicyConfig> | (() => PolicyConfig | null);
+  /** Devices on the policy file's e-stop allow-list (default: every device of the simulator). */
+  estopDevices?: string[];
   /** Enable the connector and attach the engine (default true). */
   enable?: boolean;
 }
@@ -107,11 +109,16 @@ export async function startOperatorHost(o: OperatorHostOptions): Promise<Operato
   const policy =
     typeof o.policy === 'function'
       ? o.policy
-      : { ...DEFAULT_POLICY, estopAllow: [{ endpoint_id: sim.endpointId, device_id: '*' }], ...o.policy };
+      : {
+          ...DEFAULT_POLICY,
+          estopAllow: (o.estopDevices ?? ['*']).map((device_id) => ({ endpoint_id: sim.endpointId, device_id })),
+          ...o.policy,
+        };
   const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy, events });
   const engine = createEngine({ ledger, clock, gate: services.gate, isEnabled: (cid) => enablement.isEnabled(cid) });
   await engine.start();
-  const app = Fastify();
+  // SSE streams from browser pages must not hold the server open on close.
+  const app = Fastify({ forceCloseConnections: true });
   const deps = { ...services, ledger, directory, enablement, clock };
   await registerOperatorRoutes(app, deps);
   await registerConsole(app, deps);
@@ -164,6 +171,11 @@ export async function startOperatorHost(o: OperatorHostOptions): Promise<Operato
       await db.close();
     },
   };
+  // Like the served host: an operator enabling the connector attaches it (then the console refreshes).
+  enablement.onChange((c) => {
+    if (c.enabled && !agent)
+      void host.attach().then(() => services.events.emit('endpoint.enabled', { connector_id: c.connector_id }));
+  });
   if (o.enable !== false) {
     await enablement.enable(CONNECTOR_ID, { id: 'test-setup', via: 'test' });
     await host.attach();

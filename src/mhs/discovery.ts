@@ -77,6 +77,7 @@ export function defaultEndpointsFile(env: Record<string, string | undefined> = p
   return env.MHS_ENDPOINTS_FILE || join(homedir(), '.mhs', 'endpoints.json');
 }
 
+const hasCredential = (a: EndpointAuth) => a.scheme === 'bearer' && Boolean(a.token || a.token_env);
 const rank = (s: SourceRef) => SOURCE_KINDS.indexOf(s.kind);
 const stdioKey = (command: readonly string[]) => `stdio:${JSON.stringify(command)}`;
 
@@ -209,13 +210,7 @@ export async function discoverEndpoints(opts: DiscoveryOptions): Promise<Discove
     }
     if (!seen.seen_in.some((s) => s.kind === r.source.kind && s.ref === r.source.ref)) seen.seen_in.push(r.source);
     // Credentials come from the highest source that states them; they stay with this endpoint (HOST-011).
-    if (
-      seen.transport === 'http' &&
-      seen.auth.scheme !== 'bearer' &&
-      r.auth.scheme === 'bearer' &&
-      ('token' in r.auth || 'token_env' in r.auth)
-    )
-      seen.auth = r.auth;
+    if (seen.transport === 'http' && !hasCredential(seen.auth) && hasCredential(r.auth)) seen.auth = r.auth;
     if (!seen.endpoint_id && r.endpoint_id) seen.endpoint_id = r.endpoint_id;
     if (!seen.descriptor && r.descriptor) seen.descriptor = r.descriptor;
   }

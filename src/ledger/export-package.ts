@@ -20,7 +20,7 @@ import {
   readmeText,
 } from './package-format.js';
 import type { PackageBreak, PackageManifest } from './package-format.js';
-import { endpointChainBreak } from './verify-package.js';
+import { endpointChainBreak } from './package-checks.js';
 
 /** Options of {@link exportPackage}. */
 export interface ExportOptions {

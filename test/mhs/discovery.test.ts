@@ -168,6 +168,27 @@ describe('discovery (HOST-010)', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it('HOST-011: a bearer endpoint takes its token from the source that states it, and only that endpoint gets it', async () => {
+    const descriptor = (await (await fetch(`${a.url}/.well-known/mhs.json`)).json()) as Record<string, unknown>;
+    const guarded = await jsonServer({
+      '/.well-known/mhs.json': { ...descriptor, endpoint_id: 'mhs://guarded:1', auth: { scheme: 'bearer' } },
+    });
+    servers.push(guarded.server);
+    const file = tmpFile(
+      'endpoints.json',
+      JSON.stringify({ endpoints: [{ url: guarded.url, auth: { scheme: 'bearer', token_env: 'GUARDED_TOKEN' } }] }),
+    );
+    const r = await discoverEndpoints({
+      requestedBy: 'operator',
+      env: { MHS_ENDPOINTS: `${guarded.url},${b.url}` },
+      endpointsFile: file,
+    });
+    const g = r.endpoints.find((e) => e.endpoint_id === 'mhs://guarded:1')!;
+    expect(g.source.kind).toBe('env');
+    expect(g.auth).toEqual({ scheme: 'bearer', token_env: 'GUARDED_TOKEN' });
+    expect(r.endpoints.find((e) => e.endpoint_id === b.endpointId)!.auth).toEqual({ scheme: 'none' });
+  });
+
   it('never runs because a model asked', async () => {
     const err = await discoverEndpoints({ requestedBy: 'model' as 'operator', env: {} }).catch((e: unknown) => e);
     expect((err as HostError).code).toBe(ErrorCode.HOST_POLICY_DENIED);

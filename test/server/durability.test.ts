@@ -79,5 +79,5 @@ describe('durability across SIGKILL', () => {
     expect(gateEvents.filter((e) => e.type === 'interrupt.requested')).toHaveLength(1);
     // The child run was not started twice.
     expect((await api.events(parentRun)).filter((e) => e.type === 'log.appended')).toHaveLength(1);
-  });
+  }, 180_000);
 });

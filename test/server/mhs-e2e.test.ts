@@ -252,5 +252,5 @@ describe('MHS nodes over REST', () => {
     } finally {
       await db.close();
     }
-  });
+  }, 180_000);
 });

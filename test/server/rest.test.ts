@@ -18,7 +18,7 @@ beforeAll(async () => {
   token = await makeToken(db, 'client');
   srv = await serve(db, ['--no-workflows']);
   api = client(srv.url, token);
-});
+}, 120_000);
 
 afterAll(async () => {
   expect(await srv.stop()).toBe(0);

@@ -51,8 +51,15 @@ async function entries(h: OperatorHost, pred: (e: LedgerEntry) => boolean): Prom
   return (await h.ledger.range(0)).filter(pred);
 }
 
+// One signed-in page per token and host, reused across tests (signing in is the slow part).
+const pages = new Map<string, Page>();
+
 async function signIn(h: OperatorHost, token: string): Promise<Page> {
+  const key = `${h.url} ${token}`;
+  const have = pages.get(key);
+  if (have && !have.isClosed()) return have;
   const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
+  pages.set(key, page);
   await page.goto(`${h.url}/console/`);
   await page.getByLabel('Operator or client token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -84,7 +91,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await host?.close();
   });
 
-  it('HOST-040: an R2 command waits; the approval view shows everything; approving runs it and the receipt shows', async () => {
+  it('HOST-003, HOST-040: an R2 command waits; the approval view shows everything; approving runs it and the receipt shows', async () => {
     const page = await signIn(host, host.tokens.op1);
     const asked = nextRequest(host);
     const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 25 });
@@ -115,7 +122,6 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await row.waitFor();
     await expect(row.locator('td.status').textContent()).resolves.toBe('completed');
     await expect(card(page, req.approval_id).count()).resolves.toBe(0);
-    await page.close();
   });
 
   it('a denial in the console refuses the command and records the reason', async () => {
@@ -131,7 +137,6 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await page.locator(`#decisions tr[data-approval-id="${req.approval_id}"][data-status="denied"]`).waitFor();
     const [d] = await entries(host, (e) => e.event === 'decided' && e.approval_id === req.approval_id);
     expect(d).toMatchObject({ decision: 'deny', reason: 'wrong well', principal_names: ['op-bob'] });
-    await page.close();
   });
 
   it('HOST-044: dual control with two operators; the same operator twice is refused', async () => {
@@ -155,8 +160,6 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     expect((await call).receipt.status).toBe('completed');
     const [d] = await entries(host, (e) => e.event === 'decided' && e.approval_id === req.approval_id);
     expect(d).toMatchObject({ method: 'dual_control', principal_names: ['op-alice', 'op-bob'] });
-    await alice.close();
-    await bob.close();
   });
 
   it('HOST-041: an input changed after approval voids it and asks again', async () => {
@@ -191,10 +194,9 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     const r = await second;
     expect(r.receipt).toMatchObject({ status: 'completed', input_digest: H({ volume_ul: 31 }) });
     expect(await entries(host, (e) => e.event === 'voided' && e.approval_id === reqA.approval_id)).toHaveLength(1);
-    await page.close();
   });
 
-  it('HOST-046: the e-stop pressed on the approval view while the approval is pending stops the device', async () => {
+  it('HOST-046, HOST-071: the e-stop pressed on the approval view while the approval is pending stops the device', async () => {
     const page = await signIn(host, host.tokens.op1);
     const asked = nextRequest(host);
     const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 27 });
@@ -226,7 +228,6 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
       .endpoint(host.endpointId)!
       .conn.callTool('mhs__safety', { device_id: 'liquid-handler' });
     expect(after.structuredContent).toMatchObject({ estop: { engaged: false } });
-    await page.close();
   });
 
   it('HOST-047: a permit revoked in the console is never sent (the simulator counted no call)', async () => {
@@ -253,7 +254,6 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     expect(after).toEqual(before);
     const [intent] = await entries(host, (e) => e.kind === 'command.intent' && e.permit_id === permitId);
     expect(JSON.stringify(after)).not.toContain(intent!.command_id as string);
-    await page.close();
   });
 
   it('ledger entries show with a working verify button', async () => {
@@ -261,14 +261,12 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await page.locator('#ledger tr[data-kind="approval"]').first().waitFor();
     await page.getByRole('button', { name: 'Verify ledger' }).click();
     await page.locator('#verify-result.ok', { hasText: 'Chain verified' }).waitFor();
-    await page.close();
   });
 
   it('a client token sees the console read-only', async () => {
     const page = await signIn(host, host.tokens.client);
     await expect(page.locator('#whoami').textContent()).resolves.toContain('read only');
     await expect(page.getByRole('button', { name: 'Verify ledger' }).isEnabled()).resolves.toBe(true);
-    await page.close();
   });
 });
 
@@ -286,7 +284,7 @@ describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
     await off?.close();
   });
 
-  it('HOST-066..068: says MHS is disabled with no endpoint connection; enabling is recorded with the operator', async () => {
+  it('HOST-066, HOST-067, HOST-068, HOST-094: says MHS is disabled with no endpoint connection; enabling is recorded with the operator', async () => {
     const page = await signIn(off, off.tokens.op1);
     await expect(page.locator('#integration').textContent()).resolves.toContain('is disabled');
     const ep = page.locator(`article[data-connector-id="${CONNECTOR_ID}"]`);
@@ -307,6 +305,5 @@ describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
       rows.map((e) => e.kind),
       JSON.stringify(rows),
     ).toEqual(['operator.enable', 'estop.request', 'estop.receipt']);
-    await page.close();
   });
 });

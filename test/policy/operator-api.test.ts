@@ -184,7 +184,7 @@ describe('approvals through the operator API and the engine', () => {
     expect(JSON.stringify(rows)).not.toContain('human_click');
   });
 
-  it('HOST-035/042: a principal or approval in the model-supplied input is ignored', async () => {
+  it('HOST-035, HOST-042: a principal or approval in the model-supplied input is ignored', async () => {
     const asked = nextRequest(host);
     const ac = new AbortController();
     const call = invoke(
@@ -209,7 +209,7 @@ describe('approvals through the operator API and the engine', () => {
 });
 
 describe('e-stop, reset, permits and enablement', () => {
-  it('HOST-046/094: e-stop while an approval is pending stops the device; recorded as request/receipt; no automatic reset', async () => {
+  it('HOST-032, HOST-046, HOST-071, HOST-094: e-stop while an approval is pending stops the device; recorded as request/receipt; no automatic reset', async () => {
     const asked = nextRequest(host);
     const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 13 });
     const req = await asked;
@@ -307,7 +307,7 @@ describe('e-stop, reset, permits and enablement', () => {
     expect(revoked).toMatchObject({ operator: { name: 'op-alice' }, endpoint_ack: { ok: true } });
   });
 
-  it('HOST-066..069: disable and enable are recorded with the operator; a disabled endpoint refuses the e-stop', async () => {
+  it('HOST-066, HOST-067, HOST-069: disable and enable are recorded with the operator; a disabled endpoint refuses the e-stop', async () => {
     const off = await host.api(host.tokens.op1, 'POST', '/v1/operator/endpoints/disable', {
       connector_id: CONNECTOR_ID,
     });

@@ -16,7 +16,7 @@ const stores: Array<[string, () => Promise<Db | undefined>]> = [
 ];
 
 describe.each(stores)('policy stores (%s)', (_name, open) => {
-  it('HOST-041/044: votes, dual control and voiding are durable and race-free', async (t) => {
+  it('HOST-041, HOST-044: votes, dual control and voiding are durable and race-free', async (t) => {
     const db = await open();
     if (!db) return t.skip();
     const env = await gateEnv({ db });
@@ -52,7 +52,7 @@ describe.each(stores)('policy stores (%s)', (_name, open) => {
     await db.close();
   });
 
-  it('HOST-047/070: a permit is claimed once, and a revoked one cannot be claimed', async (t) => {
+  it('HOST-047, HOST-070: a permit is claimed once, and a revoked one cannot be claimed', async (t) => {
     const db = await open();
     if (!db) return t.skip();
     const clock = new RealClock();

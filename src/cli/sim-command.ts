@@ -103,7 +103,19 @@ export function simCommand(): Command {
         oversizeReply: nth(flags.oversizeReply),
         corruptEvidence: flags.corruptEvidence,
       };
-      const replay = flags.replay ? (JSON.parse(readFileSync(flags.replay, 'utf8')) as EvidenceBundle) : undefined;
+      let replay: EvidenceBundle | undefined;
+      if (flags.replay) {
+        try {
+          replay = JSON.parse(readFileSync(flags.replay, 'utf8')) as EvidenceBundle;
+        } catch (err) {
+          throw new HostError(
+            ErrorCode.HOST_CONFIG_INVALID,
+            `cannot read replay bundle ${flags.replay}`,
+            {},
+            { cause: err },
+          );
+        }
+      }
       const base: Omit<SimOptions, 'endpointId' | 'transports'> = {
         families,
         clock: new RealClock(),

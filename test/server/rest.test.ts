@@ -127,6 +127,25 @@ describe('runs over REST', () => {
     expect(keys[0]).not.toBe(keys[1]);
   });
 
+  it('edit-accept and refine resolve with their data (conformance-approval-edit-accept / -refine)', async () => {
+    const edit = (await api.post('/v1/runs', { workflowId: 'conformance-approval-edit-accept' })).body.runId as string;
+    await api.until(edit, (s) => s.status === 'waiting-approval');
+    await api.post(`/v1/runs/${edit}/interrupts/gate`, { action: 'edit-accept', editedArtifactData: { title: 'v2' } });
+    const e = await api.until(edit, terminal);
+    expect(e.nodeStates.gate.outputs).toMatchObject({ action: 'edit-accept', editedArtifactData: { title: 'v2' } });
+    const refine = (await api.post('/v1/runs', { workflowId: 'conformance-approval-refine' })).body.runId as string;
+    await api.until(refine, (s) => s.status === 'waiting-approval');
+    const noFeedback = await api.post(`/v1/runs/${refine}/interrupts/gate`, { action: 'refine' });
+    expect(noFeedback.body.details.path).toBe('/refineFeedback');
+    await api.post(`/v1/runs/${refine}/interrupts/gate`, {
+      action: 'refine',
+      refineFeedback: { scope: 'whole', text: 'tighter' },
+    });
+    expect((await api.until(refine, terminal)).status).toBe('completed');
+    const received = (await api.events(refine)).find((x) => x.type === 'approval.received')!;
+    expect(received.payload).toMatchObject({ action: 'refine', refineFeedback: { scope: 'whole' } });
+  });
+
   it('an approval timeout never grants: the gate fails approval_rejected and the run fails', async () => {
     const id = (await api.post('/v1/runs', { workflowId: 'conformance-approval-timeout-approve' })).body
       .runId as string;

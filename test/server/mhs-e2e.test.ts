@@ -117,6 +117,32 @@ beforeAll(async () => {
     node('done', 'core.noop', {}, 2),
   ]);
   expect((await api.post('/v1/workflows', two)).status).toBe(201);
+  const task = wf('e2e-task', [
+    node(
+      'task',
+      'mhs.task',
+      {
+        steps: [
+          {
+            id: 'warm',
+            endpoint: sims.thermo.endpointId,
+            device: 'thermostat',
+            capability: 'cap.thermal.setpoint.v1',
+            input: { setpoint_c: 25 },
+          },
+          {
+            id: 'advance',
+            endpoint: sims.conveyor.endpointId,
+            device: 'conveyor-workcell',
+            capability: 'cap.world.step.v1',
+            input: { ticks: 2 },
+          },
+        ],
+      },
+      0,
+    ),
+  ]);
+  expect((await api.post('/v1/workflows', task)).status).toBe(201);
 }, 180_000);
 
 afterAll(async () => {
@@ -180,6 +206,34 @@ describe('MHS nodes over REST', () => {
     await api.until(runId, (s) => s.status === 'waiting-approval');
     expect((await op.post(`/v1/runs/${runId}/interrupts/aspirate`, { action: 'accept' })).status).toBe(200);
     expect((await api.until(runId, terminal)).status).toBe('completed');
+  });
+
+  it('mhs.task runs a two-endpoint parent action: child receipts and the parent_action entry carry the run', async () => {
+    const api = client(srv.url, tokens.client);
+    const runId = (await api.post('/v1/runs', { workflowId: 'e2e-task' })).body.runId as string;
+    const done = await api.until(runId, terminal);
+    expect(done.status).toBe('completed');
+    const out = done.nodeStates.task.outputs as any;
+    expect(out.ok).toBe(true);
+    expect(out.steps.map((x: any) => x.receipt.status)).toEqual(['completed', 'completed']);
+    const { db, ledger } = await ledgerEntries();
+    try {
+      const [end] = await ledger.range(out.ledger.seq, out.ledger.seq);
+      expect(end).toMatchObject({
+        kind: 'parent_action',
+        phase: 'end',
+        task_id: out.taskId,
+        digest: out.ledger.digest,
+      });
+      const [start] = await ledger.range(end!.parent_seq as number, end!.parent_seq as number);
+      expect(start).toMatchObject({ kind: 'parent_action', phase: 'start', run_id: runId, node_id: 'task' });
+    } finally {
+      await db.close();
+    }
+    // The console is served on the same port.
+    const page = await fetch(`${srv.url}/console/`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
   });
 
   it('cancel while the R2 call waits for approval withdraws it: the run is cancelled and nothing is sent', async () => {

@@ -83,6 +83,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     });
     host = await startOperatorHost({
       families: 'liquid-handler,laser,conveyor',
+      simFlags: ['--device', new URL('../policy/fixtures/hw-press.json', import.meta.url).pathname],
       projection: { enabled: true, allow_hardware: true },
     });
   });
@@ -261,6 +262,14 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await page.locator('#ledger tr[data-kind="approval"]').first().waitFor();
     await page.getByRole('button', { name: 'Verify ledger' }).click();
     await page.locator('#verify-result.ok', { hasText: 'Chain verified' }).waitFor();
+  });
+
+  it('HOST-046: a hardware-only e-stop shows the physical stop location and offers no stop button', async () => {
+    const page = await signIn(host, host.tokens.op1);
+    const dev = page.locator('li[data-device-id="hw-press"]');
+    await expect(dev.locator('.physical').textContent()).resolves.toContain('yellow pull cord P2, north wall');
+    await expect(dev.locator('.physical').textContent()).resolves.toContain('This host cannot stop this device');
+    await expect(dev.getByRole('button', { name: /^E-stop/ }).count()).resolves.toBe(0);
   });
 
   it('a client token sees the console read-only', async () => {

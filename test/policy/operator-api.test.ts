@@ -328,6 +328,27 @@ describe('e-stop, reset, permits and enablement', () => {
     ]);
   });
 
+  it('the event stream (SSE) needs a token and pushes approval requests', async () => {
+    expect((await fetch(`${host.url}/v1/operator/events`)).status).toBe(401);
+    const ac = new AbortController();
+    const res = await fetch(`${host.url}/v1/operator/events`, {
+      headers: { authorization: `Bearer ${host.tokens.client}` },
+      signal: ac.signal,
+    });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    while (!text.includes('event: hello')) text += (await reader.read()).value ?? '';
+    const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 15 }, ac.signal);
+    while (!text.includes('event: approval.requested')) text += (await reader.read()).value ?? '';
+    const block = text.slice(text.indexOf('event: approval.requested')).split('\n\n')[0]!;
+    const data = JSON.parse(block.slice(block.indexOf('data: ') + 6)) as { approval: ApprovalRequest };
+    expect(data.approval).toMatchObject({ status: 'pending', input_digest: H({ volume_ul: 15 }) });
+    ac.abort();
+    await expect(call).rejects.toMatchObject({ code: ErrorCode.HOST_APPROVAL_REQUIRED });
+    await host.api(host.tokens.op1, 'POST', `/v1/operator/approvals/${data.approval.approval_id}/deny`, {});
+  });
+
   it('ledger browse and verify (recorded with the operator)', async () => {
     const page = await host.api(host.tokens.client, 'GET', '/v1/operator/ledger?limit=5');
     expect(page.body.entries).toHaveLength(5);

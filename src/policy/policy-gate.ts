@@ -1,5 +1,5 @@
 import { ErrorCode, H, HostError, createIdFactory, isoAt, toHostError } from '../core/index.js';
-import type { Clock, IdFactory, TimerHandle } from '../core/index.js';
+import type { Clock, IdFactory } from '../core/index.js';
 import type { Db } from '../ledger/db.js';
 import type { Ledger, LedgerAppend } from '../ledger/ledger-types.js';
 import { applyVote, policyRecord } from './approval-rules.js';
@@ -7,6 +7,7 @@ import type { ApprovalRequest, ApprovalStatus, Vote } from './approval-rules.js'
 import { createApprovalStore } from './approval-store.js';
 import type { ApprovalStore } from './approval-store.js';
 import { buildApprovalView } from './approval-view.js';
+import { ApprovalWaiters } from './approval-waiters.js';
 import type { ApprovalRecord, CallGate, GateDecision, GovernedCallContext } from './call-gate.js';
 import { decideCall } from './decide.js';
 import type { OperatorEvents } from './operator-events.js';
@@ -52,12 +53,8 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
   const { ledger, clock, events } = deps;
   const store = createApprovalStore(deps.db);
   const ids = deps.ids ?? createIdFactory(clock);
-  const pollMs = deps.pollMs ?? 2000;
-  const waiters = new Map<string, Set<() => void>>();
-
-  const notify = (id: string) => {
-    for (const w of [...(waiters.get(id) ?? [])]) w();
-  };
+  const waiters = new ApprovalWaiters(store, clock, deps.pollMs ?? 2000);
+  const notify = (id: string) => waiters.notify(id);
 
   async function loadPolicy(): Promise<PolicyConfig | null> {
     try {
@@ -95,48 +92,6 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
       notify(req.approval_id);
     }
     return ok;
-  }
-
-  /** Waits until the request leaves `pending`, the signal aborts, or the policy timeout passes. */
-  function waitDecision(id: string, signal: AbortSignal | undefined, timeoutMs: number | null) {
-    return new Promise<ApprovalRequest | 'aborted' | 'timeout'>((resolve) => {
-      let done = false;
-      let poll: TimerHandle | undefined;
-      let limit: TimerHandle | undefined;
-      const set = waiters.get(id) ?? new Set();
-      waiters.set(id, set);
-      const finish = (v: ApprovalRequest | 'aborted' | 'timeout') => {
-        if (done) return;
-        done = true;
-        set.delete(check);
-        if (!set.size) waiters.delete(id);
-        if (poll) clock.clearTimeout(poll);
-        if (limit) clock.clearTimeout(limit);
-        signal?.removeEventListener('abort', onAbort);
-        resolve(v);
-      };
-      const check = () => {
-        void store.get(id).then(
-          (r) => {
-            if (r && r.status !== 'pending') finish(r);
-          },
-          () => undefined,
-        );
-      };
-      const arm = () => {
-        poll = clock.setTimeout(() => {
-          check();
-          if (!done) arm();
-        }, pollMs);
-      };
-      const onAbort = () => finish('aborted');
-      set.add(check);
-      if (signal?.aborted) return finish('aborted');
-      signal?.addEventListener('abort', onAbort);
-      if (timeoutMs !== null) limit = clock.setTimeout(() => finish('timeout'), timeoutMs);
-      arm();
-      check();
-    });
   }
 
   async function issuePermitFor(
@@ -276,7 +231,7 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
       events?.emit('approval.requested', { approval: req });
     }
     if (req.status === 'pending') {
-      const settled = await waitDecision(req.approval_id, signal, cfg.approvalTimeoutMs);
+      const settled = await waiters.wait(req.approval_id, signal, cfg.approvalTimeoutMs);
       if (settled === 'aborted') {
         return deny(ErrorCode.HOST_APPROVAL_REQUIRED, 'approval still pending', { approval_id: req.approval_id });
       }

@@ -29,6 +29,12 @@ export interface SimHttp {
   exited: Promise<number | null>;
 }
 
+// Children still running when the test process exits are killed, so no simulator outlives its test run.
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
 function cliArgs(families: string, flags: string[]): string[] {
   return ['--import', 'tsx', 'src/cli/main.ts', 'sim', families, ...flags];
 }
@@ -43,7 +49,13 @@ export function startSimHttp(families: string, flags: string[] = []): Promise<Si
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
-  const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));
+  live.add(child);
+  const exited = new Promise<number | null>((res) =>
+    child.once('exit', (code) => {
+      live.delete(child);
+      res(code);
+    }),
+  );
   return new Promise<SimHttp>((resolveStart, rejectStart) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

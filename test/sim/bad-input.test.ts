@@ -97,12 +97,19 @@ const CASES: Array<[string, Record<string, unknown>, string]> = [
   ['mhs__control_anything', { device_id: 'laser' }, SCHEMA],
 ];
 
-for (const transport of ['http', 'stdio'] as const) {
+// Started at load so it boots while the stdio block runs first.
+const httpSim = startSimHttp(FAMILIES, ['--operator-tools']);
+httpSim.catch(() => undefined);
+afterAll(async () => {
+  await (await httpSim.catch(() => null))?.stop();
+});
+
+for (const transport of ['stdio', 'http'] as const) {
   describe(`bad input over ${transport}`, () => {
     let sim: SimHttp | undefined;
     let c: Client;
     beforeAll(async () => {
-      sim = transport === 'http' ? await startSimHttp(FAMILIES, ['--operator-tools']) : undefined;
+      sim = transport === 'http' ? await httpSim : undefined;
       c = await connectMcpClient(sim ? { mcpUrl: sim.mcpUrl } : simStdioCommand(FAMILIES, ['--operator-tools']));
     });
     afterAll(async () => {

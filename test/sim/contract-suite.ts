@@ -63,7 +63,12 @@ function strip(r: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** Registers the §2-§9 walk over one transport for a sim hosting `family` (one or a comma list). */
-export function defineContractSuite(transport: 'stdio' | 'http', family: string): void {
+export function defineContractSuite(
+  transport: 'stdio' | 'http',
+  family: string,
+  /** An HTTP sim already starting (lets a file start several in parallel); default: started here. */
+  started?: Promise<SimHttp>,
+): void {
   describe(`wire contract §2-§9: ${family} over ${transport}`, () => {
     let sim: SimHttp | undefined;
     let client: Client;
@@ -74,7 +79,7 @@ export function defineContractSuite(transport: 'stdio' | 'http', family: string)
 
     beforeAll(async () => {
       if (transport === 'http') {
-        sim = await startSimHttp(family, CONTRACT_FLAGS);
+        sim = await (started ?? startSimHttp(family, CONTRACT_FLAGS));
         client = await connectMcpClient({ mcpUrl: sim.mcpUrl });
       } else {
         client = await connectMcpClient(simStdioCommand(family, CONTRACT_FLAGS));

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { RiskClass } from '../mhs/wire-types.js';
@@ -90,4 +91,19 @@ export function parsePolicyConfig(doc: unknown): PolicyConfig {
     });
   }
   return { ...DEFAULT_POLICY, ...(doc as Partial<PolicyConfig>) };
+}
+
+/**
+ * Reads and validates a policy document from a trusted file (the operator's, never a model's).
+ * Raises `MHS.HOST.CONFIG_INVALID` with `details.path` when it cannot be read or parsed, or with
+ * `details.errors` when it does not match.
+ */
+export function loadPolicyFile(path: string): PolicyConfig {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `cannot read policy file ${path}`, { path }, { cause: err });
+  }
+  return parsePolicyConfig(doc);
 }

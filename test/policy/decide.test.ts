@@ -1,12 +1,15 @@
 // Guarantees: the pure policy decision is deny-by-default (every HOST-043 case refuses), caps policy
 // auto-approval below R2 at CL3+ (HOST-032), needs humans for R3 and two distinct humans for dual
 // (HOST-035, 044), and the pure vote rules refuse the same operator twice and non-human principals.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
 import { applyVote } from '../../src/policy/approval-rules.js';
 import type { ApprovalRequest } from '../../src/policy/approval-rules.js';
 import { autoApproveCeiling, decideCall } from '../../src/policy/decide.js';
-import { DEFAULT_POLICY, parsePolicyConfig } from '../../src/policy/policy-config.js';
+import { DEFAULT_POLICY, loadPolicyFile, parsePolicyConfig } from '../../src/policy/policy-config.js';
 import type { PolicyConfig } from '../../src/policy/policy-config.js';
 import { makeCtx } from './helpers/ctx.js';
 
@@ -140,6 +143,18 @@ describe('decideCall', () => {
     };
     const r = decideCall(policyLaser, cfg({ autoApproveUpTo: 'R3', conformance: 'CL1', rules: [{ id: 'all' }] }), NOW);
     expect(r).toMatchObject({ kind: 'ask_human', method: 'human_click' });
+  });
+
+  it('loadPolicyFile reads a trusted file and refuses an unreadable or invalid one', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mhs-policy-file-'));
+    writeFileSync(join(dir, 'ok.json'), JSON.stringify({ rules: [{ id: 'r1' }] }));
+    writeFileSync(join(dir, 'bad.json'), '{"rules": [');
+    expect(loadPolicyFile(join(dir, 'ok.json'))).toMatchObject({ rules: [{ id: 'r1' }], autoApproveUpTo: 'R1' });
+    for (const f of ['bad.json', 'missing.json']) {
+      expect(() => loadPolicyFile(join(dir, f))).toThrow(
+        expect.objectContaining({ code: ErrorCode.HOST_CONFIG_INVALID }),
+      );
+    }
   });
 
   it('parsePolicyConfig validates with details and fills defaults', () => {

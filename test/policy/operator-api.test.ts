@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, H } from '../../src/core/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
 import type { ApprovalRequest } from '../../src/policy/approval-rules.js';
+import { operatorOpenApi } from '../../src/server/operator-openapi.js';
 import { CONNECTOR_ID, startOperatorHost } from './helpers/operator-host.js';
 import type { OperatorHost } from './helpers/operator-host.js';
 
@@ -347,6 +348,15 @@ describe('e-stop, reset, permits and enablement', () => {
     ac.abort();
     await expect(call).rejects.toMatchObject({ code: ErrorCode.HOST_APPROVAL_REQUIRED });
     await host.api(host.tokens.op1, 'POST', `/v1/operator/approvals/${data.approval.approval_id}/deny`, {});
+  });
+
+  it('the OpenAPI description lists exactly the registered operator routes', () => {
+    const described = Object.entries(operatorOpenApi.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((m) => [m.toUpperCase(), path.replace(/\{(\w+)\}/g, ':$1')] as const),
+    );
+    expect(described.length).toBeGreaterThan(10);
+    for (const [method, url] of described)
+      expect([method, url, host.app.hasRoute({ method, url })]).toEqual([method, url, true]);
   });
 
   it('ledger browse and verify (recorded with the operator)', async () => {

@@ -5,6 +5,8 @@ import { Command } from 'commander';
 import { ErrorCode, HostError, RealClock } from '../core/index.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
+import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
+import { openMhsRuntime } from '../server/mhs-runtime.js';
 import type { RunEvent } from '../openwop/types.js';
 
 function line(e: RunEvent): string {
@@ -23,8 +25,10 @@ function line(e: RunEvent): string {
 /**
  * `mhs-host run workflows/<file> [--inputs JSON] [--approve] [--db PATH]`: registers the file's
  * workflow (and the other definitions in its folder, for sub-workflows), runs it locally and prints
- * each event as it is appended. Approval interrupts are accepted when `--approve` is given, else the
- * command says how to resolve them and keeps waiting. Exits 0 when the run completes, 1 otherwise.
+ * each event as it is appended. MHS nodes run over the enabled connectors of the store. Workflow
+ * approval gates are accepted when `--approve` is given; an MHS approval (R2+) is never accepted
+ * here: decide it in the console of a `mhs-host serve` on the same store. Exits 0 when the run
+ * completes, 1 otherwise.
  */
 export function runCommand(): Command {
   return new Command('run')
@@ -33,7 +37,8 @@ export function runCommand(): Command {
     .option('--inputs <json>', 'run inputs (JSON object)', '{}')
     .option('--approve', 'accept approval interrupts automatically (local use)')
     .option('--db <location>', 'store (default MHS_HOST_DB or ./.mhs-host/host.db)')
-    .action(async (file: string, opts: { inputs: string; approve?: boolean; db?: string }) => {
+    .option('--no-mhs', 'without the MHS engine (workflows with mhs.* nodes are refused)')
+    .action(async (file: string, opts: { inputs: string; approve?: boolean; db?: string; mhs: boolean }) => {
       let def: { id?: string };
       let inputs: Record<string, unknown>;
       try {
@@ -47,7 +52,16 @@ export function runCommand(): Command {
       const keepAlive = new MessageChannel();
       keepAlive.port1.on('message', () => undefined);
       const db = await openDb(resolveDbLocation({ flag: opts.db }));
-      const host = await createOpenwopHost({ db, clock, workflowsDir: dirname(file) });
+      // The MHS engine over the enabled connectors: mhs.invoke / mhs.task run through the governed call.
+      const mhs = opts.mhs ? await openMhsRuntime(db, clock) : undefined;
+      const nodes = mhs
+        ? mhsNodes({
+            engine: mhs.engine,
+            ledger: mhs.ledger,
+            approvals: { events: mhs.services.events, gate: mhs.services.gate },
+          })
+        : [];
+      const host = await createOpenwopHost({ db, clock, nodes, workflowsDir: dirname(file) });
       try {
         await host.catalog.register(def, `file:${file}`);
         const { run } = await host.runs.createRun({ workflowId: def.id!, inputs }, { principal: 'cli' });
@@ -57,7 +71,9 @@ export function runCommand(): Command {
           printed = e.sequence;
           process.stdout.write(`${line(e)}\n`);
           if (e.type === 'interrupt.requested' && e.nodeId) {
-            if (opts.approve && e.payload.kind === 'approval') {
+            const mhsApproval =
+              (e.payload.data as { artifactType?: string } | undefined)?.artifactType === 'mhs.approval';
+            if (opts.approve && e.payload.kind === 'approval' && !mhsApproval) {
               void host.runs.resolveInterrupt(run.runId, e.nodeId, { action: 'accept' }, { principal: 'cli' });
             } else {
               process.stdout.write(
@@ -78,6 +94,7 @@ export function runCommand(): Command {
         process.exitCode = status === 'completed' ? 0 : 1;
       } finally {
         await host.close(1000);
+        await mhs?.close();
         await db.close();
         keepAlive.port1.close();
       }

@@ -1,0 +1,44 @@
+// Anything added here is API.
+export { createOpenwopHost, CORE_NODES } from './host.js';
+export type { OpenwopHost, OpenwopHostOptions } from './host.js';
+export { RunManager } from './run-manager.js';
+export type { RunManagerOptions } from './run-manager.js';
+export { RunActor } from './run-actor.js';
+export type { RunActorDeps } from './run-actor.js';
+export { OpenwopStore, ENGINE_VERSION, EVENT_LOG_SCHEMA_VERSION } from './store.js';
+export type { NewRun, RunPatch, StoredRun } from './store.js';
+export { ensureOpenwopTables } from './store-schema.js';
+export { NodeRegistry, NodeFailure, RunCancelled } from './node-registry.js';
+export type {
+  Caller,
+  ChildRuns,
+  InterruptOutcome,
+  InterruptRequest,
+  NodeContext,
+  NodeModule,
+  NodeResult,
+} from './node-registry.js';
+export { WorkflowCatalog, validateWorkflow, checkRunnable } from './workflows.js';
+export { baseCapabilities, fixtureRunnable, runnableFixtures } from './capabilities.js';
+export type { HostLimits } from './capabilities.js';
+export { openwopSchemas, openwopDir, schemaId, REPO_ROOT } from './schemas.js';
+export type { OpenwopSchemas, SchemaIssue } from './schemas.js';
+export { buildSnapshot } from './snapshot.js';
+export type { RunSnapshot } from './snapshot.js';
+export { Graph } from './graph.js';
+export type { GraphState, NodeState, NodeStatus, Decision } from './graph.js';
+export { mhsNodes, mhsInvokeNode, mhsTaskNode } from './nodes/mhs-nodes.js';
+export type { MhsNodeDeps } from './nodes/mhs-nodes.js';
+export type { MhsApprovals } from './nodes/mhs-approvals.js';
+export { TERMINAL_STATUSES, TERMINAL_EVENT_TYPES } from './types.js';
+export type {
+  CreateRunRequest,
+  RunError,
+  RunEvent,
+  RunEventInput,
+  RunRecord,
+  RunStatus,
+  WorkflowDefinition,
+  WorkflowEdge,
+  WorkflowNode,
+} from './types.js';

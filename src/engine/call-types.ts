@@ -25,7 +25,7 @@ export interface InvokeRequest {
   nodeId?: string;
   expectedRevision?: number;
   resource?: string;
-  /** MHS `deadline_ms`; default the binding's `max_duration_ms`, capped by the manifest's `max_deadline_ms`. */
+  /** MHS `deadline_ms`; default the binding's `max_duration_ms`; capped by the manifest's `max_deadline_ms`. */
   deadlineMs?: number;
   signal?: AbortSignal;
 }

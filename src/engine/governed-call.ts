@@ -93,7 +93,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   const commandId = env.ids.next('command');
   const deadlineMs = Math.max(
     1,
-    Math.min(req.deadlineMs ?? binding.max_duration_ms, ep.manifest.limits.max_deadline_ms, binding.max_duration_ms),
+    Math.min(req.deadlineMs ?? binding.max_duration_ms, ep.manifest.limits.max_deadline_ms),
   );
   const p: PendingCommand = {
     commandId,

@@ -53,6 +53,43 @@ const refuse = (code: ErrorCode, reason: string, details?: Record<string, unknow
   details ? { kind: 'refuse', code, reason, details } : { kind: 'refuse', code, reason };
 
 /**
+ * The safety part of the decision: an `unknown` interlock refuses any call; an `open` interlock or
+ * an engaged e-stop refuses an effectful one. The fresher `mhs__safety` read wins over the manifest.
+ * Null when safe. Re-checked after an approval wait, since the device may have changed meanwhile.
+ */
+export function safetyRefusal(ctx: GovernedCallContext): Extract<PolicyOutcome, { kind: 'refuse' }> | null {
+  const interlocks = ctx.safety?.interlocks ?? ctx.device?.interlocks ?? [];
+  const effectful = ctx.binding?.effect !== 'read';
+  for (const il of interlocks) {
+    if (il.state === 'unknown' || !['open', 'closed'].includes(il.state)) {
+      return {
+        kind: 'refuse',
+        code: ErrorCode.SAFETY_INTERLOCK_UNKNOWN,
+        reason: 'interlock_unknown',
+        details: { interlock: il.id },
+      };
+    }
+    if (il.state === 'open' && effectful) {
+      return {
+        kind: 'refuse',
+        code: ErrorCode.SAFETY_INTERLOCK_OPEN,
+        reason: 'interlock_open',
+        details: { interlock: il.id },
+      };
+    }
+  }
+  if (ctx.safety?.estop?.engaged && effectful) {
+    return {
+      kind: 'refuse',
+      code: ErrorCode.SAFETY_ESTOP_ACTIVE,
+      reason: 'estop_engaged',
+      details: { device_id: ctx.device?.device_id },
+    };
+  }
+  return null;
+}
+
+/**
  * Decides one governed call from data alone (architecture.md step 2). Deny by default: an
  * unavailable policy (`cfg` null), a disabled connector, an expired session, an unknown or open
  * interlock, an engaged e-stop, or an unknown risk class or mode refuses (HOST-043).
@@ -79,20 +116,8 @@ export function decideCall(ctx: GovernedCallContext, cfg: PolicyConfig | null, n
       state: ctx.session?.state ?? null,
     });
   }
-  // Interlocks: the fresher safety read wins over the manifest's declaration.
-  const interlocks = ctx.safety?.interlocks ?? ctx.device.interlocks ?? [];
-  const effectful = ctx.binding.effect !== 'read';
-  for (const il of interlocks) {
-    if (il.state === 'unknown' || !['open', 'closed'].includes(il.state)) {
-      return refuse(ErrorCode.SAFETY_INTERLOCK_UNKNOWN, 'interlock_unknown', { interlock: il.id });
-    }
-    if (il.state === 'open' && effectful) {
-      return refuse(ErrorCode.SAFETY_INTERLOCK_OPEN, 'interlock_open', { interlock: il.id });
-    }
-  }
-  if (ctx.safety?.estop.engaged && effectful) {
-    return refuse(ErrorCode.SAFETY_ESTOP_ACTIVE, 'estop_engaged', { device_id: ctx.device.device_id });
-  }
+  const unsafe = safetyRefusal(ctx);
+  if (unsafe) return unsafe;
 
   const risk = RISK_ORDER[Math.max(deviceRisk, bindingRisk)] as RiskClass;
   const permitRequired = ctx.binding.permit?.required === true;

@@ -1,4 +1,6 @@
+import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
+import type { SafetyStatus } from '../mhs/wire-types.js';
 import type { Db } from '../ledger/db.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { createEstopAllowList } from './estop-allow.js';
@@ -46,7 +48,15 @@ export interface OperatorServices {
 export function createOperatorServices(d: OperatorServicesDeps): OperatorServices {
   const events = d.events ?? createOperatorEvents();
   const permits = createPermitService({ db: d.db, ledger: d.ledger, clock: d.clock, link: d.link, events });
-  const gate = createPolicyGate({ db: d.db, ledger: d.ledger, clock: d.clock, policy: d.policy, permits, events });
+  const gate = createPolicyGate({
+    db: d.db,
+    ledger: d.ledger,
+    clock: d.clock,
+    policy: d.policy,
+    permits,
+    events,
+    readSafety: (endpointId, deviceId) => readSafety(d.link, endpointId, deviceId),
+  });
   const estopAllow = createEstopAllowList(d.db, d.ledger, d.clock);
   const safety = createSafetyActions({
     allowList: estopAllow,
@@ -59,4 +69,23 @@ export function createOperatorServices(d: OperatorServicesDeps): OperatorService
     events,
   });
   return { tokens: createTokenStore(d.db, d.clock), gate, permits, safety, estopAllow, events };
+}
+
+/**
+ * Reads `mhs__safety` through the operator route. No route for this endpoint (stdio, unknown) →
+ * undefined (the manifest's interlocks count); a failed read or a fault rejects (→ refuse).
+ */
+async function readSafety(link: OperatorLink, endpointId: string, deviceId: string): Promise<SafetyStatus | undefined> {
+  let conn;
+  try {
+    conn = await link.operatorConnection(endpointId);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === ErrorCode.HOST_ADAPTER_MISSING || code === ErrorCode.HOST_ENDPOINT_UNKNOWN) return undefined;
+    throw err;
+  }
+  const res = await conn.callTool('mhs__safety', { device_id: deviceId });
+  if (res.isError)
+    throw new HostError(ErrorCode.SAFETY_INTERLOCK_UNKNOWN, 'safety status unreadable', { device_id: deviceId });
+  return res.structuredContent as unknown as SafetyStatus;
 }

@@ -2,6 +2,7 @@ import { ErrorCode, H, HostError, createIdFactory, isoAt, toHostError } from '..
 import type { Clock, IdFactory } from '../core/index.js';
 import type { Db } from '../ledger/db.js';
 import type { Ledger, LedgerAppend } from '../ledger/ledger-types.js';
+import type { SafetyStatus } from '../mhs/wire-types.js';
 import { applyVote, policyRecord } from './approval-rules.js';
 import type { ApprovalRequest, ApprovalStatus, Vote } from './approval-rules.js';
 import { createApprovalStore } from './approval-store.js';
@@ -9,7 +10,7 @@ import type { ApprovalStore } from './approval-store.js';
 import { buildApprovalView } from './approval-view.js';
 import { ApprovalWaiters } from './approval-waiters.js';
 import type { ApprovalRecord, CallGate, GateDecision, GovernedCallContext } from './call-gate.js';
-import { decideCall } from './decide.js';
+import { decideCall, safetyRefusal } from './decide.js';
 import type { OperatorEvents } from './operator-events.js';
 import type { PermitService } from './permits.js';
 import type { PolicyConfig } from './policy-config.js';
@@ -25,6 +26,11 @@ export interface PolicyGateDeps {
   permits?: PermitService;
   events?: OperatorEvents;
   ids?: IdFactory;
+  /**
+   * A fresh `mhs__safety` read for effectful calls whose context carries none. Resolve undefined
+   * when there is no such source (then the manifest's interlocks count); a rejection refuses.
+   */
+  readSafety?: (endpointId: string, deviceId: string) => Promise<SafetyStatus | undefined>;
   /** Re-reads pending requests this often, for decisions made by another host process (default 2000 ms). */
   pollMs?: number;
 }
@@ -94,6 +100,50 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     return ok;
   }
 
+  /** Records a policy refusal (HOST-045: denials are evidence too) and returns the deny. */
+  async function refused(
+    ctx: GovernedCallContext,
+    r: { code: ErrorCode; reason: string; details?: Record<string, unknown> },
+    extra: Record<string, unknown> = {},
+  ): Promise<GateDecision> {
+    await ledger.append(
+      approvalEntry('refused', {
+        ...scope(ctx),
+        ...extra,
+        decision: 'deny',
+        method: 'policy_rule',
+        principals: [{ kind: 'system', id: 'policy:deny-by-default' }],
+        input_digest: ctx.inputDigest,
+        decided_at: isoAt(clock.now()),
+        reason: r.reason,
+        code: r.code,
+      }),
+    );
+    return deny(r.code, `refused by policy: ${r.reason}`, { reason: r.reason, ...r.details });
+  }
+
+  /**
+   * For an effectful call without a safety read, reads `mhs__safety` (interlocks, e-stop) when a
+   * reader is configured; a failed read counts as unknown interlocks, which refuse (HOST-043).
+   */
+  async function withFreshSafety(ctx: GovernedCallContext): Promise<GovernedCallContext> {
+    if (ctx.safety || !deps.readSafety || ctx.binding?.effect === 'read' || !ctx.device) return ctx;
+    try {
+      const safety = await deps.readSafety(ctx.endpointId, ctx.device.device_id);
+      return safety ? { ...ctx, safety } : ctx;
+    } catch {
+      return {
+        ...ctx,
+        safety: {
+          device_id: ctx.device.device_id,
+          estop: { kind: ctx.device.estop?.kind, engaged: false, physical_ref: ctx.device.estop?.physical_ref ?? null },
+          interlocks: [{ id: 'safety_read_failed', state: 'unknown' }],
+          notice: 'MHS.SAFETY.NOT_CERTIFIED',
+        },
+      };
+    }
+  }
+
   async function issuePermitFor(
     ctx: GovernedCallContext,
     approval: ApprovalRecord,
@@ -152,22 +202,8 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
       return deny(ErrorCode.SCHEMA_INVALID_INPUT, 'input_digest does not match H(input)');
     }
     const cfg = await loadPolicy();
-    const outcome = decideCall(ctx, cfg, clock.now());
-    if (outcome.kind === 'refuse') {
-      await ledger.append(
-        approvalEntry('refused', {
-          ...scope(ctx),
-          decision: 'deny',
-          method: 'policy_rule',
-          principals: [{ kind: 'system', id: 'policy:deny-by-default' }],
-          input_digest: ctx.inputDigest,
-          decided_at: isoAt(clock.now()),
-          reason: outcome.reason,
-          code: outcome.code,
-        }),
-      );
-      return deny(outcome.code, `refused by policy: ${outcome.reason}`, { reason: outcome.reason, ...outcome.details });
-    }
+    const outcome = decideCall(await withFreshSafety(ctx), cfg, clock.now());
+    if (outcome.kind === 'refuse') return refused(ctx, outcome);
     if (outcome.kind === 'allow' || !cfg) return { kind: 'allow' };
     const ttlMs = Math.min(ctx.binding.permit?.ttl_ms ?? cfg.maxPermitTtlMs, cfg.maxPermitTtlMs);
 
@@ -251,6 +287,22 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
         status: req.status,
         reason: req.reason,
       });
+    }
+    // The device may have changed while the operator decided (e-stop, interlock): check again.
+    const fresh = await withFreshSafety({ ...ctx, safety: undefined });
+    const unsafe = safetyRefusal(fresh.safety ? fresh : ctx);
+    if (unsafe) {
+      if (await setStatus(req, 'voided', unsafe.reason)) {
+        await ledger.append(
+          approvalEntry('voided', {
+            ...scope(ctx),
+            approval_id: req.approval_id,
+            input_digest: req.input_digest,
+            reason: unsafe.reason,
+          }),
+        );
+      }
+      return refused(ctx, unsafe, { approval_id: req.approval_id });
     }
     return consume(ctx, req, ttlMs);
   }

@@ -213,12 +213,12 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     expect((await host.services.gate.get(req.approval_id))?.status).toBe('pending');
     const pair = await entries(host, (e) => e.kind === 'estop.request' || e.kind === 'estop.receipt');
     expect(pair.map((e) => e.kind)).toEqual(['estop.request', 'estop.receipt']);
-    // Approving afterwards cannot make the stopped device run; reset is the operator's own action.
+    // Approving afterwards cannot make the stopped device run (refused before sending); reset is the
+    // operator's own action.
+    const before = (await host.engine.read(host.endpointId, 'liquid-handler', '_counters')).state;
     await c.getByRole('button', { name: 'Approve' }).click();
-    expect((await call).receipt).toMatchObject({
-      status: 'rejected',
-      error: { mhs_code: ErrorCode.SAFETY_ESTOP_ACTIVE },
-    });
+    await expect(call).rejects.toMatchObject({ code: ErrorCode.SAFETY_ESTOP_ACTIVE });
+    expect((await host.engine.read(host.endpointId, 'liquid-handler', '_counters')).state).toEqual(before);
     expect(await entries(host, (e) => e.kind.startsWith('reset.'))).toEqual([]);
     await page
       .locator('li[data-device-id="liquid-handler"]')

@@ -16,6 +16,7 @@ import type { OperatorHost } from './helpers/operator-host.js';
 
 const FIXTURES = new URL('./fixtures/', import.meta.url).pathname;
 let host: OperatorHost;
+const policySwitch = { available: true };
 
 function nextRequest(h: OperatorHost): Promise<ApprovalRequest> {
   return new Promise((resolve) => {
@@ -52,7 +53,15 @@ function invoke(
 beforeAll(async () => {
   host = await startOperatorHost({
     families: 'liquid-handler,laser',
-    simFlags: ['--device', `${FIXTURES}policy-conveyor.json`, '--device', `${FIXTURES}hw-press.json`],
+    simFlags: [
+      '--device',
+      `${FIXTURES}policy-conveyor.json`,
+      '--device',
+      `${FIXTURES}hw-press.json`,
+      '--interlock',
+      'hw-press:guard_door=unknown',
+    ],
+    policySwitch,
     projection: { enabled: true, allow_hardware: true },
     policy: { rules: [{ id: 'policy-conveyor-ok', device_id: 'policy-conveyor' }] },
     estopDevices: ['liquid-handler', 'hw-press'],
@@ -185,6 +194,24 @@ describe('approvals through the operator API and the engine', () => {
     expect(JSON.stringify(rows)).not.toContain('human_click');
   });
 
+  it('HOST-043: through the engine, an unknown interlock and an unavailable policy engine refuse, recorded', async () => {
+    await expect(invoke(host, 'hw-press', 'cap.world.step.v1', { ticks: 1 })).rejects.toMatchObject({
+      code: ErrorCode.SAFETY_INTERLOCK_UNKNOWN,
+    });
+    policySwitch.available = false;
+    try {
+      await expect(invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 1 })).rejects.toMatchObject({
+        code: ErrorCode.HOST_POLICY_DENIED,
+        details: { reason: 'policy_unavailable' },
+      });
+    } finally {
+      policySwitch.available = true;
+    }
+    const refused = await entries(host, (e) => e.kind === 'approval' && e.event === 'refused');
+    expect(refused.map((e) => e.reason)).toEqual(['interlock_unknown', 'policy_unavailable']);
+    expect(await counters(host, 'hw-press')).toMatchObject({ total: 0 });
+  });
+
   it('HOST-035, HOST-042: a principal or approval in the model-supplied input is ignored', async () => {
     const asked = nextRequest(host);
     const ac = new AbortController();
@@ -222,10 +249,13 @@ describe('e-stop, reset, permits and enablement', () => {
     const conn = host.engine.endpoint(host.endpointId)!.conn;
     const safety = await conn.callTool('mhs__safety', { device_id: 'liquid-handler' });
     expect(safety.structuredContent).toMatchObject({ estop: { engaged: true } });
-    // The pending approval did not block the stop; approving now cannot make the device run.
+    // The pending approval did not block the stop; approving now cannot make the device run: the
+    // host re-reads safety after the wait and refuses before sending anything.
+    const before = await counters(host, 'liquid-handler');
     await host.api(host.tokens.op1, 'POST', `/v1/operator/approvals/${req.approval_id}/approve`, {});
-    const result = await call;
-    expect(result.receipt).toMatchObject({ status: 'rejected', error: { mhs_code: ErrorCode.SAFETY_ESTOP_ACTIVE } });
+    await expect(call).rejects.toMatchObject({ code: ErrorCode.SAFETY_ESTOP_ACTIVE });
+    expect(await counters(host, 'liquid-handler')).toEqual(before);
+    expect((await host.services.gate.get(req.approval_id))?.status).toBe('voided');
     const pair = await entries(host, (e) => e.kind === 'estop.request' || e.kind === 'estop.receipt');
     expect(pair.map((e) => e.kind)).toEqual(['estop.request', 'estop.receipt']);
     expect(pair[0]).toMatchObject({ device_id: 'liquid-handler', operator: { kind: 'human', name: 'op-alice' } });

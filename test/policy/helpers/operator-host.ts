@@ -68,6 +68,8 @@ export interface OperatorHostOptions {
   policy?: Partial<PolicyConfig> | (() => PolicyConfig | null);
   /** Devices on the policy file's e-stop allow-list (default: every device of the simulator). */
   estopDevices?: string[];
+  /** A switch the test flips to make the policy engine unavailable (HOST-043). */
+  policySwitch?: { available: boolean };
   /** Enable the connector and attach the engine (default true). */
   enable?: boolean;
 }
@@ -114,7 +116,18 @@ export async function startOperatorHost(o: OperatorHostOptions): Promise<Operato
           estopAllow: (o.estopDevices ?? ['*']).map((device_id) => ({ endpoint_id: sim.endpointId, device_id })),
           ...o.policy,
         };
-  const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy, events });
+  const sw = o.policySwitch;
+  const livePolicy = sw ? () => (sw.available ? (typeof policy === 'function' ? policy() : policy) : null) : policy;
+  const services = createOperatorServices({
+    db,
+    ledger,
+    clock,
+    link,
+    enablement,
+    directory,
+    policy: livePolicy,
+    events,
+  });
   const engine = createEngine({ ledger, clock, gate: services.gate, isEnabled: (cid) => enablement.isEnabled(cid) });
   await engine.start();
   // SSE streams from browser pages must not hold the server open on close.

@@ -1,6 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { PendingInterrupt } from './run-context.js';
+import type { RunEventInput } from './types.js';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 
@@ -46,4 +47,53 @@ export function resumeFromBody(p: PendingInterrupt, body: Record<string, unknown
     }
   }
   return { resumeValue: value };
+}
+
+/**
+ * The events that record an interrupt's resolution, in order: `interrupt.resolved` (caused by the
+ * `interrupt.requested`), `approval.received` for approvals, and `node.resumed`. A timeout resolves
+ * with `{action: 'timeout'}` and, for approvals, the decision `rejected` (a timeout never grants).
+ */
+export function resolutionEvents(o: {
+  nodeId: string;
+  key: string;
+  kind: string;
+  resumeValue: Record<string, unknown>;
+  decidedBy: string | null;
+  at: string;
+  causationId?: string;
+  timedOut?: boolean;
+}): RunEventInput[] {
+  const { nodeId, key } = o;
+  const inputs: RunEventInput[] = [
+    {
+      type: 'interrupt.resolved',
+      nodeId,
+      ...(o.causationId ? { causationId: o.causationId } : {}),
+      payload: {
+        nodeId,
+        interruptId: key,
+        kind: o.kind,
+        resumeValue: o.resumeValue,
+        ...(o.timedOut ? { timedOut: true } : { decidedBy: o.decidedBy }),
+      },
+    },
+  ];
+  if (o.kind === 'approval' && typeof o.resumeValue.action === 'string') {
+    inputs.push({
+      type: 'approval.received',
+      nodeId,
+      payload: o.timedOut
+        ? { nodeId, action: 'timeout', decidedAt: o.at, decision: 'rejected', reason: 'timeout' }
+        : {
+            ...o.resumeValue,
+            nodeId,
+            action: o.resumeValue.action,
+            ...(o.decidedBy ? { decidedBy: o.decidedBy } : {}),
+            decidedAt: o.at,
+          },
+    });
+  }
+  inputs.push({ type: 'node.resumed', nodeId, payload: { nodeId, interruptId: key } });
+  return inputs;
 }

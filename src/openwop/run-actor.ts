@@ -1,6 +1,6 @@
 import type { Context, Span } from '@opentelemetry/api';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
+import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { resolveInputs } from './expressions.js';
 import { Graph } from './graph.js';
@@ -9,7 +9,10 @@ import { NodeFailure, RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
 import { buildNodeContext, RunHalted } from './run-context.js';
 import type { PendingInterrupt } from './run-context.js';
-import { resumeFromBody } from './interrupts.js';
+import { resolutionEvents, resumeFromBody } from './interrupts.js';
+import { foldEvents } from './run-fold.js';
+import { completionEvents, nodeError, terminalEvent } from './node-outcome.js';
+import type { RunEnding } from './node-outcome.js';
 import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
 import type { RunError, RunEvent, RunEventInput, RunStatus } from './types.js';
@@ -133,39 +136,13 @@ export class RunActor {
   }
 
   private fold(events: RunEvent[]): void {
-    for (const e of events) {
-      const nodeId = e.nodeId ?? (e.payload.nodeId as string | undefined);
-      switch (e.type) {
-        case 'run.started':
-          this.startedEventId = e.eventId;
-          break;
-        case 'node.started':
-          this.startedEvent.set(nodeId!, e.eventId);
-          this.graph.markStarted(this.state, nodeId!);
-          this.history.set(nodeId!, []);
-          this.executions++;
-          break;
-        case 'node.completed':
-          this.graph.markTerminal(this.state, nodeId!, 'completed', e.payload.outputs as Record<string, unknown>);
-          break;
-        case 'node.failed':
-          this.graph.markTerminal(this.state, nodeId!, 'failed', undefined, e.payload.error as RunError);
-          if (!this.graph.failureHandled(nodeId!)) this.failure ??= { error: e.payload.error as RunError, nodeId };
-          break;
-        case 'node.cancelled':
-          this.graph.markTerminal(this.state, nodeId!, 'cancelled');
-          break;
-        case 'node.skipped':
-          this.graph.markSkipped(this.state, nodeId!);
-          break;
-        case 'cap.breached':
-          this.failure ??= { error: { code: 'cap_breached', message: `limit ${String(e.payload.kind)} reached` } };
-          break;
-        default:
-          if (nodeId) this.history.get(nodeId)?.push(e);
-      }
-      if (nodeId && /^node\.(completed|failed|skipped|cancelled)$/.test(e.type)) this.lastEvent.set(nodeId, e.eventId);
-    }
+    const r = foldEvents(this.graph, this.state, events);
+    for (const [k, v] of r.history) this.history.set(k, v);
+    for (const [k, v] of r.lastEvent) this.lastEvent.set(k, v);
+    for (const [k, v] of r.startedEvent) this.startedEvent.set(k, v);
+    this.startedEventId = r.startedEventId;
+    this.executions = r.executions;
+    if (r.failure) this.failure = r.failure;
   }
 
   private async append(inputs: RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
@@ -348,19 +325,8 @@ export class RunActor {
     const causationId = this.historyOf(nodeId).at(-1)?.eventId ?? this.startedEvent.get(nodeId) ?? this.startedEventId;
     if (outcome.ok) {
       const changed = outcome.result.variables ?? {};
+      const inputs = completionEvents(nodeId, outcome.result, this.variables, causationId);
       const next = { ...this.variables, ...changed };
-      const inputs: RunEventInput[] = Object.entries(changed).map(([name, value]) => ({
-        type: 'variable.changed',
-        nodeId,
-        payload: { name, previous: this.variables[name] ?? null, next: value ?? null, nodeId },
-      }));
-      const { durationMs, ...info } = outcome.result.completedInfo ?? {};
-      inputs.push({
-        type: 'node.completed',
-        nodeId,
-        causationId,
-        payload: { ...info, nodeId, outputs: outcome.result.outputs ?? {}, durationMs },
-      });
       events = await this.append(inputs, Object.keys(changed).length ? { variables: next } : {});
       this.graph.markTerminal(this.state, nodeId, 'completed', outcome.result.outputs ?? {});
     } else if (
@@ -378,18 +344,7 @@ export class RunActor {
       this.graph.markTerminal(this.state, nodeId, 'cancelled');
     } else {
       const err = outcome.error;
-      const error: RunError =
-        err instanceof NodeFailure
-          ? {
-              code: err.code,
-              message: err.message,
-              ...(Object.keys(err.details).length ? { details: err.details } : {}),
-            }
-          : (({ error: code, message, details }) => ({
-              code,
-              message: message || code,
-              ...(details ? { details } : {}),
-            }))(toHostError(err).toEnvelope());
+      const error = nodeError(err);
       const info = err instanceof NodeFailure ? err.failedInfo : {};
       events = await this.append([
         { type: 'node.failed', nodeId, causationId, payload: { ...info, nodeId, error, attempts: 1 } },
@@ -406,31 +361,19 @@ export class RunActor {
     const now = this.deps.clock.now();
     const durationMs = Math.max(0, now - Date.parse(this.run.startedAt ?? this.run.createdAt));
     const patch: RunPatch = { status, completedAt: isoAt(now) };
-    let input: RunEventInput;
+    let end: RunEnding;
     if (status === 'completed') {
       const outputs: Record<string, unknown> = {};
       for (const id of this.graph.sinks())
         if (this.state.nodes[id]!.status === 'completed') outputs[id] = this.state.nodes[id]!.outputs ?? {};
-      input = { type: 'run.completed', payload: { outputs, durationMs } };
+      end = { status, outputs };
     } else if (status === 'failed') {
-      const f = this.failure!;
-      patch.error = f.error;
-      input = {
-        type: 'run.failed',
-        payload: { error: f.error, durationMs, ...(f.nodeId ? { failedNodeId: f.nodeId } : {}) },
-      };
+      patch.error = this.failure!.error;
+      end = { status, ...this.failure! };
     } else {
-      const c = this.cancelRequest!;
-      input = {
-        type: 'run.cancelled',
-        payload: {
-          reason: c.reason,
-          cancelledBy: c.by,
-          durationMs,
-          ...(c.parentRunId ? { parentRunId: c.parentRunId } : {}),
-        },
-      };
+      end = { status, ...this.cancelRequest! };
     }
+    const input = terminalEvent(end, durationMs);
     await this.append([input], patch);
     this.terminal = true;
     if (this.runTimer) this.deps.clock.clearTimeout(this.runTimer);
@@ -496,23 +439,15 @@ export class RunActor {
         return;
       }
       const resumeValue = resumeFromBody(p, body);
-      const at = isoAt(this.deps.clock.now());
-      const inputs: RunEventInput[] = [
-        {
-          type: 'interrupt.resolved',
-          nodeId,
-          causationId: p.requestedEventId,
-          payload: { nodeId, interruptId: p.key, kind: p.kind, resumeValue, decidedBy },
-        },
-      ];
-      if (p.kind === 'approval') {
-        inputs.push({
-          type: 'approval.received',
-          nodeId,
-          payload: { ...resumeValue, nodeId, action: resumeValue.action as string, decidedBy, decidedAt: at },
-        });
-      }
-      inputs.push({ type: 'node.resumed', nodeId, payload: { nodeId, interruptId: p.key } });
+      const inputs = resolutionEvents({
+        nodeId,
+        key: p.key,
+        kind: p.kind,
+        resumeValue,
+        decidedBy,
+        at: isoAt(this.deps.clock.now()),
+        causationId: p.requestedEventId,
+      });
       this.pending.delete(nodeId);
       const events = await this.append(inputs, { status: this.waitingStatus() });
       p.settle({ timedOut: false, resumeValue, decidedBy, causationId: events[0]!.eventId });
@@ -533,29 +468,15 @@ export class RunActor {
       )
         return;
       const p = this.pending.get(nodeId);
-      const kind = p?.kind ?? 'approval';
-      const inputs: RunEventInput[] = [
-        {
-          type: 'interrupt.resolved',
-          nodeId,
-          ...(p ? { causationId: p.requestedEventId } : {}),
-          payload: { nodeId, interruptId: key, kind, resumeValue, decidedBy },
-        },
-      ];
-      if (kind === 'approval' && typeof resumeValue.action === 'string') {
-        inputs.push({
-          type: 'approval.received',
-          nodeId,
-          payload: {
-            ...resumeValue,
-            nodeId,
-            action: resumeValue.action,
-            ...(decidedBy ? { decidedBy } : {}),
-            decidedAt: isoAt(this.deps.clock.now()),
-          },
-        });
-      }
-      inputs.push({ type: 'node.resumed', nodeId, payload: { nodeId, interruptId: key } });
+      const inputs = resolutionEvents({
+        nodeId,
+        key,
+        kind: p?.kind ?? 'approval',
+        resumeValue,
+        decidedBy,
+        at: isoAt(this.deps.clock.now()),
+        ...(p ? { causationId: p.requestedEventId } : {}),
+      });
       if (p?.key === key) this.pending.delete(nodeId);
       await this.append(inputs, { status: this.cancelRequest ? 'cancelling' : this.waitingStatus() });
     });
@@ -565,28 +486,16 @@ export class RunActor {
   async timeoutInterrupt(nodeId: string, key: string): Promise<void> {
     const p = this.pending.get(nodeId);
     if (!p || p.key !== key || this.terminal) return;
-    const inputs: RunEventInput[] = [
-      {
-        type: 'interrupt.resolved',
-        nodeId,
-        causationId: p.requestedEventId,
-        payload: { nodeId, interruptId: key, kind: p.kind, resumeValue: { action: 'timeout' }, timedOut: true },
-      },
-    ];
-    if (p.kind === 'approval') {
-      inputs.push({
-        type: 'approval.received',
-        nodeId,
-        payload: {
-          nodeId,
-          action: 'timeout',
-          decidedAt: isoAt(this.deps.clock.now()),
-          decision: 'rejected',
-          reason: 'timeout',
-        },
-      });
-    }
-    inputs.push({ type: 'node.resumed', nodeId, payload: { nodeId, interruptId: key } });
+    const inputs = resolutionEvents({
+      nodeId,
+      key,
+      kind: p.kind,
+      resumeValue: { action: 'timeout' },
+      decidedBy: null,
+      at: isoAt(this.deps.clock.now()),
+      causationId: p.requestedEventId,
+      timedOut: true,
+    });
     this.pending.delete(nodeId);
     const events = await this.append(inputs, { status: this.waitingStatus() });
     p.settle({ timedOut: true, causationId: events[0]!.eventId });

@@ -1,0 +1,68 @@
+import { toHostError } from '../core/index.js';
+import { NodeFailure } from './node-registry.js';
+import type { NodeResult } from './node-registry.js';
+import type { RunError, RunEventInput } from './types.js';
+
+/** The `{code, message, details?}` a failed node reports, from whatever its executor threw. */
+export function nodeError(err: unknown): RunError {
+  if (err instanceof NodeFailure) {
+    return {
+      code: err.code,
+      message: err.message,
+      ...(Object.keys(err.details).length ? { details: err.details } : {}),
+    };
+  }
+  const { error: code, message, details } = toHostError(err).toEnvelope();
+  return { code, message: message || code, ...(details ? { details } : {}) };
+}
+
+/** The events of a successful node: one `variable.changed` per written variable, then `node.completed`. */
+export function completionEvents(
+  nodeId: string,
+  result: NodeResult,
+  variables: Record<string, unknown>,
+  causationId: string,
+): RunEventInput[] {
+  const inputs: RunEventInput[] = Object.entries(result.variables ?? {}).map(([name, value]) => ({
+    type: 'variable.changed',
+    nodeId,
+    payload: { name, previous: variables[name] ?? null, next: value ?? null, nodeId },
+  }));
+  const { durationMs, ...info } = result.completedInfo ?? {};
+  inputs.push({
+    type: 'node.completed',
+    nodeId,
+    causationId,
+    payload: { ...info, nodeId, outputs: result.outputs ?? {}, durationMs },
+  });
+  return inputs;
+}
+
+/** How a run ends, as the actor knows it. */
+export type RunEnding =
+  | { status: 'completed'; outputs: Record<string, unknown> }
+  | { status: 'failed'; error: RunError; nodeId?: string }
+  | { status: 'cancelled'; reason: string; by: string; parentRunId?: string };
+
+/** The run's one terminal event (`run.completed` / `run.failed` / `run.cancelled`). */
+export function terminalEvent(end: RunEnding, durationMs: number): RunEventInput {
+  switch (end.status) {
+    case 'completed':
+      return { type: 'run.completed', payload: { outputs: end.outputs, durationMs } };
+    case 'failed':
+      return {
+        type: 'run.failed',
+        payload: { error: end.error, durationMs, ...(end.nodeId ? { failedNodeId: end.nodeId } : {}) },
+      };
+    case 'cancelled':
+      return {
+        type: 'run.cancelled',
+        payload: {
+          reason: end.reason,
+          cancelledBy: end.by,
+          durationMs,
+          ...(end.parentRunId ? { parentRunId: end.parentRunId } : {}),
+        },
+      };
+  }
+}

@@ -172,7 +172,7 @@ export function defineContractSuite(
       }
     });
 
-    it('§4: fixed tools, one tool per capability, operator tools only with --operator-tools, no generic tool', async () => {
+    it('§4 (HOST-062): fixed tools, one tool per capability, operator tools only with --operator-tools, no generic tool', async () => {
       const tools = (await client.listTools()).tools;
       const names = tools.map((t) => t.name).sort();
       const expected = [

@@ -7,6 +7,7 @@ import type { BearerVerifier, Principal } from './auth.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { registerEventRoutes } from './event-routes.js';
 import { openApiDocument } from './openapi.js';
+import { operatorOpenApi } from './operator-openapi.js';
 import { registerRunRoutes } from './run-routes.js';
 
 /** Dependencies of {@link buildApp}. */
@@ -85,6 +86,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: deps.host.limits.maxRequestBodyBytes,
+    // Open SSE streams must not hold a shutdown.
+    forceCloseConnections: true,
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
@@ -97,7 +100,6 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   });
 
   app.get('/.well-known/openwop', () => deps.host.capabilities());
-  app.get('/v1/openapi.json', () => openApiDocument());
   registerRunRoutes(app, deps.host);
   registerEventRoutes(app, {
     host: deps.host,
@@ -108,5 +110,9 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   const mounted = deps.operator
     ? await mountOptional(app, deps.operator)
     : { operatorRoutes: false, console: false, skipped: ['operator deps not given'] };
+  // One OpenAPI document for everything this app serves, the operator API included when mounted.
+  const doc = openApiDocument() as { paths: Record<string, unknown> };
+  if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
+  app.get('/v1/openapi.json', () => doc);
   return { app, mounted };
 }

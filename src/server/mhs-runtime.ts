@@ -14,6 +14,8 @@ import {
   createConnectorDirectory,
   createOperatorLink,
   createOperatorServices,
+  createOperatorEvents,
+  observeLedger,
   guardPermits,
 } from '../policy/index.js';
 import type { EndpointDirectory, OperatorServices, PolicyConfig } from '../policy/index.js';
@@ -43,7 +45,9 @@ export interface MhsRuntime {
  * reported in `failed` and does not stop the host.
  */
 export async function openMhsRuntime(db: Db, clock: Clock, policy: PolicyConfig = DEFAULT_POLICY): Promise<MhsRuntime> {
-  const ledger = await openLedger(db, { clock });
+  const events = createOperatorEvents();
+  // Every committed entry is announced to the console's SSE stream as it is recorded.
+  const ledger = observeLedger(await openLedger(db, { clock }), events);
   const connectors = await openConnectorStore(db, { clock });
   const enablement = createEnablement({ store: connectors, ledger });
   const manifests = new Map<string, Manifest>();
@@ -56,7 +60,7 @@ export async function openMhsRuntime(db: Db, clock: Clock, policy: PolicyConfig 
     rows: () => connectors.list(),
     manifestFor: (row) => manifests.get(row.connector_id),
   });
-  const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy });
+  const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy, events });
   const engine = createEngine({ ledger, clock, gate: services.gate, isEnabled });
   await engine.start();
   const attached: string[] = [];
@@ -82,8 +86,7 @@ export async function openMhsRuntime(db: Db, clock: Clock, policy: PolicyConfig 
   for (const row of await connectors.list())
     if (await enablement.isEnabled(row.connector_id)) await attach(row.connector_id);
   const off = enablement.onChange((c) => {
-    if (c.enabled && !attached.length) void attach(c.connector_id);
-    else if (c.enabled) void attach(c.connector_id);
+    if (c.enabled) void attach(c.connector_id);
   });
 
   return {

@@ -234,6 +234,9 @@ describe('MHS nodes over REST', () => {
     const page = await fetch(`${srv.url}/console/`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
+    // One OpenAPI document describes the operator API too.
+    const doc = (await (await fetch(`${srv.url}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/runs', '/v1/operator/approvals']));
   });
 
   it('cancel while the R2 call waits for approval withdraws it: the run is cancelled and nothing is sent', async () => {

@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import { Command, Option } from 'commander';
-import { ErrorCode, HostError, RealClock } from '../core/index.js';
-import type { Clock } from '../core/index.js';
+import { RealClock } from '../core/index.js';
+import type { Clock, HostError } from '../core/index.js';
 import { openDb, openLedger, resolveDbLocation } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
 import { openArtifacts } from '../ledger/artifacts.js';
@@ -67,20 +67,6 @@ async function inspect(c: Ctx, row: ConnectorRow): Promise<Manifest> {
   }
 }
 
-async function mustRow(c: Ctx, id: string): Promise<ConnectorRow> {
-  const row = await c.store.get(id);
-  if (!row)
-    throw new HostError(
-      ErrorCode.HOST_ENDPOINT_UNKNOWN,
-      `no connector ${id}`,
-      { connector_id: id },
-      {
-        remediation: 'Run `mhs-host endpoints list` to discover endpoints and see their connector ids.',
-      },
-    );
-  return row;
-}
-
 const dbOption = () =>
   new Option(
     '--db <location>',
@@ -141,7 +127,7 @@ async function list(flags: ListFlags): Promise<void> {
 
 async function show(id: string, flags: { db?: string; inspect?: boolean; json?: boolean }): Promise<void> {
   await withCtx(flags.db, async (c) => {
-    const row = await mustRow(c, id);
+    const row = await c.store.require(id);
     const manifest = flags.inspect ? await inspect(c, row) : await storedManifest(c, row);
     const ctx = { source: `${row.source.kind}:${row.source.ref}`, sourceTrust: sourceTrust(row.source.kind) };
     const presentation = manifest ? presentEndpoint(manifest, ctx) : null;

@@ -52,6 +52,8 @@ export type DiscoveredRow = Omit<ConnectorRow, 'enabled'>;
 export interface ConnectorStore {
   list(): Promise<ConnectorRow[]>;
   get(connectorId: string): Promise<ConnectorRow | undefined>;
+  /** The row, or `MHS.HOST.ENDPOINT_UNKNOWN` naming the command that lists connector ids. */
+  require(connectorId: string): Promise<ConnectorRow>;
   /**
    * Inserts a discovered endpoint disabled, or refreshes an existing row's command/url, source,
    * descriptor and auth. Never changes `enabled` (HOST-066).
@@ -108,6 +110,17 @@ export async function openConnectorStore(db: Db, opts: { clock: Clock }): Promis
       return (await db.all<RowRecord>(`${select} ORDER BY connector_id`)).map(toRow);
     },
     get: (id) => get(id),
+    async require(id) {
+      const row = await get(id);
+      if (!row)
+        throw new HostError(
+          ErrorCode.HOST_ENDPOINT_UNKNOWN,
+          `no connector ${id}`,
+          { connector_id: id },
+          { remediation: 'Run `mhs-host endpoints list` to discover endpoints and see their connector ids.' },
+        );
+      return row;
+    },
     async upsertDiscovered(row) {
       return db.tx(async (t) => {
         const existing = await get(row.connector_id, t);

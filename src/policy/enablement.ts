@@ -89,24 +89,11 @@ export function createEnablement(deps: { store: ConnectorStore; ledger: Ledger }
     surfaces: [...MHS_SURFACES],
     experimental: true,
   });
-  const mustGet = async (id: string) => {
-    const row = await deps.store.get(id);
-    if (!row)
-      throw new HostError(
-        ErrorCode.HOST_ENDPOINT_UNKNOWN,
-        `no connector ${id}`,
-        { connector_id: id },
-        {
-          remediation: 'Run `mhs-host endpoints list` to discover endpoints and see their connector ids.',
-        },
-      );
-    return row;
-  };
 
   return {
     async enable(connectorId, operator) {
       checkOperator(operator);
-      const before = await mustGet(connectorId);
+      const before = await deps.store.require(connectorId);
       let entry: LedgerEntry;
       try {
         entry = await deps.ledger.append(entryFor('operator.enable', before, operator));

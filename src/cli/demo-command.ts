@@ -1,8 +1,11 @@
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { ErrorCode, HostError } from '../core/index.js';
+import { ErrorCode, HostError, RealClock, isoAt } from '../core/index.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
-import type { TaskSpec } from '../engine/index.js';
+import type { TaskResult, TaskSpec } from '../engine/index.js';
+import { exportPackage, verifyPackage } from '../ledger/index.js';
+import type { Db, DurableLedger } from '../ledger/index.js';
 import type { ConnectorRow } from '../mhs/connector-row.js';
 import { printTaskSummary, progressPrinter } from './run-task-command.js';
 
@@ -59,19 +62,65 @@ const TASK: TaskSpec = {
   ],
 };
 
+/** Default package folder: `./.mhs-host/evidence-<UTC timestamp>`. */
+function defaultOutDir(clock: RealClock): string {
+  return join('.mhs-host', `evidence-${isoAt(clock.now()).replace(/[:.]/g, '-')}`);
+}
+
+/**
+ * Prints the endpoint evidence the task collected, exports the package (HOST-051, 054) and verifies it offline
+ * from its files (HOST-053). Fails with `MHS.EVIDENCE.CHAIN_BROKEN` unless it verifies with every demo
+ * endpoint's chain in it.
+ */
+async function exportAndVerify(
+  out: (l: string) => void,
+  rt: { db: Db; ledger: DurableLedger },
+  clock: RealClock,
+  result: TaskResult,
+  outDir: string,
+): Promise<void> {
+  for (const ev of result.evidence ?? [])
+    out(
+      'error' in ev
+        ? `evidence ${ev.endpointId}: NOT collected (${ev.error.mhs_code})`
+        : `evidence ${ev.endpointId}: ${ev.entries} entries, head ${ev.headDigest.slice(0, 16)}… (ledger seq ${ev.seq})`,
+    );
+  const ex = await exportPackage({ db: rt.db, outDir, clock, ledger: rt.ledger });
+  const check = await verifyPackage(ex.dir);
+  const expected = [...new Set(TASK.steps.map((s) => s.endpoint))];
+  const chains = ex.manifest.endpoints.map((e) => e.endpoint_id);
+  const missing = expected.filter((id) => !chains.includes(id));
+  out(`evidence package: ${ex.dir}`);
+  out(
+    `  files ${check.checked.files}, endpoint chains ${chains.length} (${chains.join(', ')}), ledger entries ${check.checked.ledger_entries}, receipts cross-checked ${check.checked.receipts_cross_checked}`,
+  );
+  const status = check.ok && ex.status === 'verified' && !missing.length ? 'verified' : 'NOT verified';
+  out(`  status: ${status}  (check it again with: mhs-host ledger verify ${ex.dir})`);
+  if (status !== 'verified')
+    throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'the exported evidence package does not verify', {
+      dir: ex.dir,
+      export_status: ex.status,
+      missing_endpoint_chains: missing,
+      ...(check.first ? { first: check.first } : {}),
+    });
+}
+
 /**
  * `mhs-host demo` (`npm start`): the README's main job. Starts the bundled thermostat and conveyor simulators as
  * stdio children, uses the default SQLite store, enables the two demo connectors as the recorded operator
  * action of `demo-operator`, runs one multi-endpoint task through the governed path, prints every receipt and
- * the ledger verification, and exits 0 when both succeed.
+ * the ledger verification, then exports the evidence package (host ledger + both endpoints' evidence chains)
+ * and verifies it offline; exits 0 when all succeed.
  */
 export function demoCommand(): Command {
   return new Command('demo')
     .description('Run the main job: a multi-device task on the bundled simulators with the embedded SQLite store')
     .option('--db <location>', 'store: SQLite file or postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)')
-    .action(async (o: { db?: string }) => {
+    .option('--out <dir>', 'evidence package folder (default ./.mhs-host/evidence-<timestamp>)')
+    .action(async (o: { db?: string; out?: string }) => {
       const out = (l: string) => void process.stdout.write(`${l}\n`);
-      const rt = await openHostRuntime(o.db ? { db: o.db } : {});
+      const clock = new RealClock();
+      const rt = await openHostRuntime({ clock, ...(o.db ? { db: o.db } : {}) });
       try {
         out(`store: ${rt.db.location} (${rt.db.dialect})`);
         out('MHS integration is experimental and disabled by default (HOST-066).');
@@ -100,6 +149,7 @@ export function demoCommand(): Command {
         if (!check.ok) throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'the ledger does not verify', { check });
         if (!taskOk)
           throw new HostError(ErrorCode.HOST_INTERNAL, 'the demo task did not complete', { task: result.taskId });
+        await exportAndVerify(out, rt, clock, result, o.out ?? defaultOutDir(clock));
         out('demo: ok');
       } finally {
         await rt.close();

@@ -9,6 +9,8 @@ import { faultError } from './call-outcome.js';
 import { defaultCallGate } from './default-gate.js';
 import { EndpointActor } from './endpoint-actor.js';
 import type { EngineEndpoint } from './endpoint-actor.js';
+import { collectEndpointEvidence, recordDisclosure } from './endpoint-evidence.js';
+import type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 import { governedCall } from './governed-call.js';
 import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
 import type { ReconcileResult } from './reconcile.js';
@@ -42,6 +44,11 @@ export interface EngineOptions {
   spanProcessors?: SpanProcessor[];
   /** Background failures (session heartbeats, ledger writes off the call path). */
   onBackgroundError?: (err: HostError) => void;
+  /**
+   * Where attached manifests and collected endpoint evidence bundles are stored (HOST-051, 054). When given,
+   * `runTask` collects the evidence of every endpoint the task touched once it ends.
+   */
+  artifacts?: EngineArtifacts;
 }
 
 /** What recovery found on start (HOST-091). */
@@ -69,6 +76,11 @@ export interface Engine {
   pending(): PendingCommand[];
   /** `mhs__read` (a read: no gate, no intent). */
   read(endpointId: string, deviceId: string, resource?: string): Promise<ReadResult>;
+  /**
+   * Exports the evidence bundle of one attached endpoint (or of each) with `mhs__evidence`, stores it and
+   * records `evidence.export` (HOST-050, 051). Throws the first failure.
+   */
+  collectEvidence(endpointId?: string): Promise<CollectedEvidence[]>;
 }
 
 /**
@@ -154,10 +166,17 @@ export function createEngine(o: EngineOptions): Engine {
         laneMaxPending: o.laneMaxPending ?? 64,
         ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
       });
-      if (actors.has(ep.endpointId)) await actors.get(ep.endpointId)?.stop();
-      actors.set(ep.endpointId, ep);
+      // HOST-056: the manifest's redaction paths apply to this endpoint's entries from the first one.
       const d = o.ledger as Partial<DurableLedger>;
       if (typeof d.setRedaction === 'function') d.setRedaction(ep.endpointId, ep.manifest.redaction.paths);
+      try {
+        await recordDisclosure(o.ledger, o.artifacts, ep); // HOST-050: what the model is shown
+      } catch (err) {
+        await ep.stop({ closeConnection: false });
+        throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+      }
+      if (actors.has(ep.endpointId)) await actors.get(ep.endpointId)?.stop();
+      actors.set(ep.endpointId, ep);
       // HOST-091: an unsettled command keeps its device's gate shut until reconciled.
       for (const p of env.pending.values())
         if (p.endpointId === ep.endpointId && p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
@@ -178,13 +197,34 @@ export function createEngine(o: EngineOptions): Engine {
       return governedCall(env, actorOf(req.endpointId), req);
     },
 
-    runTask(spec, opts) {
+    async runTask(spec, opts) {
       assertLedgerWritable();
-      return runTask(
+      const result = await runTask(
         { ledger: o.ledger, ids, tracer: env.tracer, endpoint: (id) => actors.get(id), invoke: engine.invoke },
         spec,
         opts,
       );
+      if (!o.artifacts) return result;
+      // HOST-051: each touched endpoint's evidence is stored for the export; a failure is reported, not dropped.
+      const touched = [...new Set(result.steps.map((s) => s.step.endpoint))].filter((id) => actors.has(id));
+      result.evidence = [];
+      for (const id of touched) {
+        try {
+          result.evidence.push(...(await engine.collectEvidence(id)));
+        } catch (err) {
+          const e = toHostError(err);
+          result.evidence.push({ endpointId: id, error: e.toWire() });
+          o.onBackgroundError?.(e);
+        }
+      }
+      return result;
+    },
+
+    async collectEvidence(endpointId) {
+      const eps = endpointId ? [actorOf(endpointId)] : [...actors.values()];
+      const out: CollectedEvidence[] = [];
+      for (const ep of eps) out.push(await collectEndpointEvidence(o.ledger, o.artifacts, ep));
+      return out;
     },
 
     async reconcile(sel = {}) {

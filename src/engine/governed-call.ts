@@ -1,4 +1,6 @@
 import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
+import type { MhsWireError } from '../core/index.js';
+import type { LedgerAppend } from '../ledger/ledger-types.js';
 import { capabilityToolName } from '../mhs/tool-names.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import type { ControlFields } from '../mhs/wire-types.js';
@@ -180,23 +182,21 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     if (effectful) ep.gates.release(device.device_id, commandId);
     if (fault.code === ErrorCode.SESSION_EXPIRED || fault.code === ErrorCode.SESSION_UNKNOWN)
       ep.sessions.expired(lease.sessionId); // HOST-036: reopen on the next call, never resend this one
-    await env.ledger
-      .append({
-        kind: 'error',
-        phase: 'endpoint_fault',
-        command_id: commandId,
-        endpoint_id: ep.endpointId,
-        device_id: device.device_id,
-        executed: false,
-        error: fault.toWire(),
-        traceparent,
-      })
-      .catch(() => undefined);
+    const ledgerError = await appendOrReport(env, {
+      kind: 'error',
+      phase: 'endpoint_fault',
+      command_id: commandId,
+      endpoint_id: ep.endpointId,
+      device_id: device.device_id,
+      executed: false,
+      error: fault.toWire(),
+      traceparent,
+    });
     env.tracer.end(trace, fault.code);
     throw new HostError(
       fault.code,
       fault.message,
-      { ...fault.details, command_id: commandId, executed: false },
+      { ...fault.details, command_id: commandId, executed: false, ...ledgerError },
       {
         remediation: fault.remediation,
       },
@@ -257,11 +257,11 @@ async function failAfterIntent(env: CallEnv, ep: EndpointActor, p: PendingComman
   if (isPreSend(e)) {
     env.pending.delete(p.commandId);
     if (p.effectful) ep.gates.release(p.deviceId, p.commandId);
-    await env.ledger.append({ kind: 'command.not_sent', ...base, error: e.toWire() }).catch(() => undefined);
+    const ledgerError = await appendOrReport(env, { kind: 'command.not_sent', ...base, error: e.toWire() });
     return new HostError(
       e.code,
       e.message,
-      { ...e.details, ...base, sent: false },
+      { ...e.details, ...base, sent: false, ...ledgerError },
       {
         remediation: e.remediation || 'Nothing was sent; the command can be retried.',
         retryable: true,
@@ -271,11 +271,11 @@ async function failAfterIntent(env: CallEnv, ep: EndpointActor, p: PendingComman
   p.reason = 'unknown';
   env.pending.set(p.commandId, p);
   if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
-  await env.ledger.append({ kind: 'command.unknown', ...base, cause: e.toWire() }).catch(() => undefined);
+  const ledgerError = await appendOrReport(env, { kind: 'command.unknown', ...base, cause: e.toWire() });
   return new HostError(
     ErrorCode.OUTCOME_UNKNOWN,
     `the outcome of ${p.commandId} on ${p.deviceId} is unknown (${e.code}): it may have executed`,
-    { ...base, cause_code: e.code },
+    { ...base, cause_code: e.code, ...ledgerError },
     {
       remediation:
         'Observe the device: reconcile this command (same-id retry or mhs__operations) before sending another.',
@@ -283,4 +283,23 @@ async function failAfterIntent(env: CallEnv, ep: EndpointActor, p: PendingComman
       cause: e,
     },
   );
+}
+
+/**
+ * Appends an outcome entry whose physical outcome the caller already reports. A failed append is never dropped
+ * (HOST-093): it goes to `onBackgroundError` and comes back as `{ledger_error}` for the thrown error's details.
+ * The intent is durable, so recovery still settles the command from the endpoint.
+ */
+async function appendOrReport(
+  env: CallEnv,
+  entry: LedgerAppend,
+): Promise<{ ledger_error: MhsWireError } | Record<string, never>> {
+  try {
+    await env.ledger.append(entry);
+    return {};
+  } catch (err) {
+    const le = toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+    env.onBackgroundError?.(le);
+    return { ledger_error: le.toWire() };
+  }
 }

@@ -45,7 +45,7 @@ export async function openHostRuntime(
     // Enablement is read on every call from a live set, updated by the operator actions (HOST-068, 069).
     const enabled = new Set<string>();
     enablement.onChange((c) => (c.enabled ? enabled.add(c.connector_id) : enabled.delete(c.connector_id)));
-    const engine = createEngine({ ledger, clock, isEnabled: (id) => enabled.has(id), ...opts.engine });
+    const engine = createEngine({ ledger, clock, artifacts, isEnabled: (id) => enabled.has(id), ...opts.engine });
     await engine.start();
     const rt: HostRuntime = {
       db,
@@ -72,7 +72,6 @@ export async function openHostRuntime(
           ...(copts.cwd ? { cwd: copts.cwd } : {}),
         });
         enabled.add(row.connector_id);
-        await artifacts.putManifest(conn.manifest as unknown as Record<string, unknown>);
         await connectors.recordManifest(row.connector_id, conn.manifest.endpoint_id, conn.manifest.manifest_digest);
         return engine.attach(conn);
       },

@@ -5,6 +5,8 @@ export type { InvokeRequest, InvokeResult, PendingCommand } from './call-types.j
 export type { TaskSpec, TaskStep, TaskResult, StepResult, TaskProgress } from './task-runner.js';
 export type { ReconcileResult } from './reconcile.js';
 export { EndpointActor } from './endpoint-actor.js';
+export { collectEndpointEvidence, recordDisclosure } from './endpoint-evidence.js';
+export type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 export type { EngineEndpoint, EndpointStatus } from './endpoint-actor.js';
 export { CommandLane } from './command-lane.js';
 export type { CommandLaneOptions, LaneStats } from './command-lane.js';

@@ -4,6 +4,7 @@ import type { Ledger } from '../ledger/ledger-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { InvokeRequest, InvokeResult } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
+import type { CollectedEvidence } from './endpoint-evidence.js';
 import type { EngineTracer } from './tracing.js';
 
 /** One capability call of a task. */
@@ -46,6 +47,8 @@ export interface TaskResult {
   /** Every step completed. */
   ok: boolean;
   steps: StepResult[];
+  /** Endpoint evidence collected after the task (engines with an artifact store; HOST-051). */
+  evidence?: Array<CollectedEvidence | { endpointId: string; error: MhsWireError }>;
 }
 
 /** Live progress of a task, per endpoint. */

@@ -2,6 +2,7 @@ import type { Clock } from '../core/index.js';
 import { createEngine } from '../engine/index.js';
 import type { Engine } from '../engine/index.js';
 import { openLedger } from '../ledger/index.js';
+import { openArtifacts } from '../ledger/artifacts.js';
 import type { Db, DurableLedger } from '../ledger/index.js';
 import { connect } from '../mhs/connector.js';
 import type { Manifest } from '../mhs/index.js';
@@ -61,7 +62,9 @@ export async function openMhsRuntime(db: Db, clock: Clock, policy: PolicyConfig 
     manifestFor: (row) => manifests.get(row.connector_id),
   });
   const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy, events });
-  const engine = createEngine({ ledger, clock, gate: services.gate, isEnabled });
+  // Manifests and endpoint evidence bundles go to the store the export reads (HOST-051, 054).
+  const artifacts = await openArtifacts(db, { clock });
+  const engine = createEngine({ ledger, clock, gate: services.gate, isEnabled, artifacts });
   await engine.start();
   const attached: string[] = [];
   const failed: MhsRuntime['failed'] = [];

@@ -1,0 +1,108 @@
+/**
+ * What the host records about an attached endpoint besides its commands (HOST-050, 051, 054): the disclosure
+ * shown to the model when it is attached, and the endpoint's own evidence bundle collected for the export.
+ */
+import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
+import type { Artifacts } from '../ledger/artifacts.js';
+import type { Ledger, LedgerEntry } from '../ledger/ledger-types.js';
+import { presentEndpoint } from '../mhs/presentation.js';
+import type { EvidenceBundle } from '../mhs/wire-types.js';
+import { faultError } from './call-outcome.js';
+import type { EndpointActor } from './endpoint-actor.js';
+
+/** The parts of the artifact store the engine writes (manifests and endpoint evidence bundles). */
+export type EngineArtifacts = Pick<Artifacts, 'putManifest' | 'putEvidenceBundle'>;
+
+/** One endpoint evidence bundle collected and stored (HOST-051). */
+export interface CollectedEvidence {
+  endpointId: string;
+  genesisDigest: string;
+  headDigest: string;
+  entries: number;
+  /** Seq of the `evidence.export` ledger entry. */
+  seq: number;
+}
+
+/**
+ * Stores the manifest (when an artifact store is given) and appends one `disclosure` entry: the mode, risk,
+ * determinism and fidelity gaps of every device as presented to the model, with the presentation's digest
+ * (HOST-050, HOST-013). A failed append is thrown, never dropped (HOST-093).
+ */
+export async function recordDisclosure(
+  ledger: Ledger,
+  artifacts: EngineArtifacts | undefined,
+  ep: EndpointActor,
+): Promise<LedgerEntry> {
+  const m = ep.manifest;
+  if (artifacts) await artifacts.putManifest(m as unknown as Record<string, unknown>);
+  const presentation = presentEndpoint(m);
+  return ledger.append({
+    kind: 'disclosure',
+    endpoint_id: m.endpoint_id,
+    connector_id: ep.connectorId,
+    manifest_digest: m.manifest_digest,
+    presentation_digest: H(presentation),
+    safety_notice: presentation.safety_notice,
+    conformance_level: presentation.conformance_level,
+    devices: m.devices.map((d) => ({
+      device_id: d.device_id,
+      instance_id: d.instance_id,
+      mode: d.mode,
+      risk_class: d.risk_class,
+      determinism_kind: d.determinism.kind,
+      fidelity_gaps: [...(d.fidelity?.gaps ?? [])],
+    })),
+  });
+}
+
+function isBundle(v: unknown, endpointId: string): v is EvidenceBundle {
+  const b = v as Partial<EvidenceBundle> | null;
+  return (
+    !!b &&
+    b.endpoint_id === endpointId &&
+    typeof b.genesis_digest === 'string' &&
+    typeof b.head_digest === 'string' &&
+    Array.isArray(b.entries)
+  );
+}
+
+/**
+ * Calls `mhs__evidence {action:"export"}` on the endpoint (a read: no gate, no intent; wire §9), stores the
+ * bundle verbatim and appends `evidence.export {source:"endpoint", endpoint_id, genesis_digest, head_digest,
+ * entries}` (HOST-050, 051). The package export uses each endpoint's latest stored bundle.
+ * @throws HostError the endpoint's fault code, `MHS.HOST.INTERNAL` for an answer that is not this endpoint's
+ * bundle, or the store's `MHS.HOST.LEDGER_UNAVAILABLE`.
+ */
+export async function collectEndpointEvidence(
+  ledger: Ledger,
+  artifacts: EngineArtifacts | undefined,
+  ep: EndpointActor,
+): Promise<CollectedEvidence> {
+  const r = await ep.conn.callTool('mhs__evidence', { action: 'export' }, { timeoutMs: 10_000 }).catch((e: unknown) => {
+    throw toHostError(e);
+  });
+  if (r.isError) throw faultError(r);
+  const bundle: unknown = r.structuredContent;
+  if (!isBundle(bundle, ep.endpointId))
+    throw new HostError(ErrorCode.HOST_INTERNAL, 'mhs__evidence export did not return this endpoint’s bundle', {
+      endpoint_id: ep.endpointId,
+    });
+  if (artifacts) await artifacts.putEvidenceBundle(bundle);
+  const entry = await ledger.append({
+    kind: 'evidence.export',
+    source: 'endpoint',
+    endpoint_id: ep.endpointId,
+    manifest_digest: ep.manifest.manifest_digest,
+    genesis_digest: bundle.genesis_digest,
+    head_digest: bundle.head_digest,
+    entries: bundle.entries.length,
+    stored: !!artifacts,
+  });
+  return {
+    endpointId: ep.endpointId,
+    genesisDigest: bundle.genesis_digest,
+    headDigest: bundle.head_digest,
+    entries: bundle.entries.length,
+    seq: entry.seq,
+  };
+}

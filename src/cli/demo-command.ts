@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { ErrorCode, HostError, RealClock, isoAt } from '../core/index.js';
@@ -62,9 +62,13 @@ const TASK: TaskSpec = {
   ],
 };
 
-/** Default package folder: `./.mhs-host/evidence-<UTC timestamp>`. */
-function defaultOutDir(clock: RealClock): string {
-  return join('.mhs-host', `evidence-${isoAt(clock.now()).replace(/[:.]/g, '-')}`);
+/**
+ * Default package folder: `evidence-<UTC timestamp>` next to a SQLite store (so `./.mhs-host/evidence-…` for the
+ * default store), else under `./.mhs-host`.
+ */
+function defaultOutDir(db: Db, clock: RealClock): string {
+  const base = db.dialect === 'sqlite' ? dirname(db.location) : '.mhs-host';
+  return join(base, `evidence-${isoAt(clock.now()).replace(/[:.]/g, '-')}`);
 }
 
 /**
@@ -149,7 +153,7 @@ export function demoCommand(): Command {
         if (!check.ok) throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'the ledger does not verify', { check });
         if (!taskOk)
           throw new HostError(ErrorCode.HOST_INTERNAL, 'the demo task did not complete', { task: result.taskId });
-        await exportAndVerify(out, rt, clock, result, o.out ?? defaultOutDir(clock));
+        await exportAndVerify(out, rt, clock, result, o.out ?? defaultOutDir(rt.db, clock));
         out('demo: ok');
       } finally {
         await rt.close();

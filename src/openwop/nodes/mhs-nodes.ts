@@ -1,5 +1,6 @@
 import type { Engine, InvokeResult, TaskStep } from '../../engine/index.js';
 import type { Ledger, LedgerEntry } from '../../ledger/index.js';
+import { findTaskStart, resumeTask } from '../../engine/task-resume.js';
 import { NodeFailure } from '../node-registry.js';
 import { watchApprovals } from './mhs-approvals.js';
 import type { MhsApprovals } from './mhs-approvals.js';
@@ -7,8 +8,8 @@ import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
 
 /** What the MHS nodes need from the host: the engine (governed call, tasks, reconciliation) and its ledger. */
 export interface MhsNodeDeps {
-  engine: Pick<Engine, 'invoke' | 'runTask' | 'reconcile'>;
-  ledger: Pick<Ledger, 'head' | 'range' | 'byCommand'>;
+  engine: Pick<Engine, 'invoke' | 'runTask' | 'reconcile' | 'endpoint'>;
+  ledger: Pick<Ledger, 'head' | 'range' | 'byCommand' | 'append'>;
   /** The policy gate's approvals, so a wait for an operator shows as `waiting-approval`. */
   approvals?: MhsApprovals;
 }
@@ -149,8 +150,8 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
 /**
  * `mhs.task`: a multi-endpoint parent action (config `steps[]` of `{endpoint, device, capability,
  * input}`), with child receipts and the `parent_action` entries in the ledger. Outputs every step's
- * result. A task interrupted by a restart is not run again: its unsettled commands are reconciled
- * and the node fails `mhs_task_interrupted`, so nothing executes twice.
+ * result. A task interrupted by a restart resumes (HOST-081, 091): its recorded commands are settled from the
+ * ledger or reconciled (never resent), completed steps keep their receipts, and only the remaining steps run.
  */
 export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
   return {
@@ -161,23 +162,6 @@ export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
         : [{ path: '/config/steps', message: 'a task needs at least one step' }],
     async execute(ctx) {
       const from = await ledgerMark(ctx, deps);
-      if (ctx.resumed) {
-        const intents = await findEntries(
-          deps,
-          from,
-          (e) => e.kind === 'command.intent' && e.run_id === ctx.runId && e.node_id === ctx.node.id,
-        );
-        if (intents.length) {
-          for (const i of intents) await deps.engine.reconcile({ commandId: i.command_id as string });
-          throw new NodeFailure(
-            'mhs_task_interrupted',
-            'the task was interrupted by a host restart; its commands were reconciled, not resent',
-            {
-              commandIds: intents.map((i) => i.command_id),
-            },
-          );
-        }
-      }
       const steps = (ctx.node.config.steps as Array<Record<string, unknown>>).map((s, i): TaskStep => ({
         id: str(s.id) ?? `step-${i}`,
         endpoint: s.endpoint as string,
@@ -185,16 +169,23 @@ export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
         capability: s.capability as string,
         input: obj(s.input),
       }));
-      const result = await deps.engine.runTask(
-        {
-          name: str(ctx.node.config.name) ?? ctx.node.name,
-          steps,
-          runId: ctx.runId,
-          nodeId: ctx.node.id,
-          ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-        },
-        { signal: ctx.signal },
-      );
+      // HOST-081, 091: a task the host was killed during resumes from its last recorded step.
+      const earlier = ctx.resumed
+        ? await findTaskStart(deps.ledger, from, (e) => e.run_id === ctx.runId && e.node_id === ctx.node.id)
+        : undefined;
+      const spec = { runId: ctx.runId, nodeId: ctx.node.id, steps };
+      const result = earlier
+        ? await resumeTask({ engine: deps.engine, ledger: deps.ledger }, earlier, spec, { signal: ctx.signal })
+        : await deps.engine.runTask(
+            {
+              name: str(ctx.node.config.name) ?? ctx.node.name,
+              steps,
+              runId: ctx.runId,
+              nodeId: ctx.node.id,
+              ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+            },
+            { signal: ctx.signal },
+          );
       const [parent] = await deps.ledger.range(result.endSeq, result.endSeq);
       const out = {
         taskId: result.taskId,

@@ -12,7 +12,6 @@ const KNOWN_GAPS: Record<string, string> = {
   'HOST-002': 'tested only against the bundled simulators (self-test); report labelling not built yet',
   'HOST-022': 'the host adds no device-family macros',
   'HOST-030': 'no model-facing tool projection of the host yet (tools are the endpoint projection)',
-  'HOST-050': 'disclosure and model tool_call entries are not written yet (no model-facing tool surface)',
   'HOST-057': 'replay-reproduction record (seeds, state-hash sequence export) not built yet',
   'HOST-060': 'structural: the host uses the stock MCP client; nothing to exercise',
   'HOST-083': 'no public conformance claim is made',

@@ -2,7 +2,8 @@
 // simulators is mid-task (one endpoint's steps done, the other endpoint's command in flight, a step not yet
 // sent): after a restart on the same store the run completes; the task keeps its task id, parent action and
 // trace; finished steps are not run again; the in-flight command is reconciled under its own command_id,
-// never resent; only the remaining step runs; every device counter shows each command executed exactly once;
+// never resent (or, if the endpoint never executed it, run once as a new command); only the remaining steps
+// run; every device counter shows each command executed exactly once;
 // the ledger verifies.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -18,18 +19,20 @@ import { client, logProblems, serve, tempDb } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 
 const clock = new RealClock();
-let sims: Record<'thermo' | 'conveyor', SimHttp>;
+let sims: Record<'thermo' | 'conveyor' | 'stalled', SimHttp>;
 let dbPath: string;
 let srv: Served | undefined;
 let token: string;
 
 beforeAll(async () => {
-  const [thermo, conveyor] = await Promise.all([
+  const [thermo, conveyor, stalled] = await Promise.all([
     startSimHttp('thermostat', ['--time-scale', '50']),
     // Every conveyor tool call is answered 1 s later: the kill lands while its first step is in flight.
     startSimHttp('conveyor', ['--latency-ms', '1000']),
+    // The first capability call is accepted and never answered; nothing executes.
+    startSimHttp('conveyor', ['--stall', '1']),
   ]);
-  sims = { thermo: thermo!, conveyor: conveyor! };
+  sims = { thermo: thermo!, conveyor: conveyor!, stalled: stalled! };
   dbPath = tempDb();
   const db = await openDb(dbPath);
   try {
@@ -83,9 +86,14 @@ async function counters(sim: SimHttp, device: string): Promise<Record<string, nu
   }
 }
 
-it('HOST-081/HOST-091: SIGKILL mid-mhs.task; after restart the task resumes from its last recorded step, nothing runs twice', async () => {
+/**
+ * Runs a 4-step task (thermostat steps 0, 2; conveyor steps 1, 3 on `conv`), SIGKILLs the server once both
+ * thermostat steps are journaled and the first conveyor command is in flight, restarts it and checks the run.
+ * `executed`: whether the endpoint ran the in-flight command (then it is that step's result, never resent).
+ */
+async function killMidTask(workflowId: string, conv: SimHttp, executed: boolean): Promise<void> {
   const thermo = { endpoint: sims.thermo.endpointId, device: 'thermostat', capability: 'cap.thermal.setpoint.v1' };
-  const conveyor = { endpoint: sims.conveyor.endpointId, device: 'conveyor-workcell', capability: 'cap.world.step.v1' };
+  const conveyor = { endpoint: conv.endpointId, device: 'conveyor-workcell', capability: 'cap.world.step.v1' };
   const steps = [
     { id: 'warm', ...thermo, input: { setpoint_c: 25 } },
     { id: 'advance', ...conveyor, input: { ticks: 2 } },
@@ -94,8 +102,8 @@ it('HOST-081/HOST-091: SIGKILL mid-mhs.task; after restart the task resumes from
   ];
   let api = client(srv!.url, token);
   const def = {
-    id: 'resume-task',
-    name: 'resume-task',
+    id: workflowId,
+    name: workflowId,
     version: '1',
     nodes: [{ id: 'task', typeId: 'mhs.task', name: 'task', position: { x: 0, y: 0 }, config: { steps }, inputs: {} }],
     edges: [],
@@ -105,7 +113,7 @@ it('HOST-081/HOST-091: SIGKILL mid-mhs.task; after restart the task resumes from
     settings: {},
   };
   expect((await api.post('/v1/workflows', def)).status).toBe(201);
-  const runId = (await api.post('/v1/runs', { workflowId: 'resume-task' })).body.runId as string;
+  const runId = (await api.post('/v1/runs', { workflowId })).body.runId as string;
 
   // Kill once both thermostat steps are journaled and the first conveyor command is in flight.
   let before: LedgerEntry[] = [];
@@ -122,12 +130,17 @@ it('HOST-081/HOST-091: SIGKILL mid-mhs.task; after restart the task resumes from
   }
   expect(ready(before)).toBe(true);
   await srv!.kill();
-  const inFlight = before.find((e) => e.kind === 'command.intent' && e.endpoint_id === conveyor.endpoint)!;
+  const inFlight = before.find(
+    (e) => e.kind === 'command.intent' && e.run_id === runId && e.endpoint_id === conveyor.endpoint,
+  )!;
   const thermoCmds = before
-    .filter((e) => e.kind === 'command.intent' && e.endpoint_id === thermo.endpoint)
+    .filter((e) => e.kind === 'command.intent' && e.run_id === runId && e.endpoint_id === thermo.endpoint)
     .map((e) => e.command_id as string);
-  // The task had not finished: its last conveyor step was not yet sent.
-  expect(before.some((e) => e.kind === 'parent_action' && e.phase === 'end' && e.run_id === runId)).toBe(false);
+  // The task had not finished: its parent action is open and its last conveyor step was not yet sent.
+  const startedBefore = before.find((e) => e.kind === 'parent_action' && e.phase === 'start' && e.run_id === runId)!;
+  expect(
+    before.some((e) => e.kind === 'parent_action' && e.task_id === startedBefore.task_id && e.phase === 'end'),
+  ).toBe(false);
 
   srv = await serve(dbPath, ['--no-workflows']);
   api = client(srv.url, token);
@@ -137,9 +150,11 @@ it('HOST-081/HOST-091: SIGKILL mid-mhs.task; after restart the task resumes from
   const out = done.nodeStates.task.outputs as any;
   expect(out.ok).toBe(true);
   expect(out.steps.map((s: any) => s.receipt.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
-  // Steps 0 and 2 kept their first commands; step 1 settled under the in-flight command_id (never resent).
+  // Steps 0 and 2 kept their first commands. Step 1: settled under the in-flight command_id (never resent), or,
+  // when the endpoint has no record of it (reconciled `not_executed`), run once as a new command.
   expect([out.steps[0].commandId, out.steps[2].commandId]).toEqual(thermoCmds);
-  expect(out.steps[1].commandId).toBe(inFlight.command_id);
+  if (executed) expect(out.steps[1].commandId).toBe(inFlight.command_id);
+  else expect(out.steps[1].commandId).not.toBe(inFlight.command_id);
 
   const all = await entries();
   const starts = all.filter((e) => e.kind === 'parent_action' && e.phase === 'start' && e.run_id === runId);
@@ -149,15 +164,23 @@ it('HOST-081/HOST-091: SIGKILL mid-mhs.task; after restart the task resumes from
   const ends = all.filter((e) => e.kind === 'parent_action' && e.phase === 'end' && e.task_id === taskId);
   expect(ends).toHaveLength(1);
   expect(ends[0]).toMatchObject({ ok: true, resumed: true, parent_seq: starts[0]!.seq });
-  // One intent per step: nothing was sent twice, under any command_id.
+  // One intent per step (plus the never-executed one): nothing was sent twice, under any command_id.
   const intents = all.filter((e) => e.kind === 'command.intent' && e.task_id === taskId);
-  expect(intents.map((e) => e.command_id).sort()).toEqual(out.steps.map((s: any) => s.commandId).sort());
+  const sent = out.steps.map((s: any) => s.commandId as string);
+  expect(intents.map((e) => e.command_id).sort()).toEqual(
+    (executed ? sent : [...sent, inFlight.command_id as string]).sort(),
+  );
+  if (!executed)
+    expect(all.find((e) => e.kind === 'reconcile' && e.command_id === inFlight.command_id)).toMatchObject({
+      outcome: 'not_executed',
+    });
   // One trace for the whole task, across the restart.
   const traceId = String(starts[0]!.traceparent).split('-')[1];
   expect(new Set(intents.map((e) => String(e.traceparent).split('-')[1]))).toEqual(new Set([traceId]));
 
   const thermoCounts = await counters(sims.thermo, thermo.device);
-  const conveyorCounts = await counters(sims.conveyor, conveyor.device);
+  const conveyorCounts = await counters(conv, conveyor.device);
+  expect(conveyorCounts[inFlight.command_id as string]).toBe(executed ? 1 : undefined);
   for (const [i, s] of (out.steps as any[]).entries()) {
     const counts = i % 2 === 0 ? thermoCounts : conveyorCounts;
     expect({ step: i, n: counts[s.commandId as string] }).toEqual({ step: i, n: 1 });
@@ -170,4 +193,12 @@ it('HOST-081/HOST-091: SIGKILL mid-mhs.task; after restart the task resumes from
   } finally {
     await db.close();
   }
+}
+
+it('HOST-081/HOST-091: SIGKILL mid-mhs.task; after restart the task resumes from its last recorded step, the in-flight command is reconciled, nothing runs twice', async () => {
+  await killMidTask('resume-task', sims.conveyor, true);
+}, 180_000);
+
+it('HOST-081/HOST-091: a step whose command the endpoint never executed runs once more as a new command after the restart', async () => {
+  await killMidTask('resume-task-stalled', sims.stalled, false);
 }, 180_000);

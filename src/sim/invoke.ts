@@ -166,6 +166,29 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
   const margin = Math.max(1, Math.min(100, deadline * 0.2));
   let finished: (r: Receipt) => void = () => undefined;
   const done = new Promise<Receipt>((resolve) => (finished = resolve));
+  // Final receipt of this execution, recorded in the evidence chain and retained by command_id.
+  const settle = (
+    status: 'completed' | 'failed',
+    effects: Receipt['effects'],
+    output: Receipt['output'],
+    error: Receipt['error'],
+  ): void =>
+    finished(
+      retain(
+        ep.record({
+          ...base,
+          receipt_id: receiptId,
+          status,
+          operation_id: opId,
+          revisions: { before, after: device.revision },
+          state_hash: device.stateHash(),
+          effects,
+          output,
+          error,
+          finished_at: isoAt(clock.now()),
+        }),
+      ),
+    );
   const complete = (): void => {
     // Another command finished meanwhile: apply this one to the state as it is now (no lost update).
     let applied = plan;
@@ -173,64 +196,24 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
       try {
         applied = planExecution(device.def.model, capId, input, device.state, device.random);
       } catch (err) {
-        finished(
-          retain(
-            ep.record({
-              ...base,
-              receipt_id: receiptId,
-              status: 'failed',
-              operation_id: opId,
-              revisions: { before, after: device.revision },
-              state_hash: device.stateHash(),
-              effects: [],
-              output: null,
-              error: toHostError(err).toWire(),
-              finished_at: isoAt(clock.now()),
-            }),
-          ),
-        );
+        settle('failed', [], null, toHostError(err).toWire());
         return;
       }
     }
     device.state = applied.next;
     device.revision += 1;
-    finished(
-      retain(
-        ep.record({
-          ...base,
-          receipt_id: receiptId,
-          status: 'completed',
-          operation_id: opId,
-          revisions: { before, after: device.revision },
-          state_hash: device.stateHash(),
-          effects: applied.effects,
-          output: applied.output,
-          error: null,
-          finished_at: isoAt(clock.now()),
-        }),
-      ),
-    );
+    settle('completed', applied.effects, applied.output, null);
   };
   const fits = wallMs + margin <= deadline;
   const opId = fits ? null : ep.ids.next('operation');
   const timer = clock.setTimeout(complete, wallMs);
   const cancel = (): void => {
     clock.clearTimeout(timer);
-    finished(
-      retain(
-        ep.record({
-          ...base,
-          receipt_id: receiptId,
-          status: 'failed',
-          operation_id: opId,
-          revisions: { before, after: device.revision },
-          state_hash: device.stateHash(),
-          effects: [],
-          output: null,
-          error: new HostError(ErrorCode.SAFETY_ESTOP_ACTIVE, 'stopped by e-stop before completion').toWire(),
-          finished_at: isoAt(clock.now()),
-        }),
-      ),
+    settle(
+      'failed',
+      [],
+      null,
+      new HostError(ErrorCode.SAFETY_ESTOP_ACTIVE, 'stopped by e-stop before completion').toWire(),
     );
   };
   if (fits) {

@@ -17,6 +17,7 @@ import type { ReconcileResult } from './reconcile.js';
 import { scanLedger } from './recovery.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
+import { pooledCryptoRandom } from './pooled-random.js';
 import { runTask } from './task-runner.js';
 import type { TaskProgress, TaskResult, TaskSpec } from './task-runner.js';
 import { EngineTracer } from './tracing.js';
@@ -89,7 +90,7 @@ export interface Engine {
  */
 export function createEngine(o: EngineOptions): Engine {
   const clock = o.clock ?? new RealClock();
-  const ids = o.ids ?? createIdFactory(clock);
+  const ids = o.ids ?? createIdFactory(clock, pooledCryptoRandom());
   const env: CallEnv = {
     clock,
     ledger: o.ledger,

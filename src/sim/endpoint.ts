@@ -3,7 +3,7 @@
  * idempotency (§6, via invoke.ts), read/safety/permits (§7), evidence (§9), policy (HOST-090).
  * Every method either returns the MHS object or throws a HostError (a fault, wire contract §4).
  */
-import { ErrorCode, H, HostError, createIdFactory, isoAt, seededRandom, type IdFactory } from '../core/index.js';
+import { ErrorCode, H, HostError, createIdFactory, isoAt, type IdFactory } from '../core/index.js';
 import type { DeviceProfile, Manifest, Receipt, SafetyStatus, Session } from '../mhs/wire-types.js';
 import { SimDevice, COUNTERS_RESOURCE } from './device.js';
 import { EvidenceLog } from './evidence.js';
@@ -39,7 +39,9 @@ export class SimEndpoint {
   private capabilityCalls = 0;
 
   constructor(readonly opts: SimOptions) {
-    this.ids = createIdFactory(opts.clock, seededRandom(opts.seed ^ 0x5eed));
+    // Ids are globally unique (CSPRNG), not seeded: two endpoints with the same --seed must never
+    // hand out the same session or receipt id. The seed drives only the device physics.
+    this.ids = createIdFactory(opts.clock);
     this.evidence = new EvidenceLog(opts.endpointId, opts.clock, opts.faults.corruptEvidence);
     this.sessions = new SessionStore(opts.endpointId, opts.clock, this.ids, this.evidence, LIMITS.max_session_ttl_ms);
     this.permits = new PermitStore(opts.clock, this.ids, this.evidence);

@@ -3,6 +3,7 @@ import type { Ledger, LedgerEntry } from '../ledger/ledger-types.js';
 import { FINAL_STATUSES } from '../mhs/wire-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { Engine } from './engine.js';
+import { parentActionChildren } from './task-runner.js';
 import type { StepResult, TaskResult, TaskStep } from './task-runner.js';
 
 /** What an interrupted task recorded before the host stopped (found by {@link findTaskStart}). */
@@ -207,17 +208,7 @@ export async function resumeTask(
     ...(start.traceparent ? { traceparent: start.traceparent } : {}),
     ok,
     resumed: true,
-    children: results.map((r) => ({
-      step: r.index,
-      endpoint_id: r.step.endpoint,
-      device_id: r.step.device,
-      capability_id: r.step.capability,
-      command_id: r.commandId ?? null,
-      outcome: r.status,
-      status: r.receipt?.status ?? null,
-      receipt_id: r.receipt?.receipt_id ?? null,
-      error_code: r.error?.mhs_code ?? null,
-    })),
+    children: parentActionChildren(results),
   });
   return { taskId, traceparent, parentSeq, endSeq: end.seq, ok, steps: results, resumed: true, rerun };
 }

@@ -180,18 +180,23 @@ export async function runTask(
     parent_seq: start.seq,
     traceparent: trace.traceparent,
     ok,
-    children: results.map((r) => ({
-      step: r.index,
-      endpoint_id: r.step.endpoint,
-      device_id: r.step.device,
-      capability_id: r.step.capability,
-      command_id: r.commandId ?? null,
-      outcome: r.status,
-      status: r.receipt?.status ?? null,
-      receipt_id: r.receipt?.receipt_id ?? null,
-      error_code: r.error?.mhs_code ?? null,
-    })),
+    children: parentActionChildren(results),
   });
   deps.tracer.end(trace, ok ? undefined : 'task_incomplete');
   return { taskId, traceparent: trace.traceparent, parentSeq: start.seq, endSeq: end.seq, ok, steps: results };
+}
+
+/** The `children` of a `parent_action` end entry: one line per step, linking its command and receipt (HOST-081). */
+export function parentActionChildren(results: readonly StepResult[]): Array<Record<string, unknown>> {
+  return results.map((r) => ({
+    step: r.index,
+    endpoint_id: r.step.endpoint,
+    device_id: r.step.device,
+    capability_id: r.step.capability,
+    command_id: r.commandId ?? null,
+    outcome: r.status,
+    status: r.receipt?.status ?? null,
+    receipt_id: r.receipt?.receipt_id ?? null,
+    error_code: r.error?.mhs_code ?? null,
+  }));
 }

@@ -56,6 +56,8 @@ export const ErrorCode = {
   HOST_DISCLOSURE_UNRENDERABLE: 'MHS.HOST.DISCLOSURE_UNRENDERABLE',
   /** A `/.well-known/mhs.json` descriptor is malformed or cannot be fetched (HOST-010). data: source, url. */
   HOST_DESCRIPTOR_INVALID: 'MHS.HOST.DESCRIPTOR_INVALID',
+  /** An agent script (`mhs-host agent --script`) is malformed or refers to a result that does not exist. data: file, issues | ref. */
+  HOST_AGENT_SCRIPT_INVALID: 'MHS.HOST.AGENT_SCRIPT_INVALID',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

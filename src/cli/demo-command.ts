@@ -2,11 +2,11 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { ErrorCode, HostError, RealClock, isoAt } from '../core/index.js';
-import { openHostRuntime } from '../engine/host-runtime.js';
 import type { TaskResult, TaskSpec } from '../engine/index.js';
 import { exportPackage, verifyPackage } from '../ledger/index.js';
 import type { Db, DurableLedger } from '../ledger/index.js';
 import type { ConnectorRow } from '../mhs/connector-row.js';
+import { openCliRuntime } from './cli-runtime.js';
 import { printTaskSummary, progressPrinter } from './run-task-command.js';
 
 /** The operator identity the demo acts as; its enablement is recorded in the ledger (HOST-066, 069). */
@@ -124,7 +124,8 @@ export function demoCommand(): Command {
     .action(async (o: { db?: string; out?: string }) => {
       const out = (l: string) => void process.stdout.write(`${l}\n`);
       const clock = new RealClock();
-      const rt = await openHostRuntime({ clock, ...(o.db ? { db: o.db } : {}) });
+      // The same runtime and policy gate as `serve` and `invoke` (the demo's steps are R0/R1: no approval needed).
+      const rt = await openCliRuntime(o.db ? { db: o.db } : {}, { clock });
       try {
         out(`store: ${rt.db.location} (${rt.db.dialect})`);
         out('MHS integration is experimental and disabled by default (HOST-066).');

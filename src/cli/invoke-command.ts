@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ErrorCode, HostError } from '../core/index.js';
-import { openHostRuntime } from '../engine/host-runtime.js';
+import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
+import type { RuntimeFlags } from './cli-runtime.js';
 
 function jsonObject(v: string): Record<string, unknown> {
   let parsed: unknown;
@@ -16,50 +17,52 @@ function jsonObject(v: string): Record<string, unknown> {
 
 /**
  * `mhs-host invoke <endpoint> <device> <capability> --input JSON`: one governed call (architecture.md steps
- * 1-7) on an enabled connector; prints the full receipt (HOST-033) and exits 0 only when it completed.
+ * 1-7) on an enabled connector, decided by the same policy gate as `serve`; prints the full receipt
+ * (HOST-033) and exits 0 only when it completed. A call that needs a human approval prints the approval
+ * (stderr) and waits for an operator's decision (`mhs-host approvals`, or the console) up to
+ * `--approval-timeout`.
  */
 export function invokeCommand(): Command {
-  return new Command('invoke')
+  const cmd = new Command('invoke')
     .description('Send one governed capability call and print its full receipt')
     .argument('<endpoint>', 'connector id or endpoint id (see `mhs-host endpoints list`)')
     .argument('<device>', 'device id')
     .argument('<capability>', 'capability id')
     .option('--input <json>', 'capability input (a JSON object; any _mhs is ignored)', jsonObject, {})
     .option('--deadline-ms <ms>', 'MHS deadline_ms (default: the binding max_duration_ms)', (v) => Number(v))
-    .option('--expected-revision <n>', 'refuse unless the device is at this revision', (v) => Number(v))
-    .option('--db <location>', 'store: SQLite file or postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)')
-    .action(
-      async (
-        endpoint: string,
-        device: string,
-        capability: string,
-        o: { input: Record<string, unknown>; deadlineMs?: number; expectedRevision?: number; db?: string },
-      ) => {
-        const rt = await openHostRuntime(o.db ? { db: o.db } : {});
-        try {
-          const ep = await rt.connectEndpoint(endpoint);
-          const res = await rt.engine.invoke({
-            endpointId: ep.endpointId,
-            deviceId: device,
-            capabilityId: capability,
-            input: o.input,
-            ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
-            ...(o.expectedRevision !== undefined ? { expectedRevision: o.expectedRevision } : {}),
-          });
-          process.stdout.write(`${JSON.stringify(res.receipt, null, 2)}\n`);
-          process.stderr.write(
-            `command ${res.commandId}: ${res.receipt.status}${res.outcome === 'final' ? '' : ` (${res.outcome}: device gate stays shut until reconciled)`}\n`,
-          );
-          if (res.receipt.error)
-            process.stderr.write(`  ${res.receipt.error.mhs_code}: ${res.receipt.error.remediation}\n`);
-          if (res.receipt.status !== 'completed') process.exitCode = 1;
-        } catch (err) {
-          if (err instanceof HostError && err.code === ErrorCode.OUTCOME_UNKNOWN)
-            process.stdout.write(`${JSON.stringify({ error: err.toWire() }, null, 2)}\n`);
-          throw err;
-        } finally {
-          await rt.close();
-        }
-      },
-    );
+    .option('--expected-revision <n>', 'refuse unless the device is at this revision', (v) => Number(v));
+  return withRuntimeOptions(cmd).action(
+    async (
+      endpoint: string,
+      device: string,
+      capability: string,
+      o: RuntimeFlags & { input: Record<string, unknown>; deadlineMs?: number; expectedRevision?: number },
+    ) => {
+      const rt = await openCliRuntime(o);
+      try {
+        const ep = await rt.connectEndpoint(endpoint);
+        const res = await rt.engine.invoke({
+          endpointId: ep.endpointId,
+          deviceId: device,
+          capabilityId: capability,
+          input: o.input,
+          ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
+          ...(o.expectedRevision !== undefined ? { expectedRevision: o.expectedRevision } : {}),
+        });
+        process.stdout.write(`${JSON.stringify(res.receipt, null, 2)}\n`);
+        process.stderr.write(
+          `command ${res.commandId}: ${res.receipt.status}${res.outcome === 'final' ? '' : ` (${res.outcome}: device gate stays shut until reconciled)`}\n`,
+        );
+        if (res.receipt.error)
+          process.stderr.write(`  ${res.receipt.error.mhs_code}: ${res.receipt.error.remediation}\n`);
+        if (res.receipt.status !== 'completed') process.exitCode = 1;
+      } catch (err) {
+        if (err instanceof HostError && err.code === ErrorCode.OUTCOME_UNKNOWN)
+          process.stdout.write(`${JSON.stringify({ error: err.toWire() }, null, 2)}\n`);
+        throw err;
+      } finally {
+        await rt.close();
+      }
+    },
+  );
 }

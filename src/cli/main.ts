@@ -1,5 +1,5 @@
-import { Command } from 'commander';
-import { toHostError } from '../core/index.js';
+import { Command, CommanderError } from 'commander';
+import { ErrorCode, HostError, toHostError } from '../core/index.js';
 
 /**
  * Each subcommand lives in its own file, loaded only when it runs: a simulator child or a one-shot
@@ -10,6 +10,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('./demo-command.js')).demoCommand(),
   invoke: async () => (await import('./invoke-command.js')).invokeCommand(),
   'run-task': async () => (await import('./run-task-command.js')).runTaskCommand(),
+  approvals: async () => (await import('./approvals-command.js')).approvalsCommand(),
   endpoints: async () => (await import('./endpoints-command.js')).endpointsCommand(),
   ledger: async () => (await import('./ledger-command.js')).ledgerCommand(),
   token: async () => (await import('./token-command.js')).tokenCommand(),
@@ -25,7 +26,22 @@ async function main(argv: string[]): Promise<void> {
   const wanted = argv.slice(2).find((a) => !a.startsWith('-'));
   const names = wanted && wanted in COMMANDS ? [wanted] : Object.keys(COMMANDS);
   for (const name of names) program.addCommand(await COMMANDS[name]!());
-  await program.parseAsync(argv);
+  strictErrors(program);
+  try {
+    await program.parseAsync(argv);
+  } catch (err) {
+    if (!(err instanceof CommanderError)) throw err;
+    // Help and version end here (exit code as commander sets it); a bad flag or argument is a validation_error.
+    if (err.exitCode === 0 || err.code.startsWith('commander.help')) return void (process.exitCode = err.exitCode);
+    throw new HostError(ErrorCode.VALIDATION_ERROR, err.message.replace(/^error: /, ''), { commander: err.code });
+  }
+}
+
+/** Commander errors are thrown (not printed and exited) in every subcommand, so they print like any HostError. */
+function strictErrors(cmd: Command): void {
+  cmd.exitOverride();
+  cmd.configureOutput({ outputError: () => undefined });
+  for (const sub of cmd.commands) strictErrors(sub);
 }
 
 main(process.argv).catch((err: unknown) => {

@@ -6,7 +6,7 @@ import { ErrorCode, HostError, RealClock } from '../core/index.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
-import { openMhsRuntime } from '../server/mhs-runtime.js';
+import { openHostRuntime } from '../engine/host-runtime.js';
 import type { RunEvent } from '../openwop/types.js';
 
 function line(e: RunEvent): string {
@@ -27,7 +27,8 @@ function line(e: RunEvent): string {
  * workflow (and the other definitions in its folder, for sub-workflows), runs it locally and prints
  * each event as it is appended. MHS nodes run over the enabled connectors of the store. Workflow
  * approval gates are accepted when `--approve` is given; an MHS approval (R2+) is never accepted
- * here: decide it in the console of a `mhs-host serve` on the same store. Exits 0 when the run
+ * here: an operator decides it with `mhs-host approvals approve|deny` or in the console of a
+ * `mhs-host serve` on the same store. Exits 0 when the run
  * completes, 1 otherwise.
  */
 export function runCommand(): Command {
@@ -53,7 +54,7 @@ export function runCommand(): Command {
       keepAlive.port1.on('message', () => undefined);
       const db = await openDb(resolveDbLocation({ flag: opts.db }));
       // The MHS engine over the enabled connectors: mhs.invoke / mhs.task run through the governed call.
-      const mhs = opts.mhs ? await openMhsRuntime(db, clock) : undefined;
+      const mhs = opts.mhs ? await openHostRuntime({ db, clock, attachEnabled: true }) : undefined;
       const nodes = mhs
         ? mhsNodes({
             engine: mhs.engine,
@@ -77,7 +78,9 @@ export function runCommand(): Command {
               void host.runs.resolveInterrupt(run.runId, e.nodeId, { action: 'accept' }, { principal: 'cli' });
             } else {
               process.stdout.write(
-                `     waiting: POST /v1/runs/${run.runId}/interrupts/${e.nodeId} (or rerun with --approve)\n`,
+                mhsApproval
+                  ? `     waiting for an operator: mhs-host approvals list (then approve|deny <id> --operator <you>)\n`
+                  : `     waiting: POST /v1/runs/${run.runId}/interrupts/${e.nodeId} (or rerun with --approve)\n`,
               );
             }
           }

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { TaskProgress, TaskResult, TaskSpec } from '../engine/index.js';
-import { openHostRuntime } from '../engine/host-runtime.js';
+import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
+import type { RuntimeFlags } from './cli-runtime.js';
 
 /** Prints live per-endpoint progress lines and each step's full receipt (HOST-033). */
 export function progressPrinter(out: (line: string) => void, opts: { receipts?: boolean } = {}) {
@@ -62,29 +63,31 @@ export function printTaskSummary(out: (line: string) => void, r: TaskResult): bo
   return r.ok;
 }
 
-/** `mhs-host run-task FILE`: a multi-endpoint task (HOST-080, 081) with live per-endpoint progress. */
+/**
+ * `mhs-host run-task FILE`: a multi-endpoint task (HOST-080, 081) with live per-endpoint progress, decided by
+ * the same policy gate as `serve`; a step that needs a human approval prints it (stderr) and waits.
+ */
 export function runTaskCommand(): Command {
-  return new Command('run-task')
+  const cmd = new Command('run-task')
     .description('Run a multi-endpoint task file through the governed call path, printing progress and receipts')
     .argument('<file>', 'task JSON: {"name"?, "steps":[{"endpoint","device","capability","input"}]}')
-    .option('--db <location>', 'store: SQLite file or postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)')
-    .option('--no-receipts', 'print progress lines only, not the full receipts')
-    .action(async (file: string, o: { db?: string; receipts: boolean }) => {
-      const spec = readTaskFile(file);
-      const rt = await openHostRuntime(o.db ? { db: o.db } : {});
-      const out = (l: string) => void process.stdout.write(`${l}\n`);
-      try {
-        const ids = new Map<string, string>();
-        for (const ref of new Set(spec.steps.map((s) => s.endpoint)))
-          ids.set(ref, (await rt.connectEndpoint(ref)).endpointId);
-        const steps = spec.steps.map((s) => ({ ...s, endpoint: ids.get(s.endpoint) ?? s.endpoint }));
-        const result = await rt.engine.runTask(
-          { ...spec, steps },
-          { onProgress: progressPrinter(out, { receipts: o.receipts }) },
-        );
-        if (!printTaskSummary(out, result)) process.exitCode = 1;
-      } finally {
-        await rt.close();
-      }
-    });
+    .option('--no-receipts', 'print progress lines only, not the full receipts');
+  return withRuntimeOptions(cmd).action(async (file: string, o: RuntimeFlags & { receipts: boolean }) => {
+    const spec = readTaskFile(file);
+    const rt = await openCliRuntime(o);
+    const out = (l: string) => void process.stdout.write(`${l}\n`);
+    try {
+      const ids = new Map<string, string>();
+      for (const ref of new Set(spec.steps.map((s) => s.endpoint)))
+        ids.set(ref, (await rt.connectEndpoint(ref)).endpointId);
+      const steps = spec.steps.map((s) => ({ ...s, endpoint: ids.get(s.endpoint) ?? s.endpoint }));
+      const result = await rt.engine.runTask(
+        { ...spec, steps },
+        { onProgress: progressPrinter(out, { receipts: o.receipts }) },
+      );
+      if (!printTaskSummary(out, result)) process.exitCode = 1;
+    } finally {
+      await rt.close();
+    }
+  });
 }

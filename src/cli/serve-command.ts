@@ -2,8 +2,9 @@ import { Command, InvalidArgumentError } from 'commander';
 import { RealClock } from '../core/index.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
 import { createTokenStore } from '../policy/tokens.js';
+import { openHostRuntime } from '../engine/host-runtime.js';
+import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import { startHostServer } from '../server/host-server.js';
-import { openMhsRuntime } from '../server/mhs-runtime.js';
 
 function port(v: string): number {
   const n = Number(v);
@@ -29,12 +30,23 @@ export function serveCommand(): Command {
     .option('--no-workflows', 'do not register the example workflows in ./workflows')
     .option('--no-mhs', 'serve OpenWOP only (no MHS engine, operator API or MHS nodes)')
     .option('--grace-ms <n>', 'how long shutdown waits for in-flight work', port, 10_000)
+    .option('--policy <file>', 'approval policy JSON (default: deny by default, a human approves R2+)')
     .action(
-      async (opts: { port: number; host: string; db?: string; workflows: boolean; mhs: boolean; graceMs: number }) => {
+      async (opts: {
+        port: number;
+        host: string;
+        db?: string;
+        workflows: boolean;
+        mhs: boolean;
+        graceMs: number;
+        policy?: string;
+      }) => {
         const clock = new RealClock();
+        const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
         const location = resolveDbLocation({ flag: opts.db });
         const db = await openDb(location);
-        const mhs = opts.mhs ? await openMhsRuntime(db, clock) : undefined;
+        // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
+        const mhs = opts.mhs ? await openHostRuntime({ db, clock, policy, attachEnabled: true }) : undefined;
         for (const f of mhs?.failed ?? [])
           process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message}\n`);
         const server = await startHostServer({

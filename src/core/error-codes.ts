@@ -45,6 +45,8 @@ export const ErrorCode = {
   HOST_DEVICE_GATE_CLOSED: 'MHS.HOST.DEVICE_GATE_CLOSED',
   HOST_APPROVAL_DENIED: 'MHS.HOST.APPROVAL_DENIED',
   HOST_APPROVAL_REQUIRED: 'MHS.HOST.APPROVAL_REQUIRED',
+  /** A human approval was not decided within the policy's or the CLI's approval timeout; it is recorded `expired` (HOST-043). data: approval_id. */
+  HOST_APPROVAL_TIMEOUT: 'MHS.HOST.APPROVAL_TIMEOUT',
   HOST_POLICY_DENIED: 'MHS.HOST.POLICY_DENIED',
   /** The store cannot be written; new commands are refused until it recovers (HOST-093). */
   HOST_LEDGER_UNAVAILABLE: 'MHS.HOST.LEDGER_UNAVAILABLE',

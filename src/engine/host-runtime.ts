@@ -1,88 +1,163 @@
 import { ErrorCode, HostError, RealClock } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import { openDb, openLedger, resolveDbLocation } from '../ledger/index.js';
-import type { Db, DurableLedger } from '../ledger/index.js';
-import { openArtifacts } from '../ledger/artifacts.js';
-import type { Artifacts } from '../ledger/artifacts.js';
+import { openDb, resolveDbLocation } from '../ledger/index.js';
+import type { Db } from '../ledger/index.js';
 import { connect } from '../mhs/connector.js';
 import type { ConnectOptions } from '../mhs/connector.js';
-import { openConnectorStore } from '../policy/connector-store.js';
-import type { ConnectorStore } from '../policy/connector-store.js';
-import { createEnablement } from '../policy/enablement.js';
-import type { Enablement } from '../policy/enablement.js';
+import { guardPermits } from '../policy/index.js';
+import type { CallGate, PolicyGate } from '../policy/index.js';
 import { createEngine } from './engine.js';
 import type { Engine, EngineOptions } from './engine.js';
 import type { EndpointActor } from './endpoint-actor.js';
+import { openOperatorRuntime } from './operator-runtime.js';
+import type { OperatorRuntime, PolicySource } from './operator-runtime.js';
 
-/** The store, ledger, connector rows, enablement and engine of one host process (CLI commands, demo). */
-export interface HostRuntime {
-  db: Db;
-  ledger: DurableLedger;
-  artifacts: Artifacts;
-  connectors: ConnectorStore;
-  enablement: Enablement;
-  engine: Engine;
+/** Options of {@link openHostRuntime}. */
+export interface HostRuntimeOptions {
+  /** An open store (the caller closes it), or a location: `--db` / `MHS_HOST_DB` / `./.mhs-host/host.db`. */
+  db?: Db | string;
+  clock?: Clock;
+  /** The approval policy (default `DEFAULT_POLICY`: deny by default, humans decide R2+). */
+  policy?: PolicySource;
   /**
-   * Connects the connector `ref` (connector id or endpoint id) and attaches it to the engine. Refuses a
-   * disabled connector with `MHS.HOST.CONNECTOR_DISABLED` before any process or socket opens (HOST-068), an
-   * unknown one with `MHS.HOST.ENDPOINT_UNKNOWN`.
+   * Connect and attach every enabled connector now, and each connector an operator enables later (`serve`).
+   * Default false: the CLI attaches what it needs with {@link HostRuntime.connectEndpoint}.
+   */
+  attachEnabled?: boolean;
+  /** Engine tuning; the ledger, clock, policy gate, enablement check and artifacts are the runtime's. */
+  engine?: Partial<Omit<EngineOptions, 'ledger' | 'clock' | 'gate' | 'isEnabled' | 'artifacts'>>;
+}
+
+/**
+ * The one runtime of a host process, used by `serve` and by every CLI command that drives endpoints:
+ * the store, the ledger, connector rows, enablement, the operator services (policy gate with approvals,
+ * permits and e-stop) and the engine with that policy gate as its call gate. There is no second,
+ * weaker governance path: `invoke`, `run-task`, `demo`, `run` and `serve` decide every call the same way.
+ */
+export interface HostRuntime extends OperatorRuntime {
+  engine: Engine;
+  /** Endpoint ids attached to the engine, and connectors that failed to connect (with the reason). */
+  attached: string[];
+  failed: Array<{ connectorId: string; code: string; message: string }>;
+  /**
+   * Connects the connector `ref` (connector id or endpoint id) and attaches it to the engine, or returns
+   * the actor already attached. Refuses a disabled connector with `MHS.HOST.CONNECTOR_DISABLED` before any
+   * process or socket opens (HOST-068), an unknown one with `MHS.HOST.ENDPOINT_UNKNOWN`.
    */
   connectEndpoint(ref: string, opts?: Pick<ConnectOptions, 'stderr' | 'cwd'>): Promise<EndpointActor>;
+  /** Stops the engine (in-flight receipts written), closes connections, and the store when the runtime opened it. */
   close(): Promise<void>;
 }
 
-/** Opens the host runtime on the store at `--db` / `MHS_HOST_DB` / `./.mhs-host/host.db`. */
-export async function openHostRuntime(
-  opts: { db?: string; clock?: Clock; engine?: Partial<Omit<EngineOptions, 'ledger' | 'clock'>> } = {},
-): Promise<HostRuntime> {
+/**
+ * The engine's call gate: the policy gate, with a human approval that expired unanswered (the policy's
+ * `approvalTimeoutMs`) reported as `MHS.HOST.APPROVAL_TIMEOUT` instead of the generic
+ * `MHS.HOST.APPROVAL_REQUIRED`, so callers can tell "nobody decided" from "still needs an approval".
+ */
+function timeoutAwareGate(gate: PolicyGate): CallGate {
+  return {
+    async authorize(ctx, signal) {
+      const d = await gate.authorize(ctx, signal);
+      const approvalId = d.kind === 'deny' ? d.details?.approval_id : undefined;
+      if (d.kind === 'deny' && d.code === ErrorCode.HOST_APPROVAL_REQUIRED && typeof approvalId === 'string') {
+        const req = await gate.get(approvalId).catch(() => undefined);
+        if (req?.status === 'expired')
+          return { ...d, code: ErrorCode.HOST_APPROVAL_TIMEOUT, message: 'no approval decision in time' };
+      }
+      return d;
+    },
+    claimPermit: (permitId) => gate.claimPermit(permitId),
+  };
+}
+
+/**
+ * Opens the {@link HostRuntime}. Recovery runs first (every intent without an outcome becomes unknown);
+ * with `attachEnabled`, every enabled connector is then connected and attached (its unsettled commands
+ * reconciled before new ones), and a connector enabled later by an operator is attached then; a connector
+ * that cannot be reached is reported in `failed` and does not stop the host.
+ */
+export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<HostRuntime> {
   const clock = opts.clock ?? new RealClock();
-  const db = await openDb(resolveDbLocation({ flag: opts.db }));
+  const ownsDb = typeof opts.db !== 'object';
+  const db = typeof opts.db === 'object' ? opts.db : await openDb(resolveDbLocation({ flag: opts.db }));
   try {
-    const ledger = await openLedger(db, { clock });
-    const artifacts = await openArtifacts(db, { clock });
-    const connectors = await openConnectorStore(db, { clock });
-    const enablement = createEnablement({ store: connectors, ledger });
-    // Enablement is read on every call from a live set, updated by the operator actions (HOST-068, 069).
-    const enabled = new Set<string>();
-    enablement.onChange((c) => (c.enabled ? enabled.add(c.connector_id) : enabled.delete(c.connector_id)));
-    const engine = createEngine({ ledger, clock, artifacts, isEnabled: (id) => enabled.has(id), ...opts.engine });
+    const base = await openOperatorRuntime(db, clock, opts.policy);
+    const { connectors, enablement, services, manifests } = base;
+    const isEnabled = (id: string) => enablement.isEnabled(id);
+    const engine = createEngine({
+      ...opts.engine,
+      ledger: base.ledger,
+      clock,
+      gate: timeoutAwareGate(services.gate),
+      // Read from the store on every call, so a disable by any operator surface applies at once (HOST-068).
+      isEnabled,
+      artifacts: base.artifacts,
+    });
     await engine.start();
-    const rt: HostRuntime = {
-      db,
-      ledger,
-      artifacts,
-      connectors,
-      enablement,
+    const attached: string[] = [];
+    const failed: HostRuntime['failed'] = [];
+    const conns: Array<{ close(): Promise<void> }> = [];
+
+    const connectEndpoint: HostRuntime['connectEndpoint'] = async (ref, copts = {}) => {
+      const rows = await connectors.list();
+      const row = rows.find((r) => r.connector_id === ref || r.endpoint_id === ref);
+      if (!row)
+        throw new HostError(
+          ErrorCode.HOST_ENDPOINT_UNKNOWN,
+          `no connector ${ref}`,
+          { ref, known: rows.map((r) => r.connector_id) },
+          { remediation: 'Run `mhs-host endpoints list` to see connector ids.' },
+        );
+      const existing = row.endpoint_id ? engine.endpoint(row.endpoint_id) : undefined;
+      if (existing && existing.connectorId === row.connector_id) return existing;
+      const conn = await connect(row, {
+        clock,
+        descriptor: row.descriptor ?? null,
+        isEnabled,
+        stderr: copts.stderr ?? 'ignore',
+        ...(copts.cwd ? { cwd: copts.cwd } : {}),
+      });
+      conns.push(conn);
+      manifests.set(row.connector_id, conn.manifest);
+      await connectors.recordManifest(row.connector_id, conn.manifest.endpoint_id, conn.manifest.manifest_digest);
+      // A permit revoked, expired or used is never sent, even if the endpoint has not seen it (HOST-047, 070).
+      const ep = await engine.attach(guardPermits(conn, (id) => services.gate.claimPermit(id)));
+      attached.push(ep.endpointId);
+      return ep;
+    };
+
+    const attach = async (connectorId: string): Promise<void> => {
+      try {
+        await connectEndpoint(connectorId);
+      } catch (err) {
+        const e = err as { code?: string; message?: string };
+        failed.push({ connectorId, code: e.code ?? 'error', message: e.message ?? String(err) });
+      }
+    };
+    let off = (): void => undefined;
+    if (opts.attachEnabled) {
+      for (const row of await connectors.list()) if (await isEnabled(row.connector_id)) await attach(row.connector_id);
+      off = enablement.onChange((c) => {
+        if (c.enabled) void attach(c.connector_id);
+      });
+    }
+
+    return {
+      ...base,
       engine,
-      async connectEndpoint(ref, copts = {}) {
-        const rows = await connectors.list();
-        const row = rows.find((r) => r.connector_id === ref || r.endpoint_id === ref);
-        if (!row)
-          throw new HostError(
-            ErrorCode.HOST_ENDPOINT_UNKNOWN,
-            `no connector ${ref}`,
-            { ref, known: rows.map((r) => r.connector_id) },
-            { remediation: 'Run `mhs-host endpoints list` to see connector ids.' },
-          );
-        const conn = await connect(row, {
-          clock,
-          descriptor: row.descriptor ?? null,
-          isEnabled: (id) => enablement.isEnabled(id),
-          stderr: copts.stderr ?? 'ignore',
-          ...(copts.cwd ? { cwd: copts.cwd } : {}),
-        });
-        enabled.add(row.connector_id);
-        await connectors.recordManifest(row.connector_id, conn.manifest.endpoint_id, conn.manifest.manifest_digest);
-        return engine.attach(conn);
-      },
+      attached,
+      failed,
+      connectEndpoint,
       async close() {
-        await engine.stop();
-        await db.close();
+        off();
+        await engine.stop().catch(() => undefined);
+        for (const c of conns) await c.close().catch(() => undefined);
+        await base.close();
+        if (ownsDb) await db.close();
       },
     };
-    return rt;
   } catch (err) {
-    await db.close().catch(() => undefined);
+    if (ownsDb) await db.close().catch(() => undefined);
     throw err;
   }
 }

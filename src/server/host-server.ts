@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../core/index.js';
+import type { HostRuntime } from '../engine/host-runtime.js';
 import type { Db } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import type { NodeModule } from '../openwop/node-registry.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { buildApp } from './app.js';
-import type { MhsRuntime } from './mhs-runtime.js';
 import type { MountReport } from './app.js';
 import type { BearerVerifier } from './auth.js';
 
@@ -24,8 +24,8 @@ export interface HostServerOptions {
   capabilities?: Record<string, unknown>;
   /** Dependencies for the operator API and console modules, when those are present. */
   operator?: Record<string, unknown>;
-  /** The MHS runtime (engine, ledger, policy services): registers `mhs.invoke` / `mhs.task` and the operator API. */
-  mhs?: MhsRuntime;
+  /** The host runtime (engine, ledger, policy services): registers `mhs.invoke` / `mhs.task` and the operator API. */
+  mhs?: HostRuntime;
   sseKeepAliveMs?: number;
 }
 

@@ -1,0 +1,88 @@
+import type { Clock } from '../core/index.js';
+import { openLedger } from '../ledger/index.js';
+import type { Db, DurableLedger } from '../ledger/index.js';
+import { openArtifacts } from '../ledger/artifacts.js';
+import type { Artifacts } from '../ledger/artifacts.js';
+import { connect } from '../mhs/connector.js';
+import type { Manifest } from '../mhs/wire-types.js';
+import { openConnectorStore } from '../policy/connector-store.js';
+import type { ConnectorStore } from '../policy/connector-store.js';
+import { createEnablement } from '../policy/enablement.js';
+import type { Enablement } from '../policy/enablement.js';
+import {
+  DEFAULT_POLICY,
+  createConnectorDirectory,
+  createOperatorEvents,
+  createOperatorLink,
+  createOperatorServices,
+  observeLedger,
+} from '../policy/index.js';
+import type { EndpointDirectory, OperatorServices, PolicyConfig } from '../policy/index.js';
+
+/** A policy source: a fixed config, or a function read on every decision (null/throw → refuse, HOST-043). */
+export type PolicySource = PolicyConfig | (() => PolicyConfig | null | Promise<PolicyConfig | null>);
+
+/**
+ * The policy side of one host process over one store, without an engine: the ledger (every append
+ * announced on the operator event stream), connector rows, enablement, the endpoint directory, the
+ * operator route and the operator services (policy gate with approvals, permits, e-stop, tokens).
+ * The HTTP operator API, the console, `mhs-host approvals` and the engine's policy step all use it.
+ */
+export interface OperatorRuntime {
+  db: Db;
+  clock: Clock;
+  ledger: DurableLedger;
+  artifacts: Artifacts;
+  connectors: ConnectorStore;
+  enablement: Enablement;
+  directory: EndpointDirectory;
+  services: OperatorServices;
+  /** Admitted manifests of the endpoints this process connected, by connector id (for the directory). */
+  manifests: Map<string, Manifest>;
+  /** Dependencies for `registerOperatorRoutes` / `registerConsole`. */
+  operatorDeps(): Record<string, unknown>;
+  /** Closes the operator route connections (not the store). */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the {@link OperatorRuntime} on `db`. It starts no engine and runs no recovery, so it is safe
+ * to open next to a running host on the same store (e.g. to decide approvals from the CLI).
+ */
+export async function openOperatorRuntime(
+  db: Db,
+  clock: Clock,
+  policy: PolicySource = DEFAULT_POLICY,
+): Promise<OperatorRuntime> {
+  const events = createOperatorEvents();
+  // Every committed entry is announced to the console's SSE stream as it is recorded.
+  const ledger = observeLedger(await openLedger(db, { clock }), events);
+  const connectors = await openConnectorStore(db, { clock });
+  const enablement = createEnablement({ store: connectors, ledger });
+  const manifests = new Map<string, Manifest>();
+  const isEnabled = (id: string) => enablement.isEnabled(id);
+  const link = createOperatorLink({
+    rows: () => connectors.list(),
+    connect: (row) => connect(row, { clock, descriptor: row.descriptor ?? null, isEnabled, stderr: 'ignore' }),
+  });
+  const directory = createConnectorDirectory({
+    rows: () => connectors.list(),
+    manifestFor: (row) => manifests.get(row.connector_id),
+  });
+  const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy, events });
+  // Manifests and endpoint evidence bundles go to the store the export reads (HOST-051, 054).
+  const artifacts = await openArtifacts(db, { clock });
+  return {
+    db,
+    clock,
+    ledger,
+    artifacts,
+    connectors,
+    enablement,
+    directory,
+    services,
+    manifests,
+    operatorDeps: () => ({ ...services, ledger, directory, enablement, clock }),
+    close: () => link.close().catch(() => undefined),
+  };
+}

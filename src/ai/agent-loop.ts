@@ -1,0 +1,142 @@
+/**
+ * The agent loop: feeds the generated tool surface (HOST-030) to a model provider, dispatches its tool calls
+ * through the governed path (HOST-020, 033) and stops on a final message or after `maxTurns` turns. Each run is
+ * one session scope (HOST-034: its sessions are closed when it ends) and one trace; the transcript holds the
+ * disclosure shown to the model, every call and result, and the final message (HOST-054).
+ */
+import { RealClock, createIdFactory, toHostError } from '../core/index.js';
+import type { Clock, IdFactory } from '../core/index.js';
+import type { Engine } from '../engine/engine.js';
+import { dispatchToolCall } from '../engine/tool-dispatch.js';
+import type { DispatchedCall, ToolDispatchDeps } from '../engine/tool-dispatch.js';
+import { ToolSurfaceBuilder, toolSpecs } from '../engine/tool-surface.js';
+import { EngineTracer } from '../engine/tracing.js';
+import { InputSchemaCache } from '../engine/schema-cache.js';
+import { presentEndpoint, renderEndpointText } from '../mhs/presentation.js';
+import type { ModelMessage, ModelProvider, ProviderToolCall } from './model-provider.js';
+
+/** Progress of a run, for printing. */
+export type AgentEvent =
+  | { type: 'turn'; index: number; tools: number }
+  | { type: 'tool_call'; call: ProviderToolCall }
+  | { type: 'tool_result'; result: DispatchedCall }
+  | { type: 'final'; text: string };
+
+/** Options of {@link runAgent}. */
+export interface AgentOptions {
+  provider: ModelProvider;
+  engine: ToolDispatchDeps['engine'] & Pick<Engine, 'endpoints'>;
+  ledger: ToolDispatchDeps['ledger'];
+  transcript?: ToolDispatchDeps['transcript'];
+  /** The user message the run starts with. */
+  prompt?: string;
+  /** Most model turns; default 20. */
+  maxTurns?: number;
+  clock?: Clock;
+  ids?: IdFactory;
+  /** Reuse a builder to keep its per-digest cache across runs. */
+  surfaces?: ToolSurfaceBuilder;
+  tracer?: EngineTracer;
+  onEvent?: (e: AgentEvent) => void;
+  signal?: AbortSignal;
+}
+
+/** How a run ended. */
+export interface AgentResult {
+  runId: string;
+  stopReason: 'final' | 'max_turns' | 'aborted';
+  /** The final message, when the model gave one. */
+  final: string | null;
+  turns: number;
+  calls: DispatchedCall[];
+  traceparent: string;
+}
+
+/** The disclosure the model is shown first: every attached endpoint rendered from its manifest (HOST-013). */
+export function disclosureText(engine: Pick<Engine, 'endpoints'>): string {
+  return engine
+    .endpoints()
+    .map((e) => renderEndpointText(presentEndpoint(e.manifest)))
+    .join('\n\n');
+}
+
+/**
+ * Runs the agent until it gives a final message, `maxTurns` model turns have passed, or `signal` aborts.
+ * Refused or failed tool calls go back to the model as results; a provider error or a ledger failure ends the
+ * run by throwing (its sessions are closed first).
+ */
+export async function runAgent(o: AgentOptions): Promise<AgentResult> {
+  const ids = o.ids ?? createIdFactory(o.clock ?? new RealClock());
+  const tracer = o.tracer ?? new EngineTracer();
+  const surfaces = o.surfaces ?? new ToolSurfaceBuilder();
+  const deps: ToolDispatchDeps = {
+    engine: o.engine,
+    ledger: o.ledger,
+    tracer,
+    schemas: new InputSchemaCache(),
+    ...(o.transcript ? { transcript: o.transcript } : {}),
+  };
+  const runId = ids.next('run');
+  const trace = tracer.start(`mhs.agent ${o.provider.name}`, undefined, { 'mhs.agent_run_id': runId });
+  const parent = { traceparent: trace.traceparent };
+  const say = async (role: string, text: string, extra: Record<string, unknown> = {}) => {
+    if (o.transcript) await o.transcript.appendTranscript({ kind: 'message', session_id: runId, role, text, ...extra });
+  };
+  const messages: ModelMessage[] = [{ role: 'system', content: disclosureText(o.engine) }];
+  const calls: DispatchedCall[] = [];
+  const maxTurns = o.maxTurns ?? 20;
+  let turns = 0;
+  let error: string | undefined;
+  const end = (stopReason: AgentResult['stopReason'], final: string | null): AgentResult => ({
+    runId,
+    stopReason,
+    final,
+    turns,
+    calls,
+    traceparent: trace.traceparent,
+  });
+  try {
+    await say('system', (messages[0] as { content: string }).content, { provider: o.provider.name });
+    if (o.prompt !== undefined) {
+      messages.push({ role: 'user', content: o.prompt });
+      await say('user', o.prompt);
+    }
+    while (turns < maxTurns) {
+      if (o.signal?.aborted) return end('aborted', null);
+      const surface = surfaces.build(o.engine.endpoints()); // regenerated when a manifest digest changed
+      o.onEvent?.({ type: 'turn', index: turns, tools: surface.tools.length });
+      const reply = await o.provider.next({
+        messages,
+        tools: toolSpecs(surface),
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
+      turns++;
+      if (reply.kind === 'final') {
+        await say('assistant', reply.text);
+        o.onEvent?.({ type: 'final', text: reply.text });
+        return end('final', reply.text);
+      }
+      messages.push({ role: 'assistant', content: reply.text ?? null, toolCalls: reply.calls });
+      if (reply.text !== undefined) await say('assistant', reply.text);
+      for (const call of reply.calls) {
+        o.onEvent?.({ type: 'tool_call', call });
+        const r = await dispatchToolCall(deps, surface, call, {
+          agentRunId: runId,
+          trace: parent,
+          ...(o.signal ? { signal: o.signal } : {}),
+        });
+        calls.push(r);
+        o.onEvent?.({ type: 'tool_result', result: r });
+        messages.push({ role: 'tool', toolCallId: call.id, name: call.name, isError: r.isError, content: r.result });
+      }
+    }
+    return end('max_turns', null);
+  } catch (err) {
+    error = toHostError(err).code;
+    throw err;
+  } finally {
+    // HOST-034: the run's sessions end with it.
+    await Promise.all(o.engine.endpoints().map((ep) => ep.sessions.closeScope(runId).catch(() => undefined)));
+    tracer.end(trace, error);
+  }
+}

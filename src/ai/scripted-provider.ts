@@ -1,0 +1,35 @@
+/**
+ * The deterministic scripted provider (the embedded default model): it plays an {@link AgentScript} turn by
+ * turn. The turn it plays is the number of assistant messages so far, and references resolve against the tool
+ * results in the conversation, so the same conversation always gets the same answer.
+ */
+import type { AgentScript } from './agent-script.js';
+import { fillTemplate, resolveRefs } from './agent-script.js';
+import type { ModelProvider, ModelRequest, ModelTurn } from './model-provider.js';
+
+/** Text of the final message when the script has no turns left. */
+export const SCRIPT_END = '(end of script)';
+
+/** A provider that plays a validated script (see `parseAgentScript` / `loadAgentScript`). */
+export class ScriptedProvider implements ModelProvider {
+  readonly name = 'scripted';
+
+  constructor(readonly script: AgentScript) {}
+
+  async next(req: ModelRequest): Promise<ModelTurn> {
+    const index = req.messages.filter((m) => m.role === 'assistant').length;
+    const results = req.messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));
+    const turn = this.script.turns[index];
+    if (!turn) return { kind: 'final', text: SCRIPT_END };
+    if ('final' in turn) return { kind: 'final', text: fillTemplate(turn.final, results) };
+    return {
+      kind: 'tool_calls',
+      calls: turn.tool_calls.map((c, j) => ({
+        id: c.id ?? `call_${index}_${j}`,
+        name: c.tool,
+        arguments: resolveRefs(c.arguments ?? {}, results) as Record<string, unknown>,
+      })),
+      ...(turn.text !== undefined ? { text: turn.text } : {}),
+    };
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * Model tool-call dispatch (HOST-020, 033, 062, 072): a capability tool call becomes one `engine.invoke` (the
+ * governed path) with any `_mhs` the model sent stripped; the model gets the FULL receipt back, or the full error
+ * with `mhs_code` and remediation, never a summary. Every call writes one `tool_call` ledger entry (tool, input
+ * digest, command_id, outcome, receipt digest, traceparent) and two transcript items (the call and its result).
+ */
+import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
+import type { Artifacts } from '../ledger/artifacts.js';
+import type { Ledger } from '../ledger/ledger-types.js';
+import { redactPaths } from '../ledger/redaction.js';
+import type { Engine } from './engine.js';
+import { InputSchemaCache } from './schema-cache.js';
+import { devicesResult, operationsResult, readResult, safetyResult } from './tool-fixed-calls.js';
+import type { ModelTool, ToolSurface } from './tool-surface.js';
+import { EngineTracer } from './tracing.js';
+
+/** A tool call as a model made it. */
+export interface ModelToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+/** What dispatch needs. */
+export interface ToolDispatchDeps {
+  engine: Pick<Engine, 'invoke' | 'read' | 'endpoint' | 'endpoints' | 'pending' | 'reconcile'>;
+  ledger: Ledger;
+  /** Where transcript items go (the export's transcript.jsonl, HOST-054). */
+  transcript?: Pick<Artifacts, 'appendTranscript'>;
+  tracer?: EngineTracer;
+  /** Validators of the fixed tools' arguments. */
+  schemas?: InputSchemaCache;
+}
+
+/** The agent run a call belongs to. */
+export interface DispatchContext {
+  /** Names the transcript session and the `tool_call` entries. */
+  agentRunId: string;
+  /** Session scope of the capability calls (HOST-034); default `agentRunId`. */
+  taskId?: string;
+  /** Trace of the run; each call is a child span of it. */
+  trace?: { traceparent: string; tracestate?: string };
+  signal?: AbortSignal;
+}
+
+/** The outcome of one model tool call: exactly what goes back to the model, plus its ledger links. */
+export interface DispatchedCall {
+  callId: string;
+  tool: string;
+  /** True for faults and refusals by the host; a rejected receipt is `false` (HOST-062). */
+  isError: boolean;
+  /** `{command_id, outcome, receipt}`, a read result, or `{error: MhsError}`. */
+  result: Record<string, unknown>;
+  commandId: string | null;
+  /** Seq of the `tool_call` ledger entry. */
+  ledgerSeq: number;
+  traceparent: string;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+function unknownTool(name: string, surface: ToolSurface): HostError {
+  return new HostError(
+    ErrorCode.SCHEMA_INVALID_INPUT,
+    `no tool ${name} is offered`,
+    { tool: name, reason: 'unknown_tool', offered: surface.tools.map((t) => t.name) },
+    { remediation: 'Call one of the tools in the current tool list.' },
+  );
+}
+
+/**
+ * Dispatches one model tool call. Never throws for a bad or refused call (the error is the result the model
+ * sees); throws `MHS.HOST.LEDGER_UNAVAILABLE` when the `tool_call` entry or a transcript item cannot be written.
+ */
+export async function dispatchToolCall(
+  deps: ToolDispatchDeps,
+  surface: ToolSurface,
+  call: ModelToolCall,
+  ctx: DispatchContext,
+): Promise<DispatchedCall> {
+  const tracer = deps.tracer ?? new EngineTracer();
+  const tool = surface.get(call.name);
+  const span = tracer.start(`mhs.tool_call ${call.name}`, ctx.trace, { 'mhs.tool': call.name });
+  const args = isObject(call.arguments) ? call.arguments : null;
+  // Wire contract §4: control fields are the host's; whatever the model put in `_mhs` is dropped here.
+  const control = args && '_mhs' in args ? args._mhs : undefined;
+  const input: Record<string, unknown> = args ? { ...args } : {};
+  delete input._mhs;
+  const inputDigest = H(input);
+  const target = tool?.target;
+  const redaction = target ? (deps.engine.endpoint(target.endpointId)?.manifest.redaction.paths ?? []) : [];
+
+  const callItem: Record<string, unknown> = {
+    kind: 'tool_call',
+    session_id: ctx.agentRunId,
+    call_id: call.id,
+    tool: call.name,
+    input,
+    input_digest: inputDigest,
+    ...(control !== undefined ? { control_stripped: isObject(control) ? Object.keys(control).sort() : ['_mhs'] } : {}),
+  };
+  redactPaths(callItem, redaction); // HOST-056: the adapter's redaction applies to the transcript too
+  await appendItem(deps, callItem);
+
+  let result: Record<string, unknown>;
+  let isError = false;
+  let commandId: string | null = null;
+  const entry: Record<string, unknown> = {};
+  try {
+    if (!tool) throw unknownTool(call.name, surface);
+    if (!args)
+      throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, 'tool arguments must be a JSON object', { tool: call.name });
+    result = await run(deps, surface, tool, input, span.traceparent, ctx);
+    if (tool.kind === 'capability') {
+      commandId = String(result.command_id);
+      const receipt = result.receipt as Record<string, unknown>;
+      Object.assign(entry, {
+        outcome: result.outcome,
+        status: receipt.status,
+        receipt_id: receipt.receipt_id,
+        receipt_digest: H(receipt),
+        intent_seq: result.intent_seq,
+        receipt_seq: result.receipt_seq,
+      });
+      delete result.intent_seq;
+      delete result.receipt_seq;
+    } else Object.assign(entry, { outcome: 'ok' });
+  } catch (err) {
+    const e = toHostError(err);
+    isError = true;
+    result = { error: e.toWire() }; // HOST-072: code, message, remediation and details, never hidden
+    if (typeof e.details.command_id === 'string') commandId = e.details.command_id;
+    Object.assign(entry, { outcome: 'error', error: { mhs_code: e.code, remediation: e.remediation } });
+  }
+  tracer.end(span, isError ? String((result.error as { mhs_code: string }).mhs_code) : undefined);
+
+  let seq: number;
+  try {
+    seq = (
+      await deps.ledger.append({
+        kind: 'tool_call',
+        agent_run_id: ctx.agentRunId,
+        call_id: call.id,
+        tool: call.name,
+        tool_kind: tool?.kind ?? null,
+        ...(target
+          ? {
+              endpoint_id: target.endpointId,
+              device_id: target.deviceId,
+              capability_id: target.capabilityId,
+              manifest_digest: target.manifestDigest,
+            }
+          : {}),
+        input_digest: inputDigest,
+        ...(callItem.control_stripped ? { control_stripped: callItem.control_stripped } : {}),
+        command_id: commandId,
+        is_error: isError,
+        ...entry,
+        result_digest: H(result),
+        traceparent: span.traceparent,
+      })
+    ).seq;
+  } catch (err) {
+    throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+  }
+  await appendItem(deps, {
+    kind: 'tool_result',
+    session_id: ctx.agentRunId,
+    call_id: call.id,
+    tool: call.name,
+    is_error: isError,
+    command_id: commandId,
+    ledger_seq: seq,
+    result,
+  });
+  return {
+    callId: call.id,
+    tool: call.name,
+    isError,
+    result,
+    commandId,
+    ledgerSeq: seq,
+    traceparent: span.traceparent,
+  };
+}
+
+async function appendItem(deps: ToolDispatchDeps, item: Record<string, unknown>): Promise<void> {
+  if (!deps.transcript) return;
+  try {
+    await deps.transcript.appendTranscript(item as { kind: string });
+  } catch (err) {
+    throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+  }
+}
+
+async function run(
+  deps: ToolDispatchDeps,
+  surface: ToolSurface,
+  tool: ModelTool,
+  input: Record<string, unknown>,
+  traceparent: string,
+  ctx: DispatchContext,
+): Promise<Record<string, unknown>> {
+  if (tool.kind === 'capability' && tool.target) {
+    const t = tool.target;
+    const res = await deps.engine.invoke({
+      endpointId: t.endpointId,
+      deviceId: t.deviceId,
+      capabilityId: t.capabilityId,
+      input,
+      taskId: ctx.taskId ?? ctx.agentRunId,
+      trace: { traceparent },
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+    });
+    const receiptSeq = await res.recorded;
+    // HOST-033: the full receipt, whatever its status.
+    return {
+      command_id: res.commandId,
+      outcome: res.outcome,
+      receipt: res.receipt,
+      intent_seq: res.intentSeq,
+      receipt_seq: receiptSeq,
+    };
+  }
+  const schemas = deps.schemas ?? new InputSchemaCache();
+  schemas.validate(
+    { manifestDigest: surface.key, deviceId: '(host)', capabilityId: tool.name },
+    tool.inputSchema as Record<string, unknown>,
+    input,
+  );
+  switch (tool.kind) {
+    case 'devices':
+      return devicesResult(deps.engine, input.endpoint_id as string | undefined);
+    case 'read':
+      return readResult(deps.engine, input);
+    case 'safety':
+      return safetyResult(deps.engine, input, traceparent);
+    case 'operations':
+      return operationsResult(deps.engine, deps.ledger, String(input.command_id), traceparent);
+    default:
+      throw new HostError(ErrorCode.HOST_INTERNAL, `tool ${tool.name} has no handler`, { tool: tool.name });
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * The model-facing tool surface (HOST-030, 031, 062): one tool per bound capability of every attached endpoint,
+ * named by the wire contract (§4, {@link capabilityToolName}), with the binding's input schema minus `_mhs` and a
+ * description generated from the schema and semantic tags; plus the fixed read tools `mhs__devices`,
+ * `mhs__read`, `mhs__safety` and `mhs__operations`. No operator tool (`mhs__permit`, `mhs__reset`) and no generic
+ * "control any hardware" tool is ever offered. Capability tools are cached per manifest digest, so a changed
+ * manifest regenerates its tools and an unchanged one never does.
+ */
+import { jcs } from '../core/index.js';
+import { capabilityToolName } from '../mhs/tool-names.js';
+import type { Manifest } from '../mhs/wire-types.js';
+import { capabilityFacts, modelInputSchema, renderFacts } from './tool-description.js';
+
+/** What a tool does when called. */
+export type ModelToolKind = 'capability' | 'devices' | 'read' | 'safety' | 'operations';
+
+/** The binding a capability tool calls through the governed path. */
+export interface CapabilityTarget {
+  endpointId: string;
+  deviceId: string;
+  capabilityId: string;
+  manifestDigest: string;
+}
+
+/** One tool as offered to a model. Frozen: nothing downstream can edit what the model was shown. */
+export interface ModelTool {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly kind: ModelToolKind;
+  /** Capability tools only. */
+  readonly target?: CapabilityTarget;
+}
+
+/** An attached endpoint as the surface needs it (an `EndpointActor` fits). */
+export interface SurfaceEndpoint {
+  readonly endpointId: string;
+  readonly manifest: Manifest;
+}
+
+/** The tool list of one moment: its key changes whenever an endpoint or a manifest digest changes. */
+export interface ToolSurface {
+  /** `JCS([[endpoint_id, manifest_digest], ...])`, sorted. */
+  readonly key: string;
+  readonly tools: readonly ModelTool[];
+  get(name: string): ModelTool | undefined;
+}
+
+/** The fixed tools the model may use (read-only; wire contract §4 names). */
+export const MODEL_FIXED_TOOLS = ['mhs__devices', 'mhs__read', 'mhs__safety', 'mhs__operations'] as const;
+
+function freeze<T>(v: T): T {
+  if (v && typeof v === 'object') {
+    for (const x of Object.values(v)) freeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+/** Generates the capability tools of one manifest (wire names; collisions are resolved by the surface). */
+export function capabilityTools(manifest: Manifest): ModelTool[] {
+  const out: ModelTool[] = [];
+  for (const device of manifest.devices)
+    for (const b of device.capabilities)
+      out.push(
+        freeze({
+          name: capabilityToolName(device.device_id, b.capability_id),
+          description: renderFacts(capabilityFacts(manifest, device, b)),
+          inputSchema: modelInputSchema(b.input_schema),
+          kind: 'capability' as const,
+          target: {
+            endpointId: manifest.endpoint_id,
+            deviceId: device.device_id,
+            capabilityId: b.capability_id,
+            manifestDigest: manifest.manifest_digest,
+          },
+        }),
+      );
+  return out;
+}
+
+function deviceList(endpoints: readonly SurfaceEndpoint[]): string {
+  return endpoints
+    .flatMap((e) =>
+      e.manifest.devices.map(
+        (d) => `${d.device_id} (endpoint ${e.endpointId}, ${d.mode.toUpperCase()}, risk class ${d.risk_class})`,
+      ),
+    )
+    .join('; ');
+}
+
+function fixedTools(endpoints: readonly SurfaceEndpoint[]): ModelTool[] {
+  const endpointIds = endpoints.map((e) => e.endpointId);
+  const deviceIds = [...new Set(endpoints.flatMap((e) => e.manifest.devices.map((d) => d.device_id)))];
+  const endpointProp = {
+    type: 'string',
+    enum: endpointIds,
+    description: 'Endpoint id; needed only when the device id is on more than one endpoint',
+  };
+  const deviceProp = { type: 'string', enum: deviceIds, description: 'Device id' };
+  const devices = deviceList(endpoints) || 'none attached';
+  const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
+    type: 'object',
+    additionalProperties: false,
+    properties,
+    ...(required.length ? { required } : {}),
+  });
+  return [
+    {
+      name: 'mhs__devices',
+      kind: 'devices' as const,
+      description: `Lists the attached endpoints and devices with mode, risk class, determinism, fidelity gaps, capabilities and units, rendered from their manifests. Effect: read. Devices: ${devices}.`,
+      inputSchema: obj({ endpoint_id: endpointProp }),
+    },
+    {
+      name: 'mhs__read',
+      kind: 'read' as const,
+      description: `Reads a device's current state: {device_id, revision, state, state_hash}. Effect: read; no command, no approval. Devices: ${devices}.`,
+      inputSchema: obj(
+        { endpoint_id: endpointProp, device_id: deviceProp, resource: { type: 'string', description: 'Resource' } },
+        ['device_id'],
+      ),
+    },
+    {
+      name: 'mhs__safety',
+      kind: 'safety' as const,
+      description: `Reads a device's safety status: e-stop kind and state, interlock states, notice MHS.SAFETY.NOT_CERTIFIED. Effect: read. Devices: ${devices}.`,
+      inputSchema: obj({ endpoint_id: endpointProp, device_id: deviceProp }, ['device_id']),
+    },
+    {
+      name: 'mhs__operations',
+      kind: 'operations' as const,
+      description:
+        'Observes the outcome of a command by command_id: the current receipt; an unsettled (running or MHS.OUTCOME.UNKNOWN) command is reconciled with the endpoint, never re-executed. Effect: read.',
+      inputSchema: obj({ command_id: { type: 'string', pattern: '^cmd_', description: 'command_id' } }, ['command_id']),
+    },
+  ].map((t) => freeze(t));
+}
+
+/**
+ * Builds tool surfaces, caching capability tools per manifest digest (HOST-030): {@link generations} counts
+ * how many manifests were turned into tools, so tests can see a changed digest regenerate and an unchanged one
+ * not.
+ */
+export class ToolSurfaceBuilder {
+  private readonly byDigest = new Map<string, ModelTool[]>();
+  private last: ToolSurface | undefined;
+  /** Number of manifests turned into tools so far. */
+  generations = 0;
+
+  /** The capability tools of a manifest, from the cache when its digest was seen before. */
+  toolsOf(manifest: Manifest): readonly ModelTool[] {
+    const key = `${manifest.endpoint_id}\u0000${manifest.manifest_digest}`;
+    let tools = this.byDigest.get(key);
+    if (!tools) {
+      tools = capabilityTools(manifest);
+      this.byDigest.set(key, tools);
+      this.generations++;
+    }
+    return tools;
+  }
+
+  /** The surface for these endpoints; the same object while no endpoint or manifest digest changed. */
+  build(endpoints: readonly SurfaceEndpoint[]): ToolSurface {
+    const eps = [...endpoints].sort((a, b) => (a.endpointId < b.endpointId ? -1 : a.endpointId > b.endpointId ? 1 : 0));
+    const key = jcs(eps.map((e) => [e.endpointId, e.manifest.manifest_digest]));
+    if (this.last?.key === key) return this.last;
+    const caps = eps.flatMap((e) => this.toolsOf(e.manifest));
+    // Two endpoints may expose the same device and capability: qualify those names with the endpoint id.
+    const count = new Map<string, number>();
+    for (const t of caps) count.set(t.name, (count.get(t.name) ?? 0) + 1);
+    const named = caps.map((t) =>
+      (count.get(t.name) ?? 0) > 1 && t.target
+        ? freeze({
+            ...t,
+            name: capabilityToolName(t.target.deviceId, `${t.target.capabilityId}@${t.target.endpointId}`),
+          })
+        : t,
+    );
+    const tools = [...fixedTools(eps), ...named];
+    const index = new Map(tools.map((t) => [t.name, t]));
+    this.last = { key, tools, get: (name) => index.get(name) };
+    return this.last;
+  }
+}
+
+/** The tools as a provider receives them: name, description, input schema. */
+export function toolSpecs(surface: ToolSurface): Array<{ name: string; description: string; inputSchema: object }> {
+  return surface.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+}

@@ -1,7 +1,9 @@
 import { BehaviorSubject } from 'rxjs';
-import { ErrorCode, HostError } from '../core/index.js';
+import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { EndpointConnection } from '../mhs/connection.js';
+import { hasReconnectEvents } from '../mhs/reconnect.js';
+import type { ReconnectEvent } from '../mhs/reconnect.js';
 import type { CapabilityBinding, DeviceProfile, Manifest, Principal } from '../mhs/wire-types.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { CommandLane } from './command-lane.js';
@@ -14,8 +16,24 @@ export interface EngineEndpoint extends EndpointConnection {
   readonly manifest: Manifest;
 }
 
-/** Lifecycle of an endpoint actor. */
-export type EndpointStatus = 'connected' | 'disconnected' | 'stopped';
+/**
+ * Lifecycle of an endpoint actor (HOST-082): `disconnected` while its connection is down (calls fail fast,
+ * nothing is sent; a reconnecting connection comes back by itself), `recovering` right after a reconnect while
+ * its unsettled commands are reconciled (their devices' gates stay shut, HOST-091), `stopped` once detached.
+ */
+export type EndpointStatus = 'connected' | 'disconnected' | 'recovering' | 'stopped';
+
+/** The `reconnected` event of a reconnecting connection. */
+export type ReconnectedEvent = Extract<ReconnectEvent, { type: 'reconnected' }>;
+
+/** Why an actor's connection is (or was last) down. */
+export interface ConnectionDrop {
+  code: string;
+  reason: string;
+  at: string;
+  /** True when the connection gave up for good (a refused manifest, a disabled connector, max attempts). */
+  terminal: boolean;
+}
 
 /** Options of an {@link EndpointActor}. */
 export interface EndpointActorOptions {
@@ -27,6 +45,16 @@ export interface EndpointActorOptions {
   adhocIdleMs: number;
   laneMaxPending: number;
   onBackgroundError?: (err: HostError) => void;
+  /**
+   * An endpoint that comes back with another manifest digest (HOST-012): `readmit` (default) takes the new
+   * manifest, which passed admission again on reconnect (HOST-073); `refuse` closes the connection and the
+   * actor stays disconnected with `MHS.HOST.MANIFEST_INVALID` (`reason: manifest_changed`).
+   */
+  onManifestChange?: 'readmit' | 'refuse';
+  /** Runs after each reconnect, before the actor is `connected` again: the engine reconciles here (HOST-091). */
+  onReconnected?: (ep: EndpointActor, e: ReconnectedEvent) => Promise<void>;
+  /** Every connection event of this actor (observability). */
+  onConnectionEvent?: (ep: EndpointActor, e: ReconnectEvent) => void;
 }
 
 /**
@@ -41,10 +69,21 @@ export class EndpointActor {
   readonly gates: DeviceGates;
   readonly sessions: SessionPool;
   readonly status$ = new BehaviorSubject<EndpointStatus>('connected');
+  /** Bumped on every reconnect: a call that started in an older generation was on a connection now gone. */
+  generation = 0;
+  /** The last time the connection went down, or null. */
+  lastDrop: ConnectionDrop | null = null;
+  private admitted: Manifest;
+  private recovery: Promise<void> = Promise.resolve();
+  private readonly unsubscribe: () => void = () => undefined;
   private readonly devices = new Map<string, { device: DeviceProfile; bindings: Map<string, CapabilityBinding> }>();
 
-  constructor(conn: EngineEndpoint, o: EndpointActorOptions) {
+  constructor(
+    conn: EngineEndpoint,
+    private readonly o: EndpointActorOptions,
+  ) {
     this.conn = conn;
+    this.admitted = conn.manifest;
     this.endpointId = conn.manifest.endpoint_id;
     this.connectorId = conn.connectorId;
     this.lane = new CommandLane({ endpointId: this.endpointId, maxPending: o.laneMaxPending });
@@ -61,9 +100,96 @@ export class EndpointActor {
       ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
     });
     this.index(conn.manifest);
-    void conn.closed.then(() => {
-      if (this.status$.value === 'connected') this.status$.next('disconnected');
+    if (hasReconnectEvents(conn)) this.unsubscribe = conn.onReconnectEvent((e) => this.onConnectionEvent(e));
+    void conn.closed.then(({ code, reason }) => {
+      this.lastDrop ??= { code, reason, at: isoAt(o.clock.now()), terminal: true };
+      this.lastDrop.terminal = true;
+      if (this.status$.value !== 'stopped' && this.status$.value !== 'disconnected') this.status$.next('disconnected');
     });
+  }
+
+  /** HOST-082: a drop, a reconnect or a give-up of this endpoint's connection touches this actor only. */
+  private onConnectionEvent(e: ReconnectEvent): void {
+    if (this.status$.value === 'stopped') return;
+    try {
+      this.o.onConnectionEvent?.(this, e);
+    } catch {
+      // Observers never break the actor.
+    }
+    const at = isoAt(this.o.clock.now());
+    if (e.type === 'disconnected') {
+      this.lastDrop = { code: ErrorCode.TRANSPORT_DISCONNECTED, reason: e.reason, at, terminal: false };
+      this.status$.next('disconnected');
+    } else if (e.type === 'gave-up') {
+      // A refusal recorded first (a changed manifest) stays the reason, not the close that follows it.
+      if (!this.lastDrop?.terminal) this.lastDrop = { code: e.code, reason: e.reason, at, terminal: true };
+      this.status$.next('disconnected');
+    } else if (e.type === 'reconnected') this.onReconnected(e);
+  }
+
+  /**
+   * Synchronously, before any new call can use the new connection: the manifest decision (HOST-012, 073) and the
+   * sessions of the old connection treated as expired, so the next use reopens them and re-reads the device
+   * (HOST-036; never a blind resend). Then the engine's recovery reconciles unsettled commands (HOST-091).
+   */
+  private onReconnected(e: ReconnectedEvent): void {
+    this.generation++;
+    if (e.manifestChanged && (this.o.onManifestChange ?? 'readmit') === 'refuse') {
+      this.lastDrop = {
+        code: ErrorCode.HOST_MANIFEST_INVALID,
+        reason: `manifest changed on reconnect (${e.previousDigest.slice(0, 12)} -> ${e.digest.slice(0, 12)})`,
+        at: isoAt(this.o.clock.now()),
+        terminal: true,
+      };
+      this.status$.next('disconnected');
+      this.sessions.dropAll();
+      void this.conn.close().catch(() => undefined);
+      return;
+    }
+    if (e.manifestChanged) {
+      this.admitted = this.conn.manifest;
+      this.index(this.admitted);
+    }
+    this.sessions.expireAll();
+    this.status$.next('recovering');
+    const gen = this.generation;
+    this.recovery = (async () => {
+      try {
+        await this.o.onReconnected?.(this, e);
+      } catch (err) {
+        this.o.onBackgroundError?.(toHostError(err));
+      }
+      if (this.generation === gen && this.status$.value === 'recovering') this.status$.next('connected');
+    })();
+  }
+
+  /** Resolves when the recovery after the last reconnect has run. */
+  recovered(): Promise<void> {
+    return this.recovery;
+  }
+
+  /**
+   * Fails fast when the connection is down: `MHS.TRANSPORT.DISCONNECTED`, `sent: false`, retryable unless the
+   * connection gave up for good (then `lastDrop.code`, e.g. `MHS.HOST.MANIFEST_INVALID`).
+   */
+  assertConnected(): void {
+    if (this.status$.value !== 'disconnected' && this.status$.value !== 'stopped') return;
+    const d = this.lastDrop;
+    const code =
+      d?.terminal && d.code !== ErrorCode.TRANSPORT_DISCONNECTED
+        ? (d.code as ErrorCode)
+        : ErrorCode.TRANSPORT_DISCONNECTED;
+    throw new HostError(
+      code,
+      `endpoint ${this.endpointId} is ${this.status$.value}${d ? `: ${d.reason}` : ''}`,
+      { endpoint_id: this.endpointId, sent: false, status: this.status$.value, ...(d ? { drop: { ...d } } : {}) },
+      {
+        remediation: d?.terminal
+          ? 'The host will not reconnect by itself: check the endpoint, then attach it again.'
+          : 'Nothing was sent; the host is reconnecting with backoff. Retry when the endpoint is back.',
+        retryable: !d?.terminal,
+      },
+    );
   }
 
   private index(m: Manifest): void {
@@ -72,8 +198,9 @@ export class EndpointActor {
       this.devices.set(d.device_id, { device: d, bindings: new Map(d.capabilities.map((c) => [c.capability_id, c])) });
   }
 
+  /** The admitted manifest (the connection's current one, unless a changed one was refused). */
   get manifest(): Manifest {
-    return this.conn.manifest;
+    return this.admitted;
   }
 
   /**
@@ -103,8 +230,10 @@ export class EndpointActor {
   /** Stops the actor: closes sessions, the lane and the connection. */
   async stop(opts: { closeConnection?: boolean } = {}): Promise<void> {
     if (this.status$.value === 'stopped') return;
+    this.unsubscribe();
     this.lane.close();
-    if (this.status$.value === 'connected') await this.sessions.closeAll().catch(() => undefined);
+    if (this.status$.value === 'disconnected') this.sessions.dropAll();
+    else await this.sessions.closeAll().catch(() => undefined);
     this.status$.next('stopped');
     this.status$.complete();
     if (opts.closeConnection !== false) await this.conn.close().catch(() => undefined);

@@ -2,6 +2,9 @@ import { ErrorCode, HostError, RealClock, createIdFactory, toHostError } from '.
 import type { Clock, IdFactory } from '../core/index.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import type { ReadResult } from '../mhs/wire-types.js';
+import type { ConnectorRow } from '../mhs/connector-row.js';
+import { connectWithReconnect } from '../mhs/reconnect.js';
+import type { BackoffOptions, ReconnectEvent, ReconnectOptions } from '../mhs/reconnect.js';
 import type { CallGate } from '../policy/call-gate.js';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
@@ -50,6 +53,12 @@ export interface EngineOptions {
    * `runTask` collects the evidence of every endpoint the task touched once it ends.
    */
   artifacts?: EngineArtifacts;
+  /** Backoff of the connections opened by `engine.connect` (default 200 ms doubling to 10 s, unlimited). */
+  reconnect?: BackoffOptions;
+  /** An endpoint that reconnects with another manifest digest: re-admit it (default) or refuse it (HOST-012, 073). */
+  onManifestChange?: 'readmit' | 'refuse';
+  /** Connection events of every endpoint (disconnected, reconnecting, reconnected, gave-up). */
+  onEndpointEvent?: (endpointId: string, e: ReconnectEvent) => void;
 }
 
 /** What recovery found on start (HOST-091). */
@@ -65,6 +74,12 @@ export interface Engine {
   stop(): Promise<void>;
   /** Starts the actor of a connected endpoint; its unsettled commands shut their gates and are reconciled. */
   attach(conn: EngineEndpoint): Promise<EndpointActor>;
+  /**
+   * Connects a connector row with reconnect (backoff, calls fail fast while away) and attaches it: after a lost
+   * connection the endpoint comes back by itself, its sessions are reopened on next use and its unsettled commands
+   * are reconciled before their devices take another command (HOST-036, 082, 091). Same refusals as `connect()`.
+   */
+  connect(row: ConnectorRow, opts?: Omit<ReconnectOptions, 'clock' | 'whileAway'>): Promise<EndpointActor>;
   detach(endpointId: string): Promise<void>;
   endpoint(endpointId: string): EndpointActor | undefined;
   endpoints(): EndpointActor[];
@@ -129,6 +144,26 @@ export function createEngine(o: EngineOptions): Engine {
       });
   };
 
+  /** After a reconnect: disclosure of a changed manifest (HOST-012, 050), then every unsettled command (HOST-091). */
+  const recoverAfterReconnect = async (ep: EndpointActor, manifestChanged: boolean): Promise<void> => {
+    if (manifestChanged) {
+      const d = o.ledger as Partial<DurableLedger>;
+      if (typeof d.setRedaction === 'function') d.setRedaction(ep.endpointId, ep.manifest.redaction.paths);
+      await recordDisclosure(o.ledger, o.artifacts, ep);
+    }
+    for (const p of env.pending.values())
+      if (p.endpointId === ep.endpointId && p.effectful && p.reason !== 'in_flight')
+        ep.gates.mark(p.deviceId, p.commandId, p.reason);
+    for (const r of await reconcileEndpoint(env, ep)) if ('error' in r) o.onBackgroundError?.(r.error);
+  };
+
+  const reconcileLate = async (ep: EndpointActor, commandId: string): Promise<void> => {
+    await ep.recovered();
+    const p = env.pending.get(commandId);
+    if (!p || p.reason === 'in_flight' || actors.get(ep.endpointId) !== ep) return;
+    await reconcileCommand(env, ep, p).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
+  };
+
   const engine: Engine = {
     async start() {
       const scan = await scanLedger(o.ledger);
@@ -157,7 +192,10 @@ export function createEngine(o: EngineOptions): Engine {
 
     async attach(conn) {
       if (!started) await engine.start();
-      const ep = new EndpointActor(conn, {
+      const ep: EndpointActor = new EndpointActor(conn, {
+        onManifestChange: o.onManifestChange ?? 'readmit',
+        onReconnected: (a, e) => recoverAfterReconnect(a, e.manifestChanged),
+        ...(o.onEndpointEvent ? { onConnectionEvent: (a, e) => o.onEndpointEvent?.(a.endpointId, e) } : {}),
         clock,
         ledger: o.ledger,
         principal,
@@ -185,6 +223,21 @@ export function createEngine(o: EngineOptions): Engine {
       return ep;
     },
 
+    async connect(row, copts = {}) {
+      const conn = await connectWithReconnect(row, {
+        ...(o.reconnect ? { backoff: o.reconnect } : {}),
+        ...copts,
+        clock,
+        whileAway: 'fail',
+      });
+      try {
+        return await engine.attach(conn);
+      } catch (err) {
+        await conn.close().catch(() => undefined);
+        throw err;
+      }
+    },
+
     async detach(endpointId) {
       await actors.get(endpointId)?.stop();
       actors.delete(endpointId);
@@ -195,7 +248,17 @@ export function createEngine(o: EngineOptions): Engine {
 
     async invoke(req) {
       assertLedgerWritable();
-      return governedCall(env, actorOf(req.endpointId), req);
+      const ep = actorOf(req.endpointId);
+      if (ep.lastDrop?.terminal && ep.status$.value === 'disconnected') ep.assertConnected();
+      const generation = ep.generation;
+      try {
+        return await governedCall(env, ep, req);
+      } catch (err) {
+        // The connection this call was on died and the endpoint is already back: reconcile it now (HOST-091).
+        if (err instanceof HostError && err.code === ErrorCode.OUTCOME_UNKNOWN && ep.generation !== generation)
+          void reconcileLate(ep, String(err.details.command_id));
+        throw err;
+      }
     },
 
     async runTask(spec, opts) {

@@ -182,7 +182,7 @@ export class SessionPool {
       throw new HostError(
         (err?.code as ErrorCode | undefined) ?? ErrorCode.SESSION_UNKNOWN,
         `no session for ${deviceId} on ${this.o.endpointId}: ${err?.message ?? 'closed'}`,
-        { endpoint_id: this.o.endpointId, device_id: deviceId },
+        { endpoint_id: this.o.endpointId, device_id: deviceId, session_open: 'failed' },
       );
     }
     return { sessionId: snap.context.sessionId, state: 'open', expiresAt: snap.context.expiresAt };
@@ -191,6 +191,24 @@ export class SessionPool {
   private touch(e: Entry): void {
     if (e.idle) this.o.clock.clearTimeout(e.idle);
     e.idle = this.o.clock.setTimeout(() => void this.closeEntry(e), this.o.adhocIdleMs);
+  }
+
+  /**
+   * The connection was lost and re-established: every session of the old connection is unknown, so each open one
+   * is treated as expired and reopened (with a fresh read of the device) on its next use (HOST-036).
+   */
+  expireAll(): void {
+    for (const e of this.entries.values())
+      if (e.actor.getSnapshot().matches('open')) e.actor.send({ type: 'session.expired' });
+  }
+
+  /** Forgets every session without talking to the endpoint (its connection is gone): timers stop, nothing is sent. */
+  dropAll(): void {
+    for (const e of this.entries.values()) {
+      if (e.idle) this.o.clock.clearTimeout(e.idle);
+      e.actor.stop();
+    }
+    this.entries.clear();
   }
 
   /** The endpoint said the session is gone (`MHS.SESSION.EXPIRED`/`UNKNOWN`): the next acquire reopens it. */

@@ -373,6 +373,16 @@ class McpConnection implements MhsConnection {
     )
       return this.disconnected(token ? this.guard.wasSent(token) : false, tool);
     if (err instanceof SdkError && code === SdkErrorCode.SendFailed) return this.disconnected(false, tool);
+    // HTTP: the endpoint went away. A refused or failed TCP connect sent nothing; a socket closed mid-request is
+    // ambiguous. Either way this connection is dead: `closed` resolves so a reconnecting wrapper takes over.
+    const net = this.transportKind === 'http' ? networkFailure(err) : null;
+    if (net) {
+      this.lastError = net.code;
+      const e = this.disconnected(net.connectPhase ? false : token ? this.guard.wasSent(token) : true, tool);
+      this.markClosed(`endpoint unreachable (${net.code})`);
+      void this.client.close().catch(() => undefined);
+      return e;
+    }
     return toHostError(err);
   }
 
@@ -380,6 +390,22 @@ class McpConnection implements MhsConnection {
     this.markClosed('closed by host');
     await this.client.close();
   }
+}
+
+/** Socket error codes raised while connecting: nothing reached the endpoint. */
+const CONNECT_PHASE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+/** Socket error codes of a connection lost mid-request. */
+const LOST_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/** A network-level failure of `fetch` (undici puts the socket error in `cause`), or null. */
+function networkFailure(err: unknown): { code: string; connectPhase: boolean } | null {
+  for (let e = err as { code?: unknown; syscall?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; i++) {
+    const code = typeof e.code === 'string' ? e.code : '';
+    if (CONNECT_PHASE_CODES.has(code) || (code && e.syscall === 'connect')) return { code, connectPhase: true };
+    if (LOST_CODES.has(code)) return { code, connectPhase: false };
+    e = e.cause as typeof e;
+  }
+  return null;
 }
 
 /** Maps an MCP tool result to `ToolCallResult` (wire contract §4: the MHS object is `structuredContent`). */

@@ -2,8 +2,10 @@
  * A connection that re-establishes itself with exponential backoff on the injected clock after the
  * transport dies (a dead child is respawned, a closed socket reopened). Calls in flight when it
  * died fail with `MHS.TRANSPORT.DISCONNECTED`; calls made while it is away wait for it until their
- * deadline and then fail with `MHS.TRANSPORT.TIMEOUT_PRESEND` (nothing was sent). Each reconnect
- * fetches and admits the manifest again and reports whether it changed (HOST-012, HOST-073).
+ * deadline and then fail with `MHS.TRANSPORT.TIMEOUT_PRESEND` (nothing was sent), or, with
+ * `whileAway: 'fail'` (the engine's choice, HOST-082), fail at once with `MHS.TRANSPORT.DISCONNECTED`
+ * and `sent: false`. Each reconnect fetches and admits the manifest again (same endpoint id required)
+ * and reports whether it changed (HOST-012, HOST-073).
  */
 import { ErrorCode, HostError, RealClock, toHostError } from '../core/index.js';
 import type { Clock, TimerHandle } from '../core/index.js';
@@ -39,6 +41,24 @@ export type ReconnectEvent =
 export interface ReconnectOptions extends ConnectOptions {
   backoff?: BackoffOptions;
   onEvent?: (e: ReconnectEvent) => void;
+  /**
+   * What a call made while the endpoint is away does: `wait` (default) for the connection until its deadline,
+   * or `fail` at once with `MHS.TRANSPORT.DISCONNECTED`, `sent: false` (retryable).
+   */
+  whileAway?: 'wait' | 'fail';
+}
+
+/** A connection that reports its reconnect events to late subscribers (the engine's endpoint actor). */
+export interface ReconnectEvents {
+  /** Adds a listener of {@link ReconnectEvent}s; returns the function that removes it. */
+  onReconnectEvent(listener: (e: ReconnectEvent) => void): () => void;
+  /** `connected`, `reconnecting` or `closed`. */
+  readonly status: 'connected' | 'reconnecting' | 'closed';
+}
+
+/** Whether a connection reconnects by itself and reports it. */
+export function hasReconnectEvents(c: unknown): c is ReconnectEvents {
+  return typeof (c as Partial<ReconnectEvents> | null)?.onReconnectEvent === 'function';
 }
 
 /** Codes after which retrying cannot help: the endpoint was refused or disabled (HOST-073, HOST-068). */
@@ -57,8 +77,9 @@ export function backoffDelay(n: number, b: BackoffOptions = {}): number {
 }
 
 /** See the module comment. Open with {@link connectWithReconnect}. */
-export class ReconnectingConnection implements MhsConnection {
+export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
   readonly closed: Promise<{ code: string; reason: string }>;
+  private readonly listeners = new Set<(e: ReconnectEvent) => void>();
   private resolveClosed!: (v: { code: string; reason: string }) => void;
   private state: 'connected' | 'reconnecting' | 'closed' = 'connected';
   private waiters = new Set<() => void>();
@@ -101,12 +122,18 @@ export class ReconnectingConnection implements MhsConnection {
     return this.state;
   }
 
+  onReconnectEvent(listener: (e: ReconnectEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   private emit(e: ReconnectEvent): void {
-    try {
-      this.opts.onEvent?.(e);
-    } catch {
-      // Observers never break the connection.
-    }
+    for (const f of [this.opts.onEvent, ...this.listeners])
+      try {
+        f?.(e);
+      } catch {
+        // Observers never break the connection.
+      }
   }
 
   private watch(conn: MhsConnection): void {
@@ -131,7 +158,9 @@ export class ReconnectingConnection implements MhsConnection {
     if (this.state === 'closed') return;
     const previousDigest = this.current.manifest.manifest_digest;
     try {
-      const next = await connect(this.row, { ...this.opts, ignoreDescriptorDigest: true });
+      // The endpoint must come back as itself (HOST-073: AUTH.ENDPOINT_UNTRUSTED otherwise, terminal).
+      const row = { ...this.row, endpoint_id: this.current.endpointId || this.row.endpoint_id };
+      const next = await connect(row, { ...this.opts, ignoreDescriptorDigest: true });
       // close() may have run while connecting.
       if ((this.state as string) !== 'closed') {
         this.current = next;
@@ -191,6 +220,7 @@ export class ReconnectingConnection implements MhsConnection {
     const deadline = this.clock.now() + timeoutMs;
     for (;;) {
       const left = deadline - this.clock.now();
+      if (this.state !== 'connected' && this.opts.whileAway === 'fail') throw this.away(name);
       if (this.state !== 'connected' && !(await this.waitConnected(Math.max(0, left), opts.signal)))
         throw new HostError(
           this.state === 'closed' ? ErrorCode.TRANSPORT_DISCONNECTED : ErrorCode.TRANSPORT_TIMEOUT_PRESEND,
@@ -205,9 +235,26 @@ export class ReconnectingConnection implements MhsConnection {
         const unsent =
           err instanceof HostError && err.code === ErrorCode.TRANSPORT_DISCONNECTED && err.details.sent === false;
         if (!unsent || this.state === 'closed' || opts.signal?.aborted) throw err;
+        if (this.opts.whileAway === 'fail') throw err;
         if (conn === this.current && this.state === 'connected') await conn.closed;
       }
     }
+  }
+
+  /** The pre-send refusal of a call made while the endpoint is away (`whileAway: 'fail'`). */
+  private away(tool: string): HostError {
+    return new HostError(
+      ErrorCode.TRANSPORT_DISCONNECTED,
+      `call ${tool} was not sent: endpoint ${this.endpointId} is ${this.state === 'closed' ? 'closed' : 'disconnected (reconnecting)'}`,
+      { tool, endpoint_id: this.endpointId, sent: false, connection: this.state },
+      {
+        remediation:
+          this.state === 'closed'
+            ? 'The host gave up on this endpoint; check it and attach it again.'
+            : 'Nothing was sent; the host is reconnecting with backoff. Retry when the endpoint is back.',
+        retryable: this.state !== 'closed',
+      },
+    );
   }
 
   listTools(): ReturnType<MhsConnection['listTools']> {

@@ -1,0 +1,309 @@
+// Guarantees (HOST-082, 091, 036, 012, 073), against real simulator processes: when an attached endpoint's
+// connection dies (HTTP server killed, stdio child SIGKILLed) its actor goes disconnected, calls to it fail fast
+// before sending (MHS.TRANSPORT.DISCONNECTED, sent:false, retryable, recorded command.not_sent), other endpoints
+// in the same engine keep working, and the host reconnects by itself with backoff. A command in flight when the
+// connection died is MHS.OUTCOME.UNKNOWN, keeps its device gate shut and is reconciled after the reconnect before
+// that device takes another command; sessions of the old connection are reopened on next use (never a blind
+// resend); every command executes at most once. An endpoint that comes back with another manifest is re-admitted
+// (new disclosure) or, when the host is told to, refused and left disconnected with MHS.HOST.MANIFEST_INVALID.
+import { spawn } from 'node:child_process';
+import { firstValueFrom } from 'rxjs';
+import { filter } from 'rxjs/operators';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ErrorCode, HostError } from '../../src/core/index.js';
+import type { Engine, EndpointActor, EndpointStatus, InvokeResult } from '../../src/engine/index.js';
+import type { ReconnectEvent } from '../../src/mhs/reconnect.js';
+import { REPO_ROOT, simStdioCommand, startSimHttp } from '../helpers/sim.js';
+import type { SimHttp } from '../helpers/sim.js';
+import { executions, httpRow, openStore, startEngine, stdioRow } from './harness.js';
+import type { Store } from './harness.js';
+
+const CONVEYOR = 'conveyor-workcell';
+const STEP = 'cap.world.step.v1';
+
+/** Restarts an HTTP simulator on a fixed port (the helper always binds an ephemeral one). */
+function simOnPort(
+  families: string,
+  port: number,
+  flags: string[] = [],
+): Promise<{ kill(): void; exited: Promise<unknown> }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'sim', families, ...flags, '--http', String(port)],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const exited = new Promise((r) => child.once('exit', r));
+  process.once('exit', () => child.kill('SIGKILL'));
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (c: string) => {
+      err += c;
+      if (err.includes('listening ')) resolve({ kill: () => void child.kill('SIGKILL'), exited });
+    });
+    void exited.then(() => reject(new Error(`sim on port ${port} exited: ${err}`)));
+  });
+}
+
+function portOf(sim: SimHttp): number {
+  return Number(new URL(sim.url).port);
+}
+
+async function failure(p: Promise<unknown>): Promise<HostError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(HostError);
+  return e as HostError;
+}
+
+function status(ep: EndpointActor, want: EndpointStatus): Promise<EndpointStatus> {
+  return firstValueFrom(ep.status$.pipe(filter((s) => s === want)));
+}
+
+/** Resolves once the lane of `ep` has a job running (the call left the governed path for the transport). */
+async function running(ep: EndpointActor): Promise<void> {
+  for (let i = 0; i < 2000 && ep.lane.stats().running === 0; i++) await new Promise((r) => setImmediate(r));
+  expect(ep.lane.stats().running).toBeGreaterThan(0);
+}
+
+describe('reconnect over HTTP (real sim killed and restarted on the same port)', () => {
+  let store: Store;
+  let engine: Engine;
+  let sim: SimHttp;
+  const restarted: Array<{ kill(): void; exited: Promise<unknown> }> = [];
+  const events: ReconnectEvent[] = [];
+  const background: HostError[] = [];
+  beforeAll(async () => {
+    store = await openStore();
+    engine = await startEngine(store, {
+      transportMarginMs: 500,
+      reconnect: { initialMs: 50, maxMs: 400 },
+      onEndpointEvent: (_id, e) => events.push(e),
+      onBackgroundError: (e) => background.push(e),
+    });
+    sim = await startSimHttp('conveyor,thermostat', ['--stall', '3']);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await store?.close();
+    await sim?.stop();
+    for (const r of restarted) r.kill();
+  });
+
+  test('HOST-091 HOST-036 HOST-082: in-flight call UNKNOWN, reconnect by itself, reconciled before the device runs again, executed at most once', async () => {
+    const ep = await engine.connect(httpRow(sim.mcpUrl, sim.endpointId, 'mhs-reconnect-http'));
+    const EP = ep.endpointId;
+    const call = { endpointId: EP, deviceId: CONVEYOR, capabilityId: STEP, deadlineMs: 4_000 };
+    const read = await engine.invoke({
+      endpointId: EP,
+      deviceId: 'thermostat',
+      capabilityId: 'cap.thermal.read.v1',
+      input: {},
+    });
+    expect(read.receipt.status).toBe('completed');
+    const ok = await engine.invoke({ ...call, input: { ticks: 1 } });
+    expect(ok.receipt.status).toBe('completed');
+    expect(await executions(engine, EP, CONVEYOR, ok.commandId)).toBe(1);
+
+    // The third capability call stalls at the endpoint: it is in flight when the server dies.
+    const inflight = failure(engine.invoke({ ...call, input: { ticks: 2 } }));
+    await running(ep);
+    await engine.read(EP, CONVEYOR); // a later round trip on the same connection: the stalled request is out
+    const down = status(ep, 'disconnected');
+    sim.kill('SIGKILL');
+    const unknown = await inflight;
+    expect(unknown.code).toBe(ErrorCode.OUTCOME_UNKNOWN);
+    const lost = unknown.details.command_id as string;
+    await down;
+
+    // Down: the device with the unknown command is gated; another device fails fast before sending.
+    expect((await failure(engine.invoke({ ...call, input: { ticks: 1 } }))).code).toBe(
+      ErrorCode.HOST_DEVICE_GATE_CLOSED,
+    );
+    const away = await failure(
+      engine.invoke({ endpointId: EP, deviceId: 'thermostat', capabilityId: 'cap.thermal.read.v1', input: {} }),
+    );
+    expect(away.code).toBe(ErrorCode.TRANSPORT_DISCONNECTED);
+    expect(away.retryable).toBe(true);
+    expect(away.details.sent).toBe(false);
+    expect((await store.ledger.byCommand(away.details.command_id as string)).map((e) => e.kind)).toEqual([
+      'command.intent',
+      'command.not_sent',
+    ]);
+
+    // Back on the same port (no faults this time): the host reconnects by itself and reconciles first.
+    const back = status(ep, 'connected');
+    restarted.push(await simOnPort('conveyor,thermostat', portOf(sim)));
+    await back;
+    expect(events.map((e) => e.type)).toContain('reconnected');
+    expect(engine.pending()).toEqual([]);
+    const kinds = (await store.ledger.byCommand(lost)).map((e) => e.kind);
+    expect(kinds).toEqual(['command.intent', 'command.unknown', 'reconcile']);
+    const rec = (await store.ledger.byCommand(lost)).at(-1)!;
+    expect(rec).toMatchObject({ outcome: 'not_executed', method: 'operations' });
+    expect(await executions(engine, EP, CONVEYOR, lost)).toBe(0);
+
+    // The next call succeeds on a reopened session (HOST-036), not the old one.
+    const next: InvokeResult = await engine.invoke({ ...call, input: { ticks: 1 } });
+    expect(next.receipt.status).toBe('completed');
+    expect(next.receipt.session_id).not.toBe(ok.receipt.session_id);
+    expect(await executions(engine, EP, CONVEYOR, next.commandId)).toBe(1);
+    const reopened = (await store.ledger.range(0)).filter(
+      (e) => e.kind === 'session.open' && e.reopened_from === ok.receipt.session_id,
+    );
+    expect(reopened).toHaveLength(1);
+    expect(background).toEqual([]);
+  });
+});
+
+describe('reconnect over stdio (child SIGKILLed)', () => {
+  let store: Store;
+  let engine: Engine;
+  beforeAll(async () => {
+    store = await openStore();
+    engine = await startEngine(store, { transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } });
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await store?.close();
+  });
+
+  test('HOST-091 HOST-082: killed child is respawned, the in-flight command is reconciled, calls succeed again', async () => {
+    const c = simStdioCommand('conveyor', ['--stall', '2']);
+    const ep = await engine.connect(stdioRow('conveyor', ['--stall', '2'], 'mhs-reconnect-stdio'), {
+      cwd: c.cwd,
+      stderr: 'ignore',
+    });
+    const EP = ep.endpointId;
+    const call = { endpointId: EP, deviceId: CONVEYOR, capabilityId: STEP, deadlineMs: 4_000 };
+    expect((await engine.invoke({ ...call, input: { ticks: 1 } })).receipt.status).toBe('completed');
+    const pid = (ep.conn as unknown as { pid: number }).pid;
+    const inflight = failure(engine.invoke({ ...call, input: { ticks: 2 } }));
+    await running(ep);
+    await engine.read(EP, CONVEYOR);
+    const down = status(ep, 'disconnected');
+    process.kill(pid, 'SIGKILL');
+    const unknown = await inflight;
+    expect(unknown.code).toBe(ErrorCode.OUTCOME_UNKNOWN);
+    await down;
+    await status(ep, 'connected');
+    expect((ep.conn as unknown as { pid: number }).pid).not.toBe(pid);
+    expect(engine.pending()).toEqual([]);
+    const lost = unknown.details.command_id as string;
+    expect((await store.ledger.byCommand(lost)).map((e) => e.kind)).toEqual([
+      'command.intent',
+      'command.unknown',
+      'reconcile',
+    ]);
+    const next = await engine.invoke({ ...call, input: { ticks: 1 } });
+    expect(next.receipt.status).toBe('completed');
+    expect(await executions(engine, EP, CONVEYOR, next.commandId)).toBe(1);
+    expect(await executions(engine, EP, CONVEYOR, lost)).toBe(0);
+  });
+});
+
+describe('one endpoint down, another up (same engine)', () => {
+  let store: Store;
+  let engine: Engine;
+  let sim: SimHttp;
+  const restarted: Array<{ kill(): void; exited: Promise<unknown> }> = [];
+  beforeAll(async () => {
+    store = await openStore();
+    engine = await startEngine(store, { transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } });
+    sim = await startSimHttp('conveyor');
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await store?.close();
+    await sim?.stop();
+    for (const r of restarted) r.kill();
+  });
+
+  test('HOST-082: while one endpoint is down the other completes its calls; HOST-012 a changed manifest is re-admitted', async () => {
+    const c = simStdioCommand('conveyor');
+    const [down, up] = await Promise.all([
+      engine.connect(httpRow(sim.mcpUrl, sim.endpointId, 'mhs-down')),
+      engine.connect(stdioRow('conveyor', [], 'mhs-up'), { cwd: c.cwd, stderr: 'ignore' }),
+    ]);
+    const firstDigest = down.manifest.manifest_digest;
+    const gone = status(down, 'disconnected');
+    sim.kill('SIGKILL');
+    await sim.exited;
+    // HTTP has no connection to watch: the next call finds the endpoint gone, before sending anything.
+    const refused = await failure(
+      engine.invoke({ endpointId: down.endpointId, deviceId: CONVEYOR, capabilityId: STEP, input: { ticks: 1 } }),
+    );
+    expect(refused.code).toBe(ErrorCode.TRANSPORT_DISCONNECTED);
+    expect(refused.retryable).toBe(true);
+    expect(refused.details.command_id).toBeUndefined(); // refused at the session open: no command existed
+    await gone;
+    for (let i = 0; i < 3; i++) {
+      const r = await engine.invoke({
+        endpointId: up.endpointId,
+        deviceId: CONVEYOR,
+        capabilityId: STEP,
+        input: { ticks: 1 },
+      });
+      expect(r.receipt.status).toBe('completed');
+    }
+    expect(down.status$.value).toBe('disconnected');
+
+    // It comes back with another device set: admitted again, and the new manifest is disclosed.
+    const back = status(down, 'connected');
+    restarted.push(await simOnPort('conveyor,thermostat', portOf(sim)));
+    await back;
+    expect(down.manifest.manifest_digest).not.toBe(firstDigest);
+    const disclosures = (await store.ledger.range(0)).filter(
+      (e) => e.kind === 'disclosure' && e.endpoint_id === down.endpointId,
+    );
+    expect(disclosures.map((e) => e.manifest_digest)).toEqual([firstDigest, down.manifest.manifest_digest]);
+    const r = await engine.invoke({
+      endpointId: down.endpointId,
+      deviceId: 'thermostat',
+      capabilityId: 'cap.thermal.read.v1',
+      input: {},
+    });
+    expect(r.receipt.status).toBe('completed');
+  });
+});
+
+describe('a changed manifest refused on reconnect', () => {
+  let store: Store;
+  let engine: Engine;
+  let sim: SimHttp;
+  const restarted: Array<{ kill(): void; exited: Promise<unknown> }> = [];
+  beforeAll(async () => {
+    store = await openStore();
+    engine = await startEngine(store, {
+      onManifestChange: 'refuse',
+      reconnect: { initialMs: 50, maxMs: 400 },
+    });
+    sim = await startSimHttp('conveyor');
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await store?.close();
+    await sim?.stop();
+    for (const r of restarted) r.kill();
+  });
+
+  test('HOST-073 HOST-012: refused, stays disconnected with MHS.HOST.MANIFEST_INVALID', async () => {
+    const ep = await engine.connect(httpRow(sim.mcpUrl, sim.endpointId, 'mhs-refuse'));
+    const gone = status(ep, 'disconnected');
+    sim.kill('SIGKILL');
+    await sim.exited;
+    await failure(engine.read(ep.endpointId, CONVEYOR));
+    await gone;
+    restarted.push(await simOnPort('conveyor,thermostat', portOf(sim)));
+    await firstValueFrom(ep.status$.pipe(filter(() => ep.lastDrop?.terminal === true)));
+    expect(ep.lastDrop?.code).toBe(ErrorCode.HOST_MANIFEST_INVALID);
+    const e = await failure(
+      engine.invoke({ endpointId: ep.endpointId, deviceId: CONVEYOR, capabilityId: STEP, input: { ticks: 1 } }),
+    );
+    expect(e.code).toBe(ErrorCode.HOST_MANIFEST_INVALID);
+    expect(e.retryable).toBe(false);
+    expect(ep.status$.value).toBe('disconnected');
+  });
+});

@@ -95,7 +95,7 @@ export async function dispatchToolCall(
     session_id: ctx.agentRunId,
     call_id: call.id,
     tool: call.name,
-    input,
+    input: JSON.parse(JSON.stringify(input)) as unknown, // a copy: redaction below must not touch what is sent
     input_digest: inputDigest,
     ...(control !== undefined ? { control_stripped: isObject(control) ? Object.keys(control).sort() : ['_mhs'] } : {}),
   };

@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   sim: async () => (await import('./sim-command.js')).simCommand(),
   serve: async () => (await import('./serve-command.js')).serveCommand(),
   run: async () => (await import('./run-command.js')).runCommand(),
+  agent: async () => (await import('./agent-command.js')).agentCommand(),
 };
 
 async function main(argv: string[]): Promise<void> {

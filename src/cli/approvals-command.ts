@@ -58,7 +58,7 @@ function oneLine(a: ApprovalRequest): string {
     a.risk_class,
     a.method.padEnd(13),
     `${a.endpoint_id} ${a.device_id} ${a.capability_id}`,
-    a.input_digest.slice(0, 19),
+    a.input_digest.slice(0, 12),
     a.created_at,
   ].join('  ');
 }

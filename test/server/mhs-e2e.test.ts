@@ -8,48 +8,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RealClock } from '../../src/core/index.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
-import { openConnectorStore } from '../../src/policy/connector-store.js';
-import { createEnablement } from '../../src/policy/enablement.js';
-import { createTokenStore } from '../../src/policy/tokens.js';
-import { callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
+import { startMhsHost } from '../helpers/mhs-host.js';
+import type { MhsHost } from '../helpers/mhs-host.js';
+import { callMhs, connectMcpClient } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
-import { client, logProblems, serve, tempDb } from './serve-helpers.js';
+import { client, logProblems, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 
 const clock = new RealClock();
+let host: MhsHost<'thermo' | 'conveyor' | 'lh'>;
 let sims: Record<'thermo' | 'conveyor' | 'lh', SimHttp>;
 let dbPath: string;
 let srv: Served;
 let tokens: { client: string; op: string };
-
-async function setupStore(): Promise<void> {
-  const db = await openDb(dbPath);
-  try {
-    const ledger = await openLedger(db, { clock });
-    const store = await openConnectorStore(db, { clock });
-    const enablement = createEnablement({ store, ledger });
-    for (const [name, sim] of Object.entries(sims)) {
-      const id = `mhs-e2e-${name}`;
-      await store.upsertDiscovered({
-        connector_id: id,
-        transport: 'http',
-        url: sim.mcpUrl,
-        base_url: sim.url,
-        endpoint_id: sim.endpointId,
-        display_name: name,
-        source: { kind: 'env', ref: 'MHS_ENDPOINTS' },
-        seen_in: [{ kind: 'env', ref: 'MHS_ENDPOINTS' }],
-        auth: { scheme: 'none' },
-        descriptor: null,
-      });
-      await enablement.enable(id, { id: 'test-setup', via: 'test' });
-    }
-    const t = createTokenStore(db, clock);
-    tokens = { client: (await t.add('e2e-client', 'client')).token, op: (await t.add('e2e-op', 'operator')).token };
-  } finally {
-    await db.close();
-  }
-}
 
 const node = (id: string, typeId: string, config: Record<string, unknown>, x: number) => ({
   id,
@@ -72,15 +43,18 @@ const wf = (id: string, nodes: any[]) => ({
 });
 
 beforeAll(async () => {
-  const [thermo, conveyor, lh] = await Promise.all([
-    startSimHttp('thermostat', ['--time-scale', '50']),
-    startSimHttp('conveyor', ['--latency-ms', '1500']),
-    startSimHttp('liquid-handler', ['--operator-tools']),
-  ]);
-  sims = { thermo: thermo!, conveyor: conveyor!, lh: lh! };
-  dbPath = tempDb();
-  await setupStore();
-  srv = await serve(dbPath, ['--no-workflows']);
+  host = await startMhsHost({
+    prefix: 'mhs-e2e',
+    sims: {
+      thermo: ['thermostat', ['--time-scale', '50']],
+      conveyor: ['conveyor', ['--latency-ms', '1500']],
+      lh: ['liquid-handler', ['--operator-tools']],
+    },
+    tokens: { 'e2e-client': 'client', 'e2e-op': 'operator' },
+  });
+  ({ sims, dbPath } = host);
+  srv = host.srv!;
+  tokens = { client: host.tokens['e2e-client']!, op: host.tokens['e2e-op']! };
   const api = client(srv.url, tokens.client);
   const lhCall = {
     endpoint: sims.lh.endpointId,
@@ -146,8 +120,9 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await srv?.stop();
-  await Promise.all(Object.values(sims ?? {}).map((s) => s.stop()));
+  // `srv` may be a restarted server (the SIGKILL test): stop the current one.
+  if (host) host.srv = srv;
+  await host?.stop();
 });
 
 const terminal = (s: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(s.status as string);

@@ -10,71 +10,43 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RealClock } from '../../src/core/index.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
 import type { LedgerEntry } from '../../src/ledger/index.js';
-import { openConnectorStore } from '../../src/policy/connector-store.js';
-import { createEnablement } from '../../src/policy/enablement.js';
-import { createTokenStore } from '../../src/policy/tokens.js';
-import { callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
+import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
+import type { MhsHost } from '../helpers/mhs-host.js';
+import { callMhs, connectMcpClient } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
-import { client, logProblems, serve, tempDb } from './serve-helpers.js';
+import { client, logProblems, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 
 const clock = new RealClock();
+let host: MhsHost<'thermo' | 'conveyor' | 'stalled'>;
 let sims: Record<'thermo' | 'conveyor' | 'stalled', SimHttp>;
 let dbPath: string;
 let srv: Served | undefined;
 let token: string;
 
 beforeAll(async () => {
-  const [thermo, conveyor, stalled] = await Promise.all([
-    startSimHttp('thermostat', ['--time-scale', '50']),
-    // Every conveyor tool call is answered 1 s later: the kill lands while its first step is in flight.
-    startSimHttp('conveyor', ['--latency-ms', '1000']),
-    // The first capability call is accepted and never answered; nothing executes.
-    startSimHttp('conveyor', ['--stall', '1']),
-  ]);
-  sims = { thermo: thermo!, conveyor: conveyor!, stalled: stalled! };
-  dbPath = tempDb();
-  const db = await openDb(dbPath);
-  try {
-    const ledger = await openLedger(db, { clock });
-    const store = await openConnectorStore(db, { clock });
-    const enablement = createEnablement({ store, ledger });
-    for (const [name, sim] of Object.entries(sims)) {
-      const id = `task-resume-${name}`;
-      await store.upsertDiscovered({
-        connector_id: id,
-        transport: 'http',
-        url: sim.mcpUrl,
-        base_url: sim.url,
-        endpoint_id: sim.endpointId,
-        display_name: name,
-        source: { kind: 'env', ref: 'MHS_ENDPOINTS' },
-        seen_in: [{ kind: 'env', ref: 'MHS_ENDPOINTS' }],
-        auth: { scheme: 'none' },
-        descriptor: null,
-      });
-      await enablement.enable(id, { id: 'test-setup', via: 'test' });
-    }
-    token = (await createTokenStore(db, clock).add('resume-client', 'client')).token;
-  } finally {
-    await db.close();
-  }
-  srv = await serve(dbPath, ['--no-workflows']);
+  host = await startMhsHost({
+    prefix: 'task-resume',
+    sims: {
+      thermo: ['thermostat', ['--time-scale', '50']],
+      // Every conveyor tool call is answered 1 s later: the kill lands while its first step is in flight.
+      conveyor: ['conveyor', ['--latency-ms', '1000']],
+      // The first capability call is accepted and never answered; nothing executes.
+      stalled: ['conveyor', ['--stall', '1']],
+    },
+    tokens: { 'resume-client': 'client' },
+  });
+  ({ sims, dbPath, srv } = host);
+  token = host.tokens['resume-client']!;
 }, 120_000);
 
 afterAll(async () => {
-  await srv?.stop();
-  await Promise.all(Object.values(sims ?? {}).map((s) => s.stop()));
+  // `srv` is the server restarted by the last test: stop that one.
+  if (host) host.srv = srv;
+  await host?.stop();
 });
 
-async function entries(): Promise<LedgerEntry[]> {
-  const db = await openDb(dbPath);
-  try {
-    return await (await openLedger(db, { clock })).range(0);
-  } finally {
-    await db.close();
-  }
-}
+const entries = (): Promise<LedgerEntry[]> => ledgerEntries(dbPath);
 
 async function counters(sim: SimHttp, device: string): Promise<Record<string, number>> {
   const c = await connectMcpClient({ mcpUrl: sim.mcpUrl });

@@ -6,10 +6,11 @@
  * "control any hardware" tool is ever offered. Capability tools are cached per manifest digest, so a changed
  * manifest regenerates its tools and an unchanged one never does.
  */
-import { jcs } from '../core/index.js';
+import { ErrorCode, HostError, jcs } from '../core/index.js';
 import { capabilityToolName } from '../mhs/tool-names.js';
 import type { Manifest } from '../mhs/wire-types.js';
-import { capabilityFacts, modelInputSchema, renderFacts } from './tool-description.js';
+import { capabilityFacts, descriptionDrift, modelInputSchema, renderFacts } from './tool-description.js';
+import type { DriftIssue } from './tool-description.js';
 
 /** What a tool does when called. */
 export type ModelToolKind = 'capability' | 'devices' | 'read' | 'safety' | 'operations';
@@ -179,9 +180,42 @@ export class ToolSurfaceBuilder {
     );
     const tools = [...fixedTools(eps), ...named];
     const index = new Map(tools.map((t) => [t.name, t]));
-    this.last = { key, tools, get: (name) => index.get(name) };
-    return this.last;
+    const surface: ToolSurface = { key, tools, get: (name) => index.get(name) };
+    // HOST-030: a drifted description is a conformance failure; never offer one.
+    const drift = surfaceDrift(surface, eps);
+    if (drift.length)
+      throw new HostError(ErrorCode.HOST_INTERNAL, 'generated tool descriptions drifted from their schemas', { drift });
+    this.last = surface;
+    return surface;
   }
+}
+
+/**
+ * The drift check of a whole surface (HOST-030): every capability tool against the binding it names in the
+ * endpoint's current manifest. A tool whose binding is gone, or whose manifest digest is not the current one, is
+ * drifted too.
+ */
+export function surfaceDrift(
+  surface: Pick<ToolSurface, 'tools'>,
+  endpoints: readonly SurfaceEndpoint[],
+): Array<{ tool: string; issues: DriftIssue[] }> {
+  const byId = new Map(endpoints.map((e) => [e.endpointId, e.manifest]));
+  const out: Array<{ tool: string; issues: DriftIssue[] }> = [];
+  for (const t of surface.tools) {
+    if (t.kind !== 'capability' || !t.target) continue;
+    const m = byId.get(t.target.endpointId);
+    const device = m?.devices.find((d) => d.device_id === t.target?.deviceId);
+    const binding = device?.capabilities.find((c) => c.capability_id === t.target?.capabilityId);
+    if (!m || !device || !binding) {
+      out.push({ tool: t.name, issues: [{ key: 'binding', expected: 'a bound capability' }] });
+      continue;
+    }
+    const issues = descriptionDrift(t, m, device, binding);
+    if (t.target.manifestDigest !== m.manifest_digest)
+      issues.push({ key: 'manifest_digest', expected: m.manifest_digest });
+    if (issues.length) out.push({ tool: t.name, issues });
+  }
+  return out;
 }
 
 /** The tools as a provider receives them: name, description, input schema. */

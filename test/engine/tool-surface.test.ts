@@ -13,7 +13,7 @@ import { capabilityToolName } from '../../src/mhs/tool-names.js';
 import { OPERATOR_TOOLS } from '../../src/mhs/wire-types.js';
 import type { CapabilityBinding, Manifest } from '../../src/mhs/wire-types.js';
 import { descriptionDrift, modelInputSchema } from '../../src/engine/tool-description.js';
-import { MODEL_FIXED_TOOLS, ToolSurfaceBuilder } from '../../src/engine/tool-surface.js';
+import { MODEL_FIXED_TOOLS, ToolSurfaceBuilder, surfaceDrift } from '../../src/engine/tool-surface.js';
 import type { ModelTool } from '../../src/engine/tool-surface.js';
 import { connectStdio } from './harness.js';
 
@@ -159,6 +159,13 @@ describe('model-facing tool surface', () => {
     };
     expect(descriptionDrift(withControl, manifest, device, binding).map((i) => i.key)).toEqual(['input_schema']);
     expect(H(tool.inputSchema)).toBe(H(modelInputSchema(binding.input_schema)));
+
+    // The whole-surface check: clean as generated; an old surface against the new manifest is flagged per tool.
+    const ep = { endpointId: manifest.endpoint_id, manifest };
+    expect(surfaceDrift(surface, [ep])).toEqual([]);
+    const stale = surfaceDrift(surface, [{ ...ep, manifest: next }]);
+    expect(stale.map((d) => d.tool)).toContain(tool.name);
+    expect(stale.find((d) => d.tool === tool.name)!.issues.map((i) => i.key)).toContain('manifest_digest');
   });
 
   test('HOST-030: the same device and capability on two endpoints get distinct tool names', () => {

@@ -8,6 +8,8 @@ export interface ProviderTool {
   name: string;
   description: string;
   inputSchema: object;
+  /** Read-only, approval-required and risk-class hints generated from the binding (HOST-032). */
+  annotations?: { readOnly: boolean; approvalRequired: boolean; riskClass: string | null };
 }
 
 /** A tool call the model asks for. */

@@ -8,7 +8,7 @@
  */
 import { ErrorCode, HostError, jcs } from '../core/index.js';
 import { capabilityToolName } from '../mhs/tool-names.js';
-import type { Manifest } from '../mhs/wire-types.js';
+import type { Manifest, RiskClass } from '../mhs/wire-types.js';
 import { capabilityFacts, descriptionDrift, modelInputSchema, renderFacts } from './tool-description.js';
 import type { DriftIssue } from './tool-description.js';
 
@@ -31,6 +31,16 @@ export interface ModelTool {
   readonly kind: ModelToolKind;
   /** Capability tools only. */
   readonly target?: CapabilityTarget;
+  /** Hints from the binding (HOST-032): read-only, and whether a call needs an approval before it is sent. */
+  readonly annotations: ToolAnnotations;
+}
+
+/** Machine-readable hints, generated from the binding like the description. */
+export interface ToolAnnotations {
+  readOnly: boolean;
+  /** A permit is required, or the risk class is R2/R3 (the host policy then asks a human, HOST-032). */
+  approvalRequired: boolean;
+  riskClass: RiskClass | null;
 }
 
 /** An attached endpoint as the surface needs it (an `EndpointActor` fits). */
@@ -69,6 +79,11 @@ export function capabilityTools(manifest: Manifest): ModelTool[] {
           description: renderFacts(capabilityFacts(manifest, device, b)),
           inputSchema: modelInputSchema(b.input_schema),
           kind: 'capability' as const,
+          annotations: {
+            readOnly: b.effect === 'read',
+            approvalRequired: b.permit.required || b.risk_class === 'R2' || b.risk_class === 'R3',
+            riskClass: b.risk_class,
+          },
           target: {
             endpointId: manifest.endpoint_id,
             deviceId: device.device_id,
@@ -93,12 +108,13 @@ function deviceList(endpoints: readonly SurfaceEndpoint[]): string {
 function fixedTools(endpoints: readonly SurfaceEndpoint[]): ModelTool[] {
   const endpointIds = endpoints.map((e) => e.endpointId);
   const deviceIds = [...new Set(endpoints.flatMap((e) => e.manifest.devices.map((d) => d.device_id)))];
+  // An empty `enum` is not valid JSON Schema: with nothing attached the ids are plain strings.
   const endpointProp = {
     type: 'string',
-    enum: endpointIds,
+    ...(endpointIds.length ? { enum: endpointIds } : {}),
     description: 'Endpoint id; needed only when the device id is on more than one endpoint',
   };
-  const deviceProp = { type: 'string', enum: deviceIds, description: 'Device id' };
+  const deviceProp = { type: 'string', ...(deviceIds.length ? { enum: deviceIds } : {}), description: 'Device id' };
   const devices = deviceList(endpoints) || 'none attached';
   const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
     type: 'object',
@@ -106,6 +122,7 @@ function fixedTools(endpoints: readonly SurfaceEndpoint[]): ModelTool[] {
     properties,
     ...(required.length ? { required } : {}),
   });
+  const annotations = { readOnly: true, approvalRequired: false, riskClass: null };
   return [
     {
       name: 'mhs__devices',
@@ -135,7 +152,7 @@ function fixedTools(endpoints: readonly SurfaceEndpoint[]): ModelTool[] {
         'Observes the outcome of a command by command_id: the current receipt; an unsettled (running or MHS.OUTCOME.UNKNOWN) command is reconciled with the endpoint, never re-executed. Effect: read.',
       inputSchema: obj({ command_id: { type: 'string', pattern: '^cmd_', description: 'command_id' } }, ['command_id']),
     },
-  ].map((t) => freeze(t));
+  ].map((t) => freeze({ ...t, annotations: { ...annotations } }));
 }
 
 /**
@@ -219,6 +236,13 @@ export function surfaceDrift(
 }
 
 /** The tools as a provider receives them: name, description, input schema. */
-export function toolSpecs(surface: ToolSurface): Array<{ name: string; description: string; inputSchema: object }> {
-  return surface.tools.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }));
+export function toolSpecs(
+  surface: ToolSurface,
+): Array<{ name: string; description: string; inputSchema: object; annotations: ToolAnnotations }> {
+  return surface.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    inputSchema: t.inputSchema,
+    annotations: t.annotations,
+  }));
 }

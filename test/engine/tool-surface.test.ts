@@ -5,6 +5,7 @@
 // schema; only the fixed read tools come with it (no operator tool, no generic tool); a changed manifest digest
 // regenerates the tools while an unchanged one is served from the cache; the drift check flags a description or
 // schema that no longer matches its binding.
+import Ajv2020Module from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { H } from '../../src/core/index.js';
 import type { MhsConnection } from '../../src/mhs/connector.js';
@@ -17,6 +18,9 @@ import { MODEL_FIXED_TOOLS, ToolSurfaceBuilder, surfaceDrift } from '../../src/e
 import type { ModelTool } from '../../src/engine/tool-surface.js';
 import { connectStdio } from './harness.js';
 
+const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as new (
+  opts: Record<string, unknown>,
+) => { compile(schema: object): unknown };
 const FAMILIES = 'thermostat,conveyor,liquid-handler,laser';
 let conn: MhsConnection;
 let manifest: Manifest;
@@ -91,6 +95,20 @@ describe('model-facing tool surface', () => {
     expect(laser.description).toContain('Device mode: HARDWARE');
     const setpoint = surface.get(capabilityToolName('thermostat', 'cap.thermal.setpoint.v1'))!;
     expect(setpoint.description).toContain('Input setpoint_c (number, required, range 4..95, unit degC)');
+    // HOST-032: approval needs as machine-readable hints, from the same data.
+    expect(laser.annotations).toEqual({ readOnly: false, approvalRequired: true, riskClass: 'R3' });
+    expect(setpoint.annotations).toEqual({ readOnly: false, approvalRequired: false, riskClass: 'R1' });
+    expect(surface.get(capabilityToolName('thermostat', 'cap.thermal.read.v1'))!.annotations.readOnly).toBe(true);
+    for (const t of surface.tools.filter((x) => x.target?.deviceId === 'liquid-handler'))
+      expect(t.annotations.approvalRequired).toBe(true);
+  });
+
+  test('HOST-062: with no endpoint attached only the fixed read tools exist, with valid schemas', () => {
+    const empty = new ToolSurfaceBuilder().build([]);
+    expect(empty.tools.map((t) => t.name)).toEqual([...MODEL_FIXED_TOOLS]);
+    const ajv = new Ajv2020({ strict: true });
+    for (const t of empty.tools) expect(() => ajv.compile(t.inputSchema as object), t.name).not.toThrow();
+    expect(empty.tools.every((t) => t.annotations.readOnly)).toBe(true);
   });
 
   test('HOST-062: only the fixed read tools come along; no operator tool, no generic control tool', () => {

@@ -51,6 +51,7 @@ export interface DispatchedCall {
   isError: boolean;
   /** `{command_id, outcome, receipt}`, a read result, or `{error: MhsError}`. */
   result: Record<string, unknown>;
+  /** The command the call created (capability tools) or observed (`mhs__operations`). */
   commandId: string | null;
   /** Seq of the `tool_call` ledger entry. */
   ledgerSeq: number;
@@ -124,7 +125,11 @@ export async function dispatchToolCall(
       });
       delete result.intent_seq;
       delete result.receipt_seq;
-    } else Object.assign(entry, { outcome: 'ok' });
+    } else {
+      // An observation is linked to the command it observed.
+      if (tool.kind === 'operations') commandId = String(input.command_id);
+      Object.assign(entry, { outcome: 'ok' });
+    }
   } catch (err) {
     const e = toHostError(err);
     isError = true;

@@ -27,6 +27,27 @@ export function seal<T extends Record<string, unknown>>(entry: T): T & { digest:
   return { ...entry, digest: chainLink(entry) };
 }
 
+/**
+ * {@link seal} that also returns the JCS text of the sealed entry, for storage. Each top-level value is
+ * canonicalised once and the two texts are assembled from those parts (JCS orders members by key and adds
+ * no whitespace), so the writer does not canonicalise every entry twice.
+ */
+export function sealWithText<T extends Record<string, unknown>>(
+  entry: T,
+): { entry: T & { digest: string }; text: string } {
+  const prev = entry['prev_digest'];
+  if (typeof prev !== 'string') throw new TypeError('entry has no prev_digest');
+  const keys = Object.keys(entry)
+    .filter((k) => k !== 'digest' && entry[k] !== undefined)
+    .sort();
+  const parts = keys.map((k) => `${JSON.stringify(k)}:${jcs(entry[k])}`);
+  const digest = sha256Hex(`{${parts.join(',')}}${prev}`);
+  let at = keys.findIndex((k) => k > 'digest');
+  if (at < 0) at = keys.length;
+  parts.splice(at, 0, `"digest":${JSON.stringify(digest)}`);
+  return { entry: { ...entry, digest }, text: `{${parts.join(',')}}` };
+}
+
 /** Result of recomputing a chain: ok, or the first entry whose link does not hold. */
 export type ChainCheck =
   | { ok: true; count: number; head_digest: string | null }

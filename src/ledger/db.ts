@@ -16,12 +16,11 @@ export interface Db {
   get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
   /** A statement without rows; `changes` is the affected row count. */
   run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }>;
-  /** Runs `fn` in one transaction (serialised per Db); rolls back when it throws. */
-  tx<T>(fn: (db: Db) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
   /**
-   * True when the caller runs inside `tx` of this Db (same async context). Work started there joins
-   * that transaction; the ledger uses it so an append made inside a caller's transaction commits with it.
+   * Runs `fn` in one transaction (serialised per Db); rolls back when it throws. Inside `fn` use only the
+   * handle it is given (its `tx` nests as a savepoint): on SQLite a call on the outer Db waits for the
+   * transaction to end, so calling it from inside the transaction would never return.
    */
-  inTransaction?(): boolean;
+  tx<T>(fn: (t: Db) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
 }

@@ -14,12 +14,12 @@ function toCoreReason(r: string): 'digest' | 'prev_digest' | 'seq' | 'genesis' {
   return r === 'prev_digest' || r === 'seq' || r === 'genesis' ? r : 'digest';
 }
 
-/** Inserts sealed entries (100 rows per statement). */
-export async function insertEntries(t: Db, rows: readonly LedgerEntry[]): Promise<void> {
+/** Inserts sealed entries (100 rows per statement); `texts[i]`, when given, is the JCS text of `rows[i]`. */
+export async function insertEntries(t: Db, rows: readonly LedgerEntry[], texts: readonly string[] = []): Promise<void> {
   for (let i = 0; i < rows.length; i += 100) {
     const chunk = rows.slice(i, i + 100);
     const params: unknown[] = [];
-    for (const e of chunk) {
+    for (const [k, e] of chunk.entries()) {
       params.push(
         e.seq,
         e.prev_digest,
@@ -29,7 +29,7 @@ export async function insertEntries(t: Db, rows: readonly LedgerEntry[]): Promis
         lookupColumn(e['command_id']),
         lookupColumn(e['session_id']),
         lookupColumn(e['endpoint_id']),
-        jcs(e),
+        texts[i + k] ?? jcs(e),
       );
     }
     await t.run(

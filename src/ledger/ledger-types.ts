@@ -1,4 +1,5 @@
 import type { ChainCheck } from '../core/index.js';
+import type { Db } from './db.js';
 
 /** Entry kinds of the host ledger (issue 4; HOST-050, 092). */
 export const LEDGER_KINDS = [
@@ -85,6 +86,11 @@ export interface DurableLedger extends Ledger {
   probe(): Promise<LedgerStatus>;
   /** Redaction paths (JSON Pointers, manifest `redaction.paths`) for entries with this `endpoint_id`. */
   setRedaction(endpointId: string, paths: readonly string[]): void;
+  /**
+   * Appends inside the caller's transaction `t` (the handle `db.tx` gave, on this ledger's Db): the entries
+   * commit or roll back with that transaction.
+   */
+  appendIn(t: Db, entries: readonly LedgerAppend[]): Promise<LedgerEntry[]>;
   /** Appends a `checkpoint` sealing the current head; retention may prune up to it. */
   checkpoint(extra?: Record<string, unknown>): Promise<LedgerEntry>;
   /** The oldest entry kept: genesis, or the checkpoint a prune left first. */

@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
+import { ErrorCode, HostError } from '../core/index.js';
 import type { Db } from './db.js';
 import { TxLock } from './tx-lock.js';
 
@@ -57,22 +57,98 @@ function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
+type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
+
+function query(on: Queryable, sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
+  const text = params && params.length ? toPgPlaceholders(sql) : sql;
+  const values = params ? params.map((p) => (p === undefined ? null : p)) : undefined;
+  return on.query(text, values);
+}
+
+/** The statements of {@link Db} over a pool or one client. */
+abstract class PgStatements implements Db {
+  readonly dialect = 'postgres' as const;
+  abstract readonly location: string;
+  protected abstract on(): Queryable;
+  abstract tx<T>(fn: (t: Db) => Promise<T>): Promise<T>;
+  abstract close(): Promise<void>;
+
+  async exec(sql: string): Promise<void> {
+    await query(this.on(), sql);
+  }
+
+  async all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return (await query(this.on(), sql, params ?? [])).rows as T[];
+  }
+
+  async get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return (await query(this.on(), sql, params ?? [])).rows[0] as T | undefined;
+  }
+
+  async run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }> {
+    return { changes: (await query(this.on(), sql, params ?? [])).rowCount ?? 0 };
+  }
+}
+
+/** The handle a transaction's callback gets: its own pooled client; nested `tx` uses savepoints. */
+class PgTx extends PgStatements {
+  ended = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly depth: number,
+    readonly location: string,
+  ) {
+    super();
+  }
+
+  protected on(): Queryable {
+    if (this.ended)
+      throw new HostError(ErrorCode.HOST_INTERNAL, 'a transaction handle was used after its transaction ended', {
+        location: this.location,
+      });
+    return this.client;
+  }
+
+  async tx<T>(fn: (t: Db) => Promise<T>): Promise<T> {
+    const sp = `sp_${this.depth}`;
+    await this.on().query(`SAVEPOINT ${sp}`);
+    const inner = new PgTx(this.client, this.depth + 1, this.location);
+    try {
+      const out = await fn(inner);
+      await this.client.query(`RELEASE SAVEPOINT ${sp}`);
+      return out;
+    } catch (err) {
+      await this.client.query(`ROLLBACK TO SAVEPOINT ${sp}`).catch(() => undefined);
+      throw err;
+    } finally {
+      inner.ended = true;
+    }
+  }
+
+  close(): Promise<void> {
+    return Promise.reject(
+      new HostError(ErrorCode.HOST_INTERNAL, 'close the store, not a transaction handle', { location: this.location }),
+    );
+  }
+}
+
 /**
  * PostgreSQL behind {@link Db} (a `pg` pool). A `schema` query parameter in the URL selects (and
  * creates) the schema every connection uses, so test runs can share one database. Transactions
  * are serialised per Db, as on SQLite; statements outside a transaction use the pool freely.
  */
-export class PostgresDb implements Db {
-  readonly dialect = 'postgres' as const;
+export class PostgresDb extends PgStatements {
   private readonly lock = new TxLock();
-  private readonly txClient = new AsyncLocalStorage<{ client: pg.PoolClient; depth: number }>();
 
   private constructor(
     readonly location: string,
     private readonly pool: pg.Pool,
     /** The schema named in the URL, if any. */
     readonly schema: string | null,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Connects (and checks the connection) to a `postgres://` or `postgresql://` URL. */
   static async open(url: string, opts: PostgresDbOptions = {}): Promise<PostgresDb> {
@@ -99,60 +175,23 @@ export class PostgresDb implements Db {
     return db;
   }
 
-  private async query(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
-    const scoped = this.txClient.getStore();
-    const text = params && params.length ? toPgPlaceholders(sql) : sql;
-    const values = params ? params.map((p) => (p === undefined ? null : p)) : undefined;
-    return scoped ? scoped.client.query(text, values) : this.pool.query(text, values);
+  protected on(): Queryable {
+    return this.pool;
   }
 
-  /** True inside {@link PostgresDb.tx} of this Db, in the same async context. */
-  inTransaction(): boolean {
-    return this.txClient.getStore() !== undefined;
-  }
-
-  async exec(sql: string): Promise<void> {
-    await this.query(sql);
-  }
-
-  async all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return (await this.query(sql, params ?? [])).rows as T[];
-  }
-
-  async get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return (await this.query(sql, params ?? [])).rows[0] as T | undefined;
-  }
-
-  async run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }> {
-    return { changes: (await this.query(sql, params ?? [])).rowCount ?? 0 };
-  }
-
-  async tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    const scoped = this.txClient.getStore();
-    if (scoped) {
-      const sp = `sp_${scoped.depth}`;
-      await scoped.client.query(`SAVEPOINT ${sp}`);
-      scoped.depth++;
-      try {
-        const out = await fn(this);
-        await scoped.client.query(`RELEASE SAVEPOINT ${sp}`);
-        return out;
-      } catch (err) {
-        await scoped.client.query(`ROLLBACK TO SAVEPOINT ${sp}`).catch(() => undefined);
-        throw err;
-      } finally {
-        scoped.depth--;
-      }
-    }
+  tx<T>(fn: (t: Db) => Promise<T>): Promise<T> {
     return this.lock.run(async () => {
       const client = await this.pool.connect();
+      const handle = new PgTx(client, 0, this.location);
       let broken = false;
       try {
         await client.query('BEGIN');
-        const out = await this.txClient.run({ client, depth: 0 }, () => fn(this));
+        const out = await fn(handle);
+        handle.ended = true;
         await client.query('COMMIT');
         return out;
       } catch (err) {
+        handle.ended = true;
         await client.query('ROLLBACK').catch(() => {
           broken = true;
         });

@@ -1,5 +1,4 @@
-import { AsyncResource } from 'node:async_hooks';
-import { ErrorCode, GENESIS_PREV_DIGEST, HostError, isoAt, seal } from '../core/index.js';
+import { ErrorCode, GENESIS_PREV_DIGEST, HostError, isoAt, sealWithText } from '../core/index.js';
 import type { ChainCheck, Clock, TimerHandle } from '../core/index.js';
 import type { Db } from './db.js';
 import { ensureLedgerSchema } from './ledger-schema.js';
@@ -47,8 +46,6 @@ class SqlLedger implements DurableLedger {
   private flushing = false;
   private readonly redaction = new Map<string, readonly string[]>();
   private readonly health: LedgerHealth;
-  /** Runs the writer in the context the ledger was opened in, never inside a caller's transaction context. */
-  private readonly detached = AsyncResource.bind((fn: () => void) => fn());
 
   constructor(
     readonly db: Db,
@@ -149,6 +146,11 @@ class SqlLedger implements DurableLedger {
     return this.submit(items);
   }
 
+  async appendIn(t: Db, entries: readonly LedgerAppend[]): Promise<LedgerEntry[]> {
+    const items = entries.map((e) => this.prepare(e));
+    return items.length ? this.writeIn(t, items) : [];
+  }
+
   checkpoint(extra: Record<string, unknown> = {}): Promise<LedgerEntry> {
     // `sealed` is filled in by the writer with the head it follows.
     const item = this.prepare({ ...extra, kind: 'checkpoint' }, true);
@@ -156,11 +158,9 @@ class SqlLedger implements DurableLedger {
   }
 
   private submit(items: Record<string, unknown>[]): Promise<LedgerEntry[]> {
-    // Called inside a caller's transaction on this Db: join it (durable when that transaction commits).
-    if (this.db.inTransaction?.()) return this.writeIn(this.db, items);
     return new Promise((resolve, reject) => {
       this.queue.push({ items, resolve, reject });
-      if (!this.flushing) this.detached(() => void this.flush());
+      if (!this.flushing) void this.flush();
     });
   }
 
@@ -204,28 +204,31 @@ class SqlLedger implements DurableLedger {
     }
     const ts = isoAt(this.opts.clock.now());
     const rows: LedgerEntry[] = [];
+    const texts: string[] = [];
     let head = await t.get<{ seq: number; digest: string }>(
       'SELECT seq, digest FROM ledger_entries ORDER BY seq DESC LIMIT 1',
     );
     if (!head) {
-      const g = this.genesisEntry(ts);
-      rows.push(g);
-      head = g;
+      const g = sealWithText(this.genesisBody(ts));
+      rows.push(g.entry as LedgerEntry);
+      texts.push(g.text);
+      head = g.entry as LedgerEntry;
     }
     let seq = head.seq;
     let prev = head.digest;
     for (const item of items) {
       const body = item['kind'] === 'checkpoint' ? { ...item, sealed: { seq, digest: prev } } : item;
-      const e = seal({ seq: ++seq, prev_digest: prev, ts, ...body }) as LedgerEntry;
-      rows.push(e);
-      prev = e.digest;
+      const s = sealWithText({ seq: ++seq, prev_digest: prev, ts, ...body });
+      rows.push(s.entry as LedgerEntry);
+      texts.push(s.text);
+      prev = s.entry.digest;
     }
-    await insertEntries(t, rows);
+    await insertEntries(t, rows, texts);
     return rows.slice(rows.length - items.length);
   }
 
-  private genesisEntry(ts: string): LedgerEntry {
-    return seal({
+  private genesisBody(ts: string): Record<string, unknown> {
+    return {
       seq: 0,
       prev_digest: GENESIS_PREV_DIGEST,
       ts,
@@ -233,7 +236,7 @@ class SqlLedger implements DurableLedger {
       format: 'mhs-host.ledger',
       schema_version: 1,
       ...(this.opts.genesis ?? {}),
-    }) as LedgerEntry;
+    };
   }
 
   /** Creates the genesis entry when the store has none (race-free: it goes through the writer). */
@@ -244,7 +247,8 @@ class SqlLedger implements DurableLedger {
         await t.get(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.ledger_entries'))`);
       }
       if (await t.get('SELECT seq FROM ledger_entries LIMIT 1')) return;
-      await insertEntries(t, [this.genesisEntry(isoAt(this.opts.clock.now()))]);
+      const g = sealWithText(this.genesisBody(isoAt(this.opts.clock.now())));
+      await insertEntries(t, [g.entry as LedgerEntry], [g.text]);
     });
   }
 

@@ -1,6 +1,7 @@
 import { mkdirSync, realpathSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { ErrorCode, HostError } from '../core/index.js';
 import type { Db } from './db.js';
 import type { TxLock } from './tx-lock.js';
 import { lockForFile } from './tx-lock.js';
@@ -22,21 +23,147 @@ function bindable(params: readonly unknown[] | undefined): unknown[] {
   return params.map((p) => (p === undefined ? null : typeof p === 'boolean' ? (p ? 1 : 0) : p));
 }
 
+/** The connection and its statement cache; synchronous, used under the file lock or inside a transaction. */
+class SqliteConn {
+  private readonly stmts = new Map<string, Stmt>();
+
+  constructor(
+    readonly conn: Database.Database,
+    readonly readonly: boolean,
+  ) {}
+
+  private stmt(sql: string): Stmt {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.conn.prepare(sql);
+      if (this.stmts.size > 500) this.stmts.clear();
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  all<T>(sql: string, params?: readonly unknown[]): T[] {
+    const s = this.stmt(sql);
+    if (!s.reader) {
+      s.run(...bindable(params));
+      return [];
+    }
+    return s.all(...bindable(params)) as T[];
+  }
+
+  get<T>(sql: string, params?: readonly unknown[]): T | undefined {
+    const s = this.stmt(sql);
+    if (!s.reader) {
+      s.run(...bindable(params));
+      return undefined;
+    }
+    return s.get(...bindable(params)) as T | undefined;
+  }
+
+  run(sql: string, params?: readonly unknown[]): { changes: number } {
+    return { changes: this.stmt(sql).run(...bindable(params)).changes };
+  }
+
+  /** `BEGIN IMMEDIATE` (takes the write lock first) at depth 0, a savepoint below it. */
+  async transaction<T>(depth: number, location: string, fn: (t: Db) => Promise<T>): Promise<T> {
+    const nested = depth > 0;
+    const sp = `sp_${depth}`;
+    this.conn.exec(nested ? `SAVEPOINT ${sp}` : this.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE');
+    const undo = () => {
+      try {
+        this.conn.exec(nested ? `ROLLBACK TO ${sp}; RELEASE ${sp}` : 'ROLLBACK');
+      } catch {
+        // A failed COMMIT may already have rolled back; the original error is what matters.
+      }
+    };
+    const handle = new SqliteTx(this, depth + 1, location);
+    let out: T;
+    try {
+      out = await fn(handle);
+    } catch (err) {
+      undo();
+      throw err;
+    } finally {
+      handle.ended = true;
+    }
+    try {
+      this.conn.exec(nested ? `RELEASE ${sp}` : 'COMMIT');
+    } catch (err) {
+      undo();
+      throw err;
+    }
+    return out;
+  }
+
+  clear(): void {
+    this.stmts.clear();
+  }
+}
+
+/** The handle a transaction's callback gets: runs directly on the connection, which the transaction holds. */
+class SqliteTx implements Db {
+  readonly dialect = 'sqlite' as const;
+  ended = false;
+
+  constructor(
+    private readonly c: SqliteConn,
+    private readonly depth: number,
+    readonly location: string,
+  ) {}
+
+  private live<T>(fn: () => T): Promise<T> {
+    if (this.ended)
+      return Promise.reject(
+        new HostError(ErrorCode.HOST_INTERNAL, 'a transaction handle was used after its transaction ended', {
+          location: this.location,
+        }),
+      );
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  exec(sql: string): Promise<void> {
+    return this.live(() => void this.c.conn.exec(sql));
+  }
+
+  all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.live(() => this.c.all<T>(sql, params));
+  }
+
+  get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.live(() => this.c.get<T>(sql, params));
+  }
+
+  run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }> {
+    return this.live(() => this.c.run(sql, params));
+  }
+
+  tx<T>(fn: (t: Db) => Promise<T>): Promise<T> {
+    return this.ended ? this.live(() => undefined as T) : this.c.transaction(this.depth, this.location, fn);
+  }
+
+  close(): Promise<void> {
+    return Promise.reject(
+      new HostError(ErrorCode.HOST_INTERNAL, 'close the store, not a transaction handle', { location: this.location }),
+    );
+  }
+}
+
 /**
  * SQLite behind {@link Db}: one file, WAL, `synchronous=FULL`. better-sqlite3 is synchronous, so every
  * statement runs under a per-file async lock and a transaction holds it until it commits (one writer).
  */
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
-  private readonly stmts = new Map<string, Stmt>();
-  private depth = 0;
   private closed = false;
 
   private constructor(
     readonly location: string,
-    private readonly conn: Database.Database,
+    private readonly c: SqliteConn,
     private readonly lock: TxLock,
-    private readonly readonly: boolean,
   ) {}
 
   /** Opens (creating the file and its folder when missing) a SQLite store. */
@@ -55,98 +182,36 @@ export class SqliteDb implements Db {
       conn.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
     }
     conn.pragma('foreign_keys = ON');
-    return new SqliteDb(file, conn, lockForFile(realpathSync(file)), opts.readonly ?? false);
-  }
-
-  private stmt(sql: string): Stmt {
-    let s = this.stmts.get(sql);
-    if (!s) {
-      s = this.conn.prepare(sql);
-      if (this.stmts.size > 500) this.stmts.clear();
-      this.stmts.set(sql, s);
-    }
-    return s;
-  }
-
-  /** True inside {@link SqliteDb.tx} of this store, in the same async context. */
-  inTransaction(): boolean {
-    return this.depth > 0 && this.lock.held();
+    return new SqliteDb(file, new SqliteConn(conn, opts.readonly ?? false), lockForFile(realpathSync(file)));
   }
 
   exec(sql: string): Promise<void> {
-    return this.lock.run(async () => {
-      this.conn.exec(sql);
-    });
+    return this.lock.run(async () => void this.c.conn.exec(sql));
   }
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.lock.run(async () => {
-      const s = this.stmt(sql);
-      if (!s.reader) {
-        s.run(...bindable(params));
-        return [];
-      }
-      return s.all(...bindable(params)) as T[];
-    });
+    return this.lock.run(async () => this.c.all<T>(sql, params));
   }
 
   get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return this.lock.run(async () => {
-      const s = this.stmt(sql);
-      if (!s.reader) {
-        s.run(...bindable(params));
-        return undefined;
-      }
-      return s.get(...bindable(params)) as T | undefined;
-    });
+    return this.lock.run(async () => this.c.get<T>(sql, params));
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }> {
-    return this.lock.run(async () => {
-      const r = this.stmt(sql).run(...bindable(params));
-      return { changes: r.changes };
-    });
+    return this.lock.run(async () => this.c.run(sql, params));
   }
 
-  /** A transaction (`BEGIN IMMEDIATE`: takes the write lock first); nested calls use savepoints. */
-  tx<T>(fn: (db: Db) => Promise<T>): Promise<T> {
-    return this.lock.run(async () => {
-      const nested = this.depth > 0;
-      const sp = `sp_${this.depth}`;
-      this.conn.exec(nested ? `SAVEPOINT ${sp}` : this.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE');
-      this.depth++;
-      const undo = () => {
-        try {
-          this.conn.exec(nested ? `ROLLBACK TO ${sp}; RELEASE ${sp}` : 'ROLLBACK');
-        } catch {
-          // A failed COMMIT may already have rolled back; the original error is what matters.
-        }
-      };
-      let out: T;
-      try {
-        out = await fn(this);
-      } catch (err) {
-        this.depth--;
-        undo();
-        throw err;
-      }
-      this.depth--;
-      try {
-        this.conn.exec(nested ? `RELEASE ${sp}` : 'COMMIT');
-      } catch (err) {
-        undo();
-        throw err;
-      }
-      return out;
-    });
+  /** A transaction holding the file lock until it commits; nested `tx` on its handle uses savepoints. */
+  tx<T>(fn: (t: Db) => Promise<T>): Promise<T> {
+    return this.lock.run(() => this.c.transaction(0, this.location, fn));
   }
 
   close(): Promise<void> {
     return this.lock.run(async () => {
       if (this.closed) return;
       this.closed = true;
-      this.stmts.clear();
-      this.conn.close();
+      this.c.clear();
+      this.c.conn.close();
     });
   }
 }

@@ -1,36 +1,23 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /**
- * An async mutex that knows when the current async context already holds it, so that calls made
- * from inside a transaction run in it instead of waiting for it (which would deadlock).
+ * An async mutex (FIFO). Work inside a transaction runs on the transaction's own handle, never through the
+ * lock again, so there is nothing to re-enter and no async-context tracking: `AsyncLocalStorage` would put a
+ * hook on every promise of the process on Node 20, the MCP client's included.
  */
 export class TxLock {
   private tail: Promise<void> = Promise.resolve();
-  private readonly als = new AsyncLocalStorage<true>();
 
-  /** True when the caller runs inside {@link TxLock.run} of this lock. */
-  held(): boolean {
-    return this.als.getStore() === true;
-  }
-
-  /** Runs `fn` holding the lock; re-entrant within the same async context. */
+  /** Runs `fn` holding the lock. */
   async run<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.held()) return fn();
     let release!: () => void;
     const next = new Promise<void>((r) => (release = r));
     const prev = this.tail;
-    this.tail = prev.then(() => next);
+    this.tail = next;
     await prev;
     try {
-      return await this.als.run(true, fn);
+      return await fn();
     } finally {
       release();
     }
-  }
-
-  /** Runs `fn` outside any holder's context (work that must not join a caller's transaction). */
-  detached<T>(fn: () => T): T {
-    return this.als.exit(fn);
   }
 }
 

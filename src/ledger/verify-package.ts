@@ -245,6 +245,8 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
     if (
       hit['seq'] !== ev?.['seq'] ||
       hit['prev_digest'] !== ev?.['prev_digest'] ||
+      // A tampered entry may have lost its body: that is a mismatch, never a crash of the verifier.
+      hit['body'] === undefined ||
       jcs(hit['body']) !== jcs(expected)
     ) {
       problems.push(

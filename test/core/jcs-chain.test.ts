@@ -2,7 +2,16 @@
 // that were computed once by an independent route (Python json.dumps(sort_keys) + hashlib, recorded here).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { H, jcs, chainLink, verifyChain, GENESIS_PREV_DIGEST, type ChainEntry } from '../../src/core/index.js';
+import {
+  H,
+  jcs,
+  chainLink,
+  seal,
+  sealWithText,
+  verifyChain,
+  GENESIS_PREV_DIGEST,
+  type ChainEntry,
+} from '../../src/core/index.js';
 
 describe('JCS (RFC 8785 vectors)', () => {
   it('sorts properties by UTF-16 code units (RFC 8785 §3.2.3)', () => {
@@ -79,5 +88,21 @@ describe('H() and the chain link (wire contract §1)', () => {
     expect(verifyChain(tampered)).toMatchObject({ ok: false, broken_at: 1, reason: 'digest' });
     const reordered = [GOLDEN[0]!, GOLDEN[2]!];
     expect(verifyChain(reordered)).toMatchObject({ ok: false, broken_at: 2 });
+  });
+});
+
+describe('sealWithText (the ledger writer canonicalises each entry once)', () => {
+  it('gives exactly seal() and the JCS text of the sealed entry, for any JSON entry (property)', () => {
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 12 }), fc.string(), (extra, prev) => {
+        const { digest: _d, ...body } = extra;
+        const entry = { ...body, seq: 1, prev_digest: prev };
+        const { entry: sealed, text } = sealWithText(entry);
+        expect(sealed).toEqual(seal(entry));
+        expect(text).toBe(jcs(sealed));
+        expect(sealed.digest).toBe(chainLink(sealed));
+      }),
+      { numRuns: 300 },
+    );
   });
 });

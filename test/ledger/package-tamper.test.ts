@@ -190,6 +190,20 @@ describe('export package', () => {
     });
   });
 
+  it('HOST-053: an endpoint entry that lost its body is reported, not a crash of the verifier', async () => {
+    // Found by the byte-flip property: a flip inside the key "body" left the receipt cross-check comparing
+    // against nothing, and the verifier threw instead of naming the break.
+    const dir = copy('no-body');
+    const p = join(dir, 'endpoints/mhs___localhost_7400/evidence.jsonl');
+    const lines = readFileSync(p, 'utf8').trimEnd().split('\n');
+    lines[2] = (lines[2] as string).replace('"body":', '"bodz":');
+    writeFileSync(p, lines.map((l) => `${l}\n`).join(''));
+    const v = await verifyPackage(dir);
+    expect(v.ok).toBe(false);
+    expect(v.code).toBe(ErrorCode.EVIDENCE_CHAIN_BROKEN);
+    expect(v.problems).toEqual(expect.arrayContaining([expect.objectContaining({ reason: 'cross_check' })]));
+  });
+
   it('HOST-054: rejects an unlisted file and a manifest whose digest differs from its file name', async () => {
     const dir = copy('unlisted');
     writeFileSync(join(dir, 'extra.txt'), 'hello');

@@ -203,14 +203,14 @@ describe.each(BACKENDS)('store suite: $name', (backend) => {
   it('an append inside a caller transaction commits or rolls back with it', async () => {
     const { db, ledger } = await fresh();
     await expect(
-      db.tx(async () => {
-        await ledger.append({ kind: 'approval', command_id: 'cmd_rb' });
+      db.tx(async (t) => {
+        await ledger.appendIn(t, [{ kind: 'approval', command_id: 'cmd_rb' }]);
         throw new Error('abort');
       }),
     ).rejects.toThrow();
     expect(await ledger.byCommand('cmd_rb')).toEqual([]);
-    await db.tx(async () => {
-      await ledger.append({ kind: 'approval', command_id: 'cmd_ok' });
+    await db.tx(async (t) => {
+      await ledger.appendIn(t, [{ kind: 'approval', command_id: 'cmd_ok' }]);
     });
     expect((await ledger.byCommand('cmd_ok')).length).toBe(1);
     expect(await ledger.verify()).toMatchObject({ ok: true });

@@ -7,6 +7,7 @@ import type { HostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import type { PolicyConfig } from '../policy/index.js';
 import { approvalPrinter } from './approval-prompt.js';
+import { withdrawOnSignal } from './approval-withdraw.js';
 
 /** How long a CLI call waits for a human approval unless `--approval-timeout` says otherwise (10 min). */
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 600_000;
@@ -73,7 +74,8 @@ export function holdProcessOpen(): () => void {
 
 /**
  * Opens the one {@link HostRuntime} for a CLI command, with the policy gate, and prints every approval the
- * command waits for (id, what, how to decide it) to stderr. `close()` releases everything.
+ * command waits for (id, what, how to decide it) to stderr; Ctrl-C withdraws the ones still pending
+ * ({@link withdrawOnSignal}). `close()` releases everything.
  */
 export async function openCliRuntime(
   flags: RuntimeFlags,
@@ -88,15 +90,15 @@ export async function openCliRuntime(
       ...(flags.db ? { db: flags.db } : {}),
     });
     const dbHint = flags.db ? ` --db ${flags.db}` : '';
+    const err = opts.err ?? ((l: string) => void process.stderr.write(`${l}\n`));
     const off = rt.services.events.subscribe(
-      approvalPrinter(opts.err ?? ((l) => void process.stderr.write(`${l}\n`)), {
-        dbHint,
-        timeoutMs: policy.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS,
-      }),
+      approvalPrinter(err, { dbHint, timeoutMs: policy.approvalTimeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS }),
     );
+    const offSignals = withdrawOnSignal(rt, err);
     const close = rt.close.bind(rt);
     rt.close = async () => {
       off();
+      offSignals();
       try {
         await close();
       } finally {

@@ -140,6 +140,23 @@ describe('mhs-host invoke waits for approvals decided with mhs-host approvals', 
     expect(errorCode(late.stderr)).toBe(ErrorCode.CONFLICT);
   }, 120_000);
 
+  it('HOST-045: Ctrl-C while waiting withdraws the approval (recorded voided); a late approve is refused', async () => {
+    const inv = aspirate(44);
+    const id = (await inv.waitStderr(NEEDED))[1]!;
+    await inv.waitStderr(/waiting up to/);
+    inv.child.kill('SIGINT');
+    const done = await inv.done;
+    expect(done.code).toBe(130);
+    expect(done.stderr).toContain(`approval ${id} withdrawn`);
+    const show = await approvals(['show', id, '--json']);
+    expect(JSON.parse(show.stdout)).toMatchObject({ status: 'voided', reason: 'withdrawn_by_caller' });
+    const es = await ledgerEntries(host.dbPath);
+    expect(es.find((e) => e.kind === 'approval' && e.event === 'voided' && e.approval_id === id)).toMatchObject({
+      reason: 'withdrawn_by_caller',
+    });
+    expect(errorCode((await approvals(['approve', id, '--operator', 'alice'])).stderr)).toBe(ErrorCode.CONFLICT);
+  }, 120_000);
+
   it('HOST-047: the approval may come from serve’s operator API: the CLI call proceeds with a permit as through serve', async () => {
     const inv = aspirate(43);
     const id = (await inv.waitStderr(NEEDED))[1]!;
@@ -168,6 +185,7 @@ describe('mhs-host invoke waits for approvals decided with mhs-host approvals', 
       host.dbPath,
     ]);
     const id = (await inv.waitStderr(NEEDED))[1]!;
+    await inv.waitStderr(/waiting up to/);
     expect(inv.stderr()).toContain('dual_control by two distinct operators');
     const first = await approvals(['approve', id, '--operator', 'alice']);
     expect(first.code).toBe(0);
@@ -198,15 +216,17 @@ describe('mhs-host invoke waits for approvals decided with mhs-host approvals', 
       [['list', '--status', 'bogus'], {}, ErrorCode.VALIDATION_ERROR],
       [['list', '--bogus'], {}, ErrorCode.VALIDATION_ERROR],
     ];
-    for (const [args, env, code] of cases) {
-      const r = await approvals(args, env);
+    // Independent one-shot processes: run them side by side.
+    const runs = await Promise.all(cases.map(([args, env]) => approvals(args, env)));
+    runs.forEach((r, i) => {
+      const [args, , code] = cases[i]!;
       expect({ args, exit: r.code === 0 ? 0 : 'non-zero', code: errorCode(r.stderr) }).toEqual({
         args,
         exit: 'non-zero',
         code,
       });
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    }
+    });
     const badTimeout = await cli(['invoke', 'x', 'y', 'z', '--approval-timeout', 'soon', '--db', host.dbPath]);
     expect(errorCode(badTimeout.stderr)).toBe(ErrorCode.VALIDATION_ERROR);
   }, 120_000);

@@ -1,5 +1,5 @@
 // Guarantees (HOST-030, 033, 054): `mhs-host agent --script examples/agent-thermostat.json` drives the bundled
-// thermostat simulator (the demo's enabled connector) through the runtime with the policy gate, prints each tool
+// thermostat simulator (the demo's connector, enabled by an operator) through the runtime with the policy gate, prints each tool
 // call with its full result (the receipt JSON), reaches the script's final message and exits 0; its tool calls are
 // `tool_call` entries of the store's ledger and its transcript is stored; a malformed script exits 1 with
 // MHS.HOST.AGENT_SCRIPT_INVALID before anything connects.
@@ -11,7 +11,9 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { RealClock } from '../../src/core/index.js';
 import { openArtifacts } from '../../src/ledger/artifacts.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
-import { REPO_ROOT } from '../helpers/sim.js';
+import { openConnectorStore } from '../../src/policy/connector-store.js';
+import { createEnablement } from '../../src/policy/enablement.js';
+import { REPO_ROOT, simStdioCommand } from '../helpers/sim.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mhs-agent-cli-'));
 const db = join(dir, 'host.db');
@@ -26,10 +28,32 @@ function cli(args: string[]): Promise<{ code: number | null; stdout: string; std
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
 }
 
+/** Registers the example script's connector (the demo's `mhs-demo-thermostat`) and enables it as an operator. */
+async function enableThermostat(): Promise<void> {
+  const clock = new RealClock();
+  const store = await openDb(db);
+  try {
+    const ledger = await openLedger(store, { clock });
+    const connectors = await openConnectorStore(store, { clock });
+    const sim = simStdioCommand('thermostat', ['--endpoint-id', 'mhs://demo/thermostat', '--time-scale', '20']);
+    await connectors.upsertDiscovered({
+      connector_id: 'mhs-demo-thermostat',
+      transport: 'stdio',
+      command: [sim.command, ...sim.args],
+      endpoint_id: null,
+      source: { kind: 'registry', ref: 'test' },
+      auth: { scheme: 'local' },
+    });
+    await createEnablement({ store: connectors, ledger }).enable('mhs-demo-thermostat', { id: 'test-operator' });
+    ledger.dispose();
+  } finally {
+    await store.close();
+  }
+}
+
 describe('mhs-host agent', () => {
   test('HOST-030/033/054: the example script runs over the thermostat simulator and prints full receipts', async () => {
-    const demo = await cli(['demo', '--db', db, '--out', join(dir, 'demo-pkg')]);
-    expect(demo.code).toBe(0);
+    await enableThermostat();
 
     const run = await cli(['agent', '--script', 'examples/agent-thermostat.json', '--db', db]);
     expect(run.stderr).toBe('');

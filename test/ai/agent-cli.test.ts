@@ -1,8 +1,8 @@
 // Guarantees (HOST-030, 033, 054): `mhs-host agent --script examples/agent-thermostat.json` drives the bundled
-// thermostat simulator (the demo's connector, enabled by an operator) through the runtime with the policy gate, prints each tool
-// call with its full result (the receipt JSON), reaches the script's final message and exits 0; its tool calls are
-// `tool_call` entries of the store's ledger and its transcript is stored; a malformed script exits 1 with
-// MHS.HOST.AGENT_SCRIPT_INVALID before anything connects.
+// thermostat simulator (the demo's connector, enabled by an operator) through the runtime with the policy gate,
+// prints each tool call with its full result (the receipt JSON), reaches the script's final message and exits 0;
+// its tool calls are `tool_call` entries of the store's ledger and its transcript is stored; a malformed script
+// exits 1 with MHS.HOST.AGENT_SCRIPT_INVALID before anything connects.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -5,8 +5,12 @@
 // the approval requested and decided on the input digest, then the permit, the intent and the receipt. A
 // deny ends the invoke with MHS.HOST.APPROVAL_DENIED; no decision ends it with MHS.HOST.APPROVAL_TIMEOUT
 // (recorded expired); an approval given in serve's operator API unblocks a CLI call the same way; dual
-// control needs two distinct operators; bad ids and flags give stable codes, one line, no stack.
+// control needs two distinct operators; run-task waits the same way; Ctrl-C withdraws a pending approval
+// (recorded voided); bad ids and flags give stable codes, one line, no stack.
 /* eslint-disable @typescript-eslint/no-explicit-any -- ledger entries and JSON are read loosely in assertions */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
 import { cli, ledgerEntries, startCli, startMhsHost } from '../helpers/mhs-host.js';
@@ -138,6 +142,19 @@ describe('mhs-host invoke waits for approvals decided with mhs-host approvals', 
     // A late approval is refused: the request is settled.
     const late = await approvals(['approve', id, '--operator', 'alice']);
     expect(errorCode(late.stderr)).toBe(ErrorCode.CONFLICT);
+  }, 120_000);
+
+  it('HOST-080: run-task waits for the approval of its R2 step the same way and completes once approved', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'mhs-cli-apr-')), 'task.json');
+    const step = { endpoint: host.connectors.lh, device: 'liquid-handler', capability: 'cap.liquid.aspirate.v1' };
+    writeFileSync(file, JSON.stringify({ name: 'approve me', steps: [{ ...step, input: { volume_ul: 45 } }] }));
+    const run = startCli(['run-task', file, '--db', host.dbPath]);
+    const id = (await run.waitStderr(NEEDED))[1]!;
+    expect((await approvals(['approve', id, '--operator', 'alice'])).code).toBe(0);
+    const done = await run.done;
+    expect(done.code).toBe(0);
+    expect(done.stdout).toContain(`[${host.sims.lh.endpointId}] step 0 → completed`);
+    expect(done.stdout).toMatch(/task tsk_\S+: completed/);
   }, 120_000);
 
   it('HOST-045: Ctrl-C while waiting withdraws the approval (recorded voided); a late approve is refused', async () => {

@@ -9,6 +9,7 @@ import type { Ledger } from '../ledger/ledger-types.js';
 import { CommandLane } from './command-lane.js';
 import { DeviceGates } from './device-gate.js';
 import { SessionPool } from './session-pool.js';
+import type { SessionSnapshotStore } from './session-store.js';
 
 /** A connected, admitted endpoint as the engine takes it (the MCP connector's `MhsConnection` fits). */
 export interface EngineEndpoint extends EndpointConnection {
@@ -45,6 +46,8 @@ export interface EndpointActorOptions {
   adhocIdleMs: number;
   laneMaxPending: number;
   onBackgroundError?: (err: HostError) => void;
+  /** Where session snapshots are persisted (HOST-036). */
+  sessionStore?: SessionSnapshotStore;
   /**
    * An endpoint that comes back with another manifest digest (HOST-012): `readmit` (default) takes the new
    * manifest, which passed admission again on reconnect (HOST-073); `refuse` closes the connection and the
@@ -98,6 +101,7 @@ export class EndpointActor {
       callTimeoutMs: o.sessionCallTimeoutMs,
       adhocIdleMs: o.adhocIdleMs,
       ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+      ...(o.sessionStore ? { store: o.sessionStore } : {}),
     });
     this.index(conn.manifest);
     if (hasReconnectEvents(conn)) this.unsubscribe = conn.onReconnectEvent((e) => this.onConnectionEvent(e));
@@ -227,12 +231,16 @@ export class EndpointActor {
     return [...this.devices.values()].map((d) => d.device);
   }
 
-  /** Stops the actor: closes sessions, the lane and the connection. */
-  async stop(opts: { closeConnection?: boolean } = {}): Promise<void> {
+  /**
+   * Stops the actor: closes sessions (or, with `keepSessions`, leaves them open at the endpoint with their
+   * snapshots stored for the next host over the same store), the lane and the connection.
+   */
+  async stop(opts: { closeConnection?: boolean; keepSessions?: boolean } = {}): Promise<void> {
     if (this.status$.value === 'stopped') return;
     this.unsubscribe();
     this.lane.close();
-    if (this.status$.value === 'disconnected') this.sessions.dropAll();
+    if (opts.keepSessions) await this.sessions.suspend();
+    else if (this.status$.value === 'disconnected') this.sessions.dropAll();
     else await this.sessions.closeAll().catch(() => undefined);
     this.status$.next('stopped');
     this.status$.complete();

@@ -17,6 +17,7 @@ import type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js'
 import { governedCall } from './governed-call.js';
 import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
 import type { ReconcileResult } from './reconcile.js';
+import type { SessionSnapshotStore } from './session-store.js';
 import { scanLedger } from './recovery.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
@@ -57,6 +58,11 @@ export interface EngineOptions {
   reconnect?: BackoffOptions;
   /** An endpoint that reconnects with another manifest digest: re-admit it (default) or refuse it (HOST-012, 073). */
   onManifestChange?: 'readmit' | 'refuse';
+  /**
+   * Persists endpoint-session snapshots (`openSessionStore(db)`): `attach` restores an endpoint's sessions, reusing
+   * live ones and reopening expired ones on next use (HOST-036).
+   */
+  sessionStore?: SessionSnapshotStore;
   /** Connection events of every endpoint (disconnected, reconnecting, reconnected, gave-up). */
   onEndpointEvent?: (endpointId: string, e: ReconnectEvent) => void;
 }
@@ -71,7 +77,11 @@ export interface StartReport {
 export interface Engine {
   /** Scans the ledger: every intent without an outcome becomes `MHS.OUTCOME.UNKNOWN` (recorded) until reconciled. */
   start(): Promise<StartReport>;
-  stop(): Promise<void>;
+  /**
+   * Stops every actor. Sessions are closed at their endpoints, unless `keepSessions` (with a `sessionStore`):
+   * then they stay open there and the next engine over the same store reuses them.
+   */
+  stop(opts?: { keepSessions?: boolean }): Promise<void>;
   /** Starts the actor of a connected endpoint; its unsettled commands shut their gates and are reconciled. */
   attach(conn: EngineEndpoint): Promise<EndpointActor>;
   /**
@@ -183,10 +193,11 @@ export function createEngine(o: EngineOptions): Engine {
       return { scanned: scan.scanned, unsettled: scan.unsettled.map((p) => p.commandId) };
     },
 
-    async stop() {
+    async stop(sopts = {}) {
       await env.batcher.flush();
       await Promise.allSettled([...env.inflight]);
-      await Promise.all([...actors.values()].map((a) => a.stop()));
+      const keepSessions = sopts.keepSessions === true && o.sessionStore !== undefined;
+      await Promise.all([...actors.values()].map((a) => a.stop({ keepSessions })));
       actors.clear();
     },
 
@@ -204,6 +215,7 @@ export function createEngine(o: EngineOptions): Engine {
         adhocIdleMs: o.adhocIdleMs ?? 30_000,
         laneMaxPending: o.laneMaxPending ?? 64,
         ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+        ...(o.sessionStore ? { sessionStore: o.sessionStore } : {}),
       });
       // HOST-056: the manifest's redaction paths apply to this endpoint's entries from the first one.
       const d = o.ledger as Partial<DurableLedger>;
@@ -216,6 +228,12 @@ export function createEngine(o: EngineOptions): Engine {
       }
       if (actors.has(ep.endpointId)) await actors.get(ep.endpointId)?.stop();
       actors.set(ep.endpointId, ep);
+      // HOST-036: sessions a previous host left open are reused while live, reopened once expired.
+      if (o.sessionStore)
+        await o.sessionStore
+          .load(ep.endpointId)
+          .then((rows) => ep.sessions.restore(rows))
+          .catch((err: unknown) => o.onBackgroundError?.(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE)));
       // HOST-091: an unsettled command keeps its device's gate shut until reconciled.
       for (const p of env.pending.values())
         if (p.endpointId === ep.endpointId && p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');

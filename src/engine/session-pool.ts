@@ -1,11 +1,12 @@
 import { fromPromise, waitFor } from 'xstate';
-import { ErrorCode, HostError, isoAt } from '../core/index.js';
+import { ErrorCode, HostError, isoAt, jcs, toHostError } from '../core/index.js';
 import type { Clock, MhsWireError, TimerHandle } from '../core/index.js';
 import type { EndpointConnection } from '../mhs/connection.js';
 import type { Principal, Session } from '../mhs/wire-types.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { endpointSessionMachine, startSessionActor } from '../../machines/endpoint-session.js';
-import type { SessionActor, SessionGrant } from '../../machines/endpoint-session.js';
+import type { SessionActor, SessionContext, SessionGrant } from '../../machines/endpoint-session.js';
+import type { PersistedSession, SessionSnapshotStore } from './session-store.js';
 
 /** What the governed call needs of an open session. */
 export interface SessionLease {
@@ -28,6 +29,8 @@ export interface SessionPoolOptions {
   /** Ad-hoc sessions (no task) close after this much idle time. */
   adhocIdleMs: number;
   onBackgroundError?: (err: HostError) => void;
+  /** Persists session snapshots so a restarted host can {@link SessionPool.restore} them (HOST-036). */
+  store?: SessionSnapshotStore;
 }
 
 /** The scope of calls made outside a task: sessions per device and capability, closed when idle. */
@@ -39,6 +42,15 @@ interface Entry {
   deviceId: string;
   actor: SessionActor;
   idle?: TimerHandle;
+  /** What was last written to the store, to skip identical writes. */
+  saved?: string;
+  /** Store writes of this entry, in order. */
+  writes: Promise<void>;
+}
+
+/** The pool key (and store key) of a session: scope, device and capability set. */
+function keyOf(scope: string, deviceId: string, caps: string[]): string {
+  return jcs([scope, deviceId, caps]);
 }
 
 function faultOf(sc: Record<string, unknown>): HostError {
@@ -162,17 +174,21 @@ export class SessionPool {
    */
   async acquire(scope: string, deviceId: string, capabilities: string[]): Promise<SessionLease> {
     const caps = [...new Set(capabilities)].sort();
-    const key = `${scope}\u0000${deviceId}\u0000${caps.join(',')}`;
+    const key = keyOf(scope, deviceId, caps);
     let e = this.entries.get(key);
     if (!e) {
       const actor = startSessionActor(this.logic(scope), {
         clock: this.o.clock,
         input: { endpointId: this.o.endpointId, deviceId, capabilities: caps, ttlMs: this.o.ttlMs },
       });
-      e = { key, scope, deviceId, actor };
-      this.entries.set(key, e);
+      e = this.track({ key, scope, deviceId, actor, writes: Promise.resolve() });
     }
     if (scope === ADHOC_SCOPE) this.touch(e);
+    else if (e.idle) {
+      // A restored task session is claimed by its task again: the task closes it (HOST-034).
+      this.o.clock.clearTimeout(e.idle);
+      delete e.idle;
+    }
     let snap = e.actor.getSnapshot();
     if (snap.matches('expired')) e.actor.send({ type: 'session.reopen' });
     if (!snap.matches('open')) snap = await waitFor(e.actor, (s) => s.matches('open') || s.status === 'done');
@@ -193,6 +209,72 @@ export class SessionPool {
     e.idle = this.o.clock.setTimeout(() => void this.closeEntry(e), this.o.adhocIdleMs);
   }
 
+  /** Adds an entry and persists its stable states (open and idle, expired) and its end. */
+  private track(e: Entry): Entry {
+    this.entries.set(e.key, e);
+    if (this.o.store) e.actor.subscribe({ next: (snap) => this.persist(e, snap), error: () => undefined });
+    if (this.o.store) this.persist(e, e.actor.getSnapshot());
+    return e;
+  }
+
+  private persist(e: Entry, snap: ReturnType<SessionActor['getSnapshot']>): void {
+    const store = this.o.store;
+    if (!store || (snap.status !== 'active' && snap.status !== 'done')) return;
+    const done = snap.status === 'done';
+    // Transient states (an open, heartbeat or close in progress) are not persisted: XState would re-run them.
+    if (!done && !snap.matches({ open: 'idle' }) && !snap.matches('expired')) return;
+    const c: SessionContext = snap.context;
+    const sig = done ? 'done' : jcs([snap.value as never, c.sessionId, c.expiresAt, c.heartbeatDueAt]);
+    if (sig === e.saved) return;
+    e.saved = sig;
+    const row: PersistedSession = {
+      endpointId: this.o.endpointId,
+      key: e.key,
+      scope: e.scope,
+      deviceId: e.deviceId,
+      sessionId: c.sessionId,
+      expiresAt: c.expiresAt,
+      snapshot: done ? {} : (e.actor.getPersistedSnapshot() as unknown as Record<string, unknown>),
+    };
+    e.writes = e.writes
+      .then(() => (done ? store.remove(row.endpointId, row.key) : store.save(row)))
+      .catch((err: unknown) => this.o.onBackgroundError?.(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE)));
+  }
+
+  /**
+   * Restores persisted sessions after a host restart (HOST-036). Deadlines are data: each machine re-arms its
+   * heartbeat and expiry from the absolute times in its snapshot (XState drops pending timers on restore), so a
+   * session whose `expires_at` passed goes to expired at once and is reopened on its next use, and a live one
+   * heartbeats when due (an endpoint answering `MHS.SESSION.UNKNOWN`/`EXPIRED` sends it to expired too).
+   * Restored sessions close after the idle time unless a call claims them.
+   */
+  restore(rows: PersistedSession[]): number {
+    let n = 0;
+    for (const r of rows) {
+      if (r.endpointId !== this.o.endpointId || this.entries.has(r.key) || !r.snapshot.context) continue;
+      const c = r.snapshot.context as SessionContext;
+      if (c.sessionId && c.expiresAt !== null && c.grantedAt !== null)
+        this.ttlBySession.set(c.sessionId, Math.max(0, c.expiresAt - c.grantedAt));
+      const actor = startSessionActor(this.logic(r.scope), {
+        clock: this.o.clock,
+        input: { endpointId: c.endpointId, deviceId: c.deviceId, capabilities: c.capabilities, ttlMs: c.ttlMs },
+        snapshot: r.snapshot as never,
+      });
+      // Past its expires_at while the host was down: expired now, not after a zero-delay timer.
+      if (actor.getSnapshot().matches('open') && c.expiresAt !== null && c.expiresAt <= this.o.clock.now())
+        actor.send({ type: 'session.expired' });
+      const e = this.track({ key: r.key, scope: r.scope, deviceId: r.deviceId, actor, writes: Promise.resolve() });
+      this.touch(e);
+      n++;
+    }
+    return n;
+  }
+
+  /** Resolves when every snapshot write queued so far is done. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.entries.values()].map((e) => e.writes));
+  }
+
   /**
    * The connection was lost and re-established: every session of the old connection is unknown, so each open one
    * is treated as expired and reopened (with a fresh read of the device) on its next use (HOST-036).
@@ -211,6 +293,15 @@ export class SessionPool {
     this.entries.clear();
   }
 
+  /**
+   * Stops every session machine without closing its session at the endpoint, after its snapshot is stored: a host
+   * that restarts over the same store restores and reuses them (HOST-036).
+   */
+  async suspend(): Promise<void> {
+    await this.flush();
+    this.dropAll();
+  }
+
   /** The endpoint said the session is gone (`MHS.SESSION.EXPIRED`/`UNKNOWN`): the next acquire reopens it. */
   expired(sessionId: string): void {
     for (const e of this.entries.values())
@@ -223,6 +314,7 @@ export class SessionPool {
     e.actor.send({ type: 'session.close' });
     await waitFor(e.actor, (s) => s.status === 'done').catch(() => undefined);
     e.actor.stop();
+    await e.writes;
   }
 
   /** Closes every session of `scope` (task end, HOST-034). */

@@ -11,12 +11,17 @@ export const LEDGER_TABLES = {
   transcript: 'ledger_transcript',
 } as const;
 
+/**
+ * `seq` (the key) and `UNIQUE(prev_digest)` make a fork impossible; every other index is paid on each append
+ * (a random-key B-tree page per entry in the WAL before the fsync), so only the lookups the host makes have one:
+ * by command and by session.
+ */
 function entriesDdl(d: Db['dialect']): string {
   const seq = d === 'sqlite' ? 'seq INTEGER PRIMARY KEY' : 'seq BIGINT PRIMARY KEY';
   return `CREATE TABLE ledger_entries (
   ${seq},
   prev_digest TEXT NOT NULL UNIQUE,
-  digest TEXT NOT NULL UNIQUE,
+  digest TEXT NOT NULL,
   ts TEXT NOT NULL,
   kind TEXT NOT NULL,
   command_id TEXT,
@@ -26,7 +31,6 @@ function entriesDdl(d: Db['dialect']): string {
 );
 CREATE INDEX ledger_entries_command ON ledger_entries (command_id);
 CREATE INDEX ledger_entries_session ON ledger_entries (session_id);
-CREATE INDEX ledger_entries_kind ON ledger_entries (kind);
 CREATE TABLE ledger_probe (id INTEGER PRIMARY KEY, n BIGINT NOT NULL);
 INSERT INTO ledger_probe (id, n) VALUES (1, 0);
 ${appendOnlyDdl(d, 'ledger_entries')}`;
@@ -62,8 +66,20 @@ ${appendOnlyDdl(d, 'ledger_evidence_bundles')}
 ${appendOnlyDdl(d, 'ledger_transcript')}`;
 }
 
+/**
+ * Stores created before the lean index set drop the two indexes no query uses. (SQLite cannot drop the
+ * `UNIQUE(digest)` of such a store without rebuilding the table; it stays there, costing a page per append.)
+ */
+function leanIndexesDdl(d: Db['dialect']): string {
+  return d === 'sqlite'
+    ? 'DROP INDEX IF EXISTS ledger_entries_kind;'
+    : `DROP INDEX IF EXISTS ledger_entries_kind;
+ALTER TABLE ledger_entries DROP CONSTRAINT IF EXISTS ledger_entries_digest_key;`;
+}
+
 /** Creates the ledger and artifact tables when missing (idempotent; no write when present). */
 export async function ensureLedgerSchema(db: Db): Promise<void> {
   await migrate(db, '0001_ledger_entries', entriesDdl);
   await migrate(db, '0002_ledger_artifacts', artifactsDdl);
+  await migrate(db, '0003_ledger_lean_indexes', leanIndexesDdl);
 }

@@ -126,20 +126,32 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
         unknown ? ErrorCode.SAFETY_INTERLOCK_UNKNOWN : ErrorCode.SAFETY_INTERLOCK_OPEN,
         `interlock not closed: ${blocking.map((i) => `${i.id}=${i.state}`).join(', ')}`,
         { interlocks: blocking.map((i) => ({ ...i })) },
+        {
+          remediation: unknown
+            ? 'the interlock state is unknown: check the device and have an operator confirm it (mhs__reset)'
+            : 'close the interlock (e.g. shut the door), then retry',
+        },
       ),
     );
   }
   if (control.expected_revision !== undefined && control.expected_revision !== device.revision) {
     return reject(
-      new HostError(ErrorCode.STATE_STALE_REVISION, 'the device revision moved', {
-        expected: control.expected_revision,
-        actual: device.revision,
-      }),
+      new HostError(
+        ErrorCode.STATE_STALE_REVISION,
+        'the device revision moved',
+        { expected: control.expected_revision, actual: device.revision },
+        { remediation: 'read the device (mhs__read) and decide again against its current revision' },
+      ),
     );
   }
   if (binding.permit.required) {
     const bad = ep.permits.check(control.permit_id, session.session_id, capId, inputDigest);
-    if (bad) return reject(new HostError(bad.code, `permit refused: ${bad.code}`, bad.details));
+    if (bad)
+      return reject(
+        new HostError(bad.code, `permit refused: ${bad.code}`, bad.details, {
+          remediation: 'obtain a new permit from an operator for exactly this session, capability and input',
+        }),
+      );
   }
   let plan: ExecutionPlan;
   try {

@@ -369,6 +369,7 @@ export function defineContractSuite(
         expect(r.isError).toBe(false);
         expect(r.body['status']).toBe('rejected');
         expect((r.body['error'] as Record<string, unknown>)['mhs_code']).toBe('MHS.STATE.STALE_REVISION');
+        expect((r.body['error'] as Record<string, unknown>)['remediation']).toMatch(/\S/); // HOST-072
       }
     });
 
@@ -414,6 +415,7 @@ export function defineContractSuite(
         const code = (r: MhsResult): unknown => {
           expect(r.isError).toBe(false);
           expect(r.body['status']).toBe('rejected');
+          expect((r.body['error'] as Record<string, unknown>)['remediation']).toMatch(/\S/); // HOST-072
           return (r.body['error'] as Record<string, unknown>)['mhs_code'];
         };
         expect(code(await call(tool, { ...input, _mhs: { session_id: sid, command_id: cmd() } }))).toBe(
@@ -495,6 +497,8 @@ export function defineContractSuite(
         await call('mhs__reset', { device_id: d.device_id, interlocks: { [lock.id]: 'unknown' } });
         const u = await invoke(d, b, input, { session_id: sid, command_id: cmd() });
         expect((u.body['error'] as Record<string, unknown>)['mhs_code']).toBe('MHS.SAFETY.INTERLOCK_UNKNOWN');
+        // HOST-072: a refusal says what to do about it.
+        for (const x of [r, u]) expect((x.body['error'] as Record<string, unknown>)['remediation']).toMatch(/\S/);
         await call('mhs__reset', { device_id: d.device_id, interlocks: { [lock.id]: 'closed' } });
         expect((await invoke(d, b, input, { session_id: sid, command_id: cmd() })).body['status']).toBe('completed');
       }

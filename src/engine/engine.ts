@@ -56,6 +56,11 @@ export interface EngineOptions {
   artifacts?: EngineArtifacts;
   /** Backoff of the connections opened by `engine.connect` (default 200 ms doubling to 10 s, unlimited). */
   reconnect?: BackoffOptions;
+  /**
+   * `engine.connect`: probe idle connections this often (ms) so an HTTP endpoint that went away is seen as
+   * disconnected, and reconnected, without waiting for the next call. Default off (the next call finds out).
+   */
+  probeIntervalMs?: number;
   /** An endpoint that reconnects with another manifest digest: re-admit it (default) or refuse it (HOST-012, 073). */
   onManifestChange?: 'readmit' | 'refuse';
   /**
@@ -232,7 +237,10 @@ export function createEngine(o: EngineOptions): Engine {
       if (o.sessionStore)
         await o.sessionStore
           .load(ep.endpointId)
-          .then((rows) => ep.sessions.restore(rows))
+          // A stdio child spawned by this process cannot know sessions of the previous host: reopen them all.
+          .then((rows) =>
+            ep.sessions.restore(rows, { expire: (conn as { transportKind?: string }).transportKind === 'stdio' }),
+          )
           .catch((err: unknown) => o.onBackgroundError?.(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE)));
       // HOST-091: an unsettled command keeps its device's gate shut until reconciled.
       for (const p of env.pending.values())
@@ -244,6 +252,7 @@ export function createEngine(o: EngineOptions): Engine {
     async connect(row, copts = {}) {
       const conn = await connectWithReconnect(row, {
         ...(o.reconnect ? { backoff: o.reconnect } : {}),
+        ...(o.probeIntervalMs ? { probeIntervalMs: o.probeIntervalMs } : {}),
         ...copts,
         clock,
         whileAway: 'fail',

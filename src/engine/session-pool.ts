@@ -246,9 +246,11 @@ export class SessionPool {
    * heartbeat and expiry from the absolute times in its snapshot (XState drops pending timers on restore), so a
    * session whose `expires_at` passed goes to expired at once and is reopened on its next use, and a live one
    * heartbeats when due (an endpoint answering `MHS.SESSION.UNKNOWN`/`EXPIRED` sends it to expired too).
-   * Restored sessions close after the idle time unless a call claims them.
+   * Restored sessions close after the idle time unless a call claims them. With `expire` (the endpoint is a
+   * fresh process, e.g. a stdio child this host just spawned, which cannot know them) every restored session is
+   * treated as expired and reopened on next use.
    */
-  restore(rows: PersistedSession[]): number {
+  restore(rows: PersistedSession[], opts: { expire?: boolean } = {}): number {
     let n = 0;
     for (const r of rows) {
       if (r.endpointId !== this.o.endpointId || this.entries.has(r.key) || !r.snapshot.context) continue;
@@ -261,7 +263,8 @@ export class SessionPool {
         snapshot: r.snapshot as never,
       });
       // Past its expires_at while the host was down: expired now, not after a zero-delay timer.
-      if (actor.getSnapshot().matches('open') && c.expiresAt !== null && c.expiresAt <= this.o.clock.now())
+      const lapsed = c.expiresAt !== null && c.expiresAt <= this.o.clock.now();
+      if (actor.getSnapshot().matches('open') && (lapsed || opts.expire === true))
         actor.send({ type: 'session.expired' });
       const e = this.track({ key: r.key, scope: r.scope, deviceId: r.deviceId, actor, writes: Promise.resolve() });
       this.touch(e);

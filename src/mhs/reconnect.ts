@@ -46,6 +46,11 @@ export interface ReconnectOptions extends ConnectOptions {
    * or `fail` at once with `MHS.TRANSPORT.DISCONNECTED`, `sent: false` (retryable).
    */
   whileAway?: 'wait' | 'fail';
+  /**
+   * Probe an idle connection this often (ms, on the injected clock) with `tools/list`, so an HTTP endpoint that
+   * went away is noticed without waiting for the next call (stateless HTTP has no socket to watch). Default off.
+   */
+  probeIntervalMs?: number;
 }
 
 /** A connection that reports its reconnect events to late subscribers (the engine's endpoint actor). */
@@ -84,6 +89,8 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
   private state: 'connected' | 'reconnecting' | 'closed' = 'connected';
   private waiters = new Set<() => void>();
   private timer: TimerHandle | null = null;
+  private probeTimer: TimerHandle | null = null;
+  private lastActivity: number;
   private readonly clock: Clock;
 
   constructor(
@@ -93,7 +100,26 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
   ) {
     this.clock = opts.clock ?? new RealClock();
     this.closed = new Promise((r) => (this.resolveClosed = r));
+    this.lastActivity = this.clock.now();
     this.watch(current);
+    this.armProbe();
+  }
+
+  private armProbe(): void {
+    const every = this.opts.probeIntervalMs ?? 0;
+    if (every <= 0 || this.state !== 'connected' || this.probeTimer) return;
+    this.probeTimer = this.clock.setTimeout(() => void this.probe(every), every);
+  }
+
+  /** A failed probe on a dead endpoint resolves that connection's `closed`, and `watch` reconnects. */
+  private async probe(every: number): Promise<void> {
+    this.probeTimer = null;
+    if (this.state !== 'connected') return;
+    if (this.clock.now() - this.lastActivity >= every) {
+      this.lastActivity = this.clock.now();
+      await this.current.listTools().catch(() => undefined);
+    }
+    this.armProbe();
   }
 
   get endpointId(): string {
@@ -165,7 +191,9 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
       if ((this.state as string) !== 'closed') {
         this.current = next;
         this.state = 'connected';
+        this.lastActivity = this.clock.now();
         this.watch(next);
+        this.armProbe();
         const digest = next.manifest.manifest_digest;
         this.emit({
           type: 'reconnected',
@@ -191,6 +219,8 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
     if (this.state === 'closed') return;
     this.state = 'closed';
     if (this.timer) this.clock.clearTimeout(this.timer);
+    if (this.probeTimer) this.clock.clearTimeout(this.probeTimer);
+    this.probeTimer = null;
     this.emit({ type: 'gave-up', code, reason });
     this.resolveClosed({ code, reason });
     const w = this.waiters;
@@ -218,6 +248,7 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
   async callTool(name: string, args: Record<string, unknown>, opts: CallOptions = {}): Promise<ToolCallResult> {
     const timeoutMs = opts.timeoutMs ?? this.opts.callTimeoutMs ?? 30_000;
     const deadline = this.clock.now() + timeoutMs;
+    this.lastActivity = this.clock.now();
     for (;;) {
       const left = deadline - this.clock.now();
       if (this.state !== 'connected' && this.opts.whileAway === 'fail') throw this.away(name);

@@ -269,6 +269,49 @@ describe('one endpoint down, another up (same engine)', () => {
   });
 });
 
+describe('an idle HTTP endpoint that goes away', () => {
+  let store: Store;
+  let engine: Engine;
+  let sim: SimHttp;
+  const restarted: Array<{ kill(): void; exited: Promise<unknown> }> = [];
+  beforeAll(async () => {
+    store = await openStore();
+    engine = await startEngine(store, { probeIntervalMs: 100, reconnect: { initialMs: 50, maxMs: 400 } });
+    sim = await startSimHttp('conveyor');
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await store?.close();
+    await sim?.stop();
+    for (const r of restarted) r.kill();
+  });
+
+  test('HOST-082: the idle probe sees it gone without a call, and the host reconnects once it is back', async () => {
+    const ep = await engine.connect(httpRow(sim.mcpUrl, sim.endpointId, 'mhs-idle'));
+    const first = await engine.invoke({
+      endpointId: ep.endpointId,
+      deviceId: CONVEYOR,
+      capabilityId: STEP,
+      input: { ticks: 1 },
+    });
+    const gone = status(ep, 'disconnected');
+    sim.kill('SIGKILL');
+    await gone;
+    expect(ep.lastDrop).toMatchObject({ code: ErrorCode.TRANSPORT_DISCONNECTED, terminal: false });
+    const back = status(ep, 'connected');
+    restarted.push(await simOnPort('conveyor', portOf(sim)));
+    await back;
+    const next = await engine.invoke({
+      endpointId: ep.endpointId,
+      deviceId: CONVEYOR,
+      capabilityId: STEP,
+      input: { ticks: 1 },
+    });
+    expect(next.receipt.status).toBe('completed');
+    expect(next.receipt.session_id).not.toBe(first.receipt.session_id);
+  });
+});
+
 describe('a changed manifest refused on reconnect', () => {
   let store: Store;
   let engine: Engine;

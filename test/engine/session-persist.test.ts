@@ -17,7 +17,7 @@ import { connect } from '../../src/mhs/connector.js';
 import { callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
 import { STORE_KINDS, openStore as openBareStore } from '../mhs/helpers/stores.js';
-import { httpRow, openStore, startEngine } from './harness.js';
+import { connectStdio, httpRow, openStore, startEngine } from './harness.js';
 import type { Store } from './harness.js';
 
 const clock = new SimulatedClock(Date.UTC(2026, 10, 30, 9));
@@ -132,6 +132,42 @@ describe('session snapshots across a host restart', () => {
     await store!.close();
     engine = undefined;
     store = undefined;
+  });
+});
+
+describe('session snapshots of a stdio endpoint', () => {
+  test('HOST-036: a fresh stdio child cannot know the old sessions: restored as expired, reopened on next use', async () => {
+    const file = join(dir, 'stdio.db');
+    const run = async <T>(fn: (e: Engine, s: Store) => Promise<T>): Promise<T> => {
+      const st = await openStore(file, clock);
+      const e = await startEngine(st, { clock, adhocIdleMs: 3_600_000, sessionStore: await openSessionStore(st.db) });
+      try {
+        return await fn(e, st);
+      } finally {
+        await e.stop({ keepSessions: true });
+        await st.close();
+      }
+    };
+    const call = (endpointId: string) => ({
+      endpointId,
+      deviceId: DEVICE,
+      capabilityId: 'cap.world.step.v1',
+      input: { ticks: 1 },
+    });
+    const old = await run(async (e) => {
+      const ep = await e.attach(await connectStdio('conveyor', [], 'mhs-persist-stdio'));
+      return (await e.invoke(call(ep.endpointId))).receipt.session_id;
+    });
+    await run(async (e, st) => {
+      const ep = await e.attach(await connectStdio('conveyor', [], 'mhs-persist-stdio'));
+      expect(ep.sessions.list()).toMatchObject([{ sessionId: old, state: '"expired"' }]);
+      const r = await e.invoke(call(ep.endpointId));
+      expect(r.receipt.status).toBe('completed');
+      const opened = (await st.ledger.range(0)).filter(
+        (x) => x.kind === 'session.open' && x.session_id === r.receipt.session_id,
+      );
+      expect(opened).toMatchObject([{ reopened_from: old }]);
+    });
   });
 });
 

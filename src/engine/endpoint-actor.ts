@@ -157,7 +157,10 @@ export class EndpointActor {
     this.sessions.expireAll();
     this.status$.next('recovering');
     const gen = this.generation;
+    const previous = this.recovery;
+    // One recovery at a time: a flapping endpoint never has the same command reconciled twice at once.
     this.recovery = (async () => {
+      await previous;
       try {
         await this.o.onReconnected?.(this, e);
       } catch (err) {

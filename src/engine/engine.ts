@@ -94,7 +94,7 @@ export interface Engine {
    * connection the endpoint comes back by itself, its sessions are reopened on next use and its unsettled commands
    * are reconciled before their devices take another command (HOST-036, 082, 091). Same refusals as `connect()`.
    */
-  connect(row: ConnectorRow, opts?: Omit<ReconnectOptions, 'clock' | 'whileAway'>): Promise<EndpointActor>;
+  connect(row: ConnectorRow, opts?: Omit<ReconnectOptions, 'whileAway'>): Promise<EndpointActor>;
   detach(endpointId: string): Promise<void>;
   endpoint(endpointId: string): EndpointActor | undefined;
   endpoints(): EndpointActor[];
@@ -253,8 +253,8 @@ export function createEngine(o: EngineOptions): Engine {
       const conn = await connectWithReconnect(row, {
         ...(o.reconnect ? { backoff: o.reconnect } : {}),
         ...(o.probeIntervalMs ? { probeIntervalMs: o.probeIntervalMs } : {}),
-        ...copts,
         clock,
+        ...copts,
         whileAway: 'fail',
       });
       try {

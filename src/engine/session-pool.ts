@@ -257,11 +257,19 @@ export class SessionPool {
       const c = r.snapshot.context as SessionContext;
       if (c.sessionId && c.expiresAt !== null && c.grantedAt !== null)
         this.ttlBySession.set(c.sessionId, Math.max(0, c.expiresAt - c.grantedAt));
-      const actor = startSessionActor(this.logic(r.scope), {
-        clock: this.o.clock,
-        input: { endpointId: c.endpointId, deviceId: c.deviceId, capabilities: c.capabilities, ttlMs: c.ttlMs },
-        snapshot: r.snapshot as never,
-      });
+      let actor: SessionActor;
+      try {
+        actor = startSessionActor(this.logic(r.scope), {
+          clock: this.o.clock,
+          input: { endpointId: c.endpointId, deviceId: c.deviceId, capabilities: c.capabilities, ttlMs: c.ttlMs },
+          snapshot: r.snapshot as never,
+        });
+      } catch (err) {
+        // A snapshot this machine cannot take (another version): forgotten; the next use opens a new session.
+        this.o.onBackgroundError?.(toHostError(err));
+        void this.o.store?.remove(r.endpointId, r.key).catch(() => undefined);
+        continue;
+      }
       // Past its expires_at while the host was down: expired now, not after a zero-delay timer.
       const lapsed = c.expiresAt !== null && c.expiresAt <= this.o.clock.now();
       if (actor.getSnapshot().matches('open') && (lapsed || opts.expire === true))

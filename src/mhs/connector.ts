@@ -46,6 +46,11 @@ export interface ConnectOptions {
   isEnabled?: (connectorId: string) => boolean | Promise<boolean>;
   /** Environment for resolving `auth.token_env`. Default `process.env`. */
   secrets?: Record<string, string | undefined>;
+  /**
+   * HTTP: treat a refused or failed TCP connect as the end of this connection (`closed` resolves), so a
+   * reconnecting wrapper takes over. Default false: a plain HTTP connection outlives a server restart.
+   */
+  closeOnUnreachable?: boolean;
 }
 
 /** A connected, admitted endpoint. */
@@ -373,14 +378,15 @@ class McpConnection implements MhsConnection {
     )
       return this.disconnected(token ? this.guard.wasSent(token) : false, tool);
     if (err instanceof SdkError && code === SdkErrorCode.SendFailed) return this.disconnected(false, tool);
-    // HTTP: the endpoint went away. A refused or failed TCP connect sent nothing; a socket closed mid-request is
-    // ambiguous. Either way this connection is dead: `closed` resolves so a reconnecting wrapper takes over.
+    // HTTP: a refused or failed TCP connect sent nothing (a safe retry); a socket lost mid-request is ambiguous.
     const net = this.transportKind === 'http' ? networkFailure(err) : null;
     if (net) {
       this.lastError = net.code;
       const e = this.disconnected(net.connectPhase ? false : token ? this.guard.wasSent(token) : true, tool);
-      this.markClosed(`endpoint unreachable (${net.code})`);
-      void this.client.close().catch(() => undefined);
+      if (net.connectPhase && this.opts.closeOnUnreachable) {
+        this.markClosed(`endpoint unreachable (${net.code})`);
+        void this.client.close().catch(() => undefined);
+      }
       return e;
     }
     return toHostError(err);

@@ -186,7 +186,7 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
     try {
       // The endpoint must come back as itself (HOST-073: AUTH.ENDPOINT_UNTRUSTED otherwise, terminal).
       const row = { ...this.row, endpoint_id: this.current.endpointId || this.row.endpoint_id };
-      const next = await connect(row, { ...this.opts, ignoreDescriptorDigest: true });
+      const next = await connect(row, { ...this.opts, ignoreDescriptorDigest: true, closeOnUnreachable: true });
       // close() may have run while connecting.
       if ((this.state as string) !== 'closed') {
         this.current = next;
@@ -262,6 +262,9 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
       try {
         return await conn.callTool(name, args, { ...opts, timeoutMs: Math.max(1, deadline - this.clock.now()) });
       } catch (err) {
+        // HTTP has no socket to watch: after a request lost mid-flight, check at once whether the endpoint is gone.
+        if (err instanceof HostError && err.code === ErrorCode.TRANSPORT_DISCONNECTED && conn.transportKind === 'http')
+          void conn.listTools().catch(() => undefined);
         // Nothing left the host on a connection that just died: safe to send on the next one.
         const unsent =
           err instanceof HostError && err.code === ErrorCode.TRANSPORT_DISCONNECTED && err.details.sent === false;
@@ -315,5 +318,5 @@ export async function connectWithReconnect(
   row: ConnectorRow,
   opts: ReconnectOptions = {},
 ): Promise<ReconnectingConnection> {
-  return new ReconnectingConnection(await connect(row, opts), row, opts);
+  return new ReconnectingConnection(await connect(row, { ...opts, closeOnUnreachable: true }), row, opts);
 }

@@ -7,6 +7,8 @@
 // resend); every command executes at most once. An endpoint that comes back with another manifest is re-admitted
 // (new disclosure) or, when the host is told to, refused and left disconnected with MHS.HOST.MANIFEST_INVALID.
 import { spawn } from 'node:child_process';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -43,6 +45,38 @@ function simOnPort(
     });
     void exited.then(() => reject(new Error(`sim on port ${port} exited: ${err}`)));
   });
+}
+
+/** A TCP proxy in front of a simulator: `cut()` drops every connection and stops listening; `start(port)` again. */
+function tcpProxy(targetPort: number) {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | undefined;
+  let port = 0;
+  return {
+    get port() {
+      return port;
+    },
+    start: (p = 0) =>
+      new Promise<number>((resolve) => {
+        server = net.createServer((client) => {
+          const up = net.connect(targetPort, '127.0.0.1');
+          const done = () => {
+            client.destroy();
+            up.destroy();
+            sockets.delete(client);
+            sockets.delete(up);
+          };
+          for (const s of [client, up]) sockets.add(s.on('error', done).on('close', done));
+          client.pipe(up).pipe(client);
+        });
+        server.listen(p, '127.0.0.1', () => resolve((port = (server!.address() as AddressInfo).port)));
+      }),
+    cut: () =>
+      new Promise<void>((resolve) => {
+        server?.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
+  };
 }
 
 function portOf(sim: SimHttp): number {
@@ -155,6 +189,54 @@ describe('reconnect over HTTP (real sim killed and restarted on the same port)',
     );
     expect(reopened).toHaveLength(1);
     expect(background).toEqual([]);
+  });
+});
+
+describe('reconnect after a network cut (the endpoint kept running)', () => {
+  let store: Store;
+  let engine: Engine;
+  let sim: SimHttp;
+  beforeAll(async () => {
+    store = await openStore();
+    engine = await startEngine(store, { transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } });
+    sim = await startSimHttp('conveyor', ['--drop-reply', '2']);
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await store?.close();
+    await sim?.stop();
+  });
+
+  test('HOST-091: a command executed but unanswered when the link dropped is settled by a same-id retry (replayed:true), executed once', async () => {
+    const proxy = tcpProxy(portOf(sim));
+    await proxy.start();
+    const ep = await engine.connect(httpRow(`http://127.0.0.1:${proxy.port}/mcp`, sim.endpointId, 'mhs-reconnect-cut'));
+    const EP = ep.endpointId;
+    const call = { endpointId: EP, deviceId: CONVEYOR, capabilityId: STEP, deadlineMs: 4_000 };
+    expect((await engine.invoke({ ...call, input: { ticks: 1 } })).receipt.status).toBe('completed');
+    // The second capability call executes at the endpoint and its reply is dropped.
+    const inflight = failure(engine.invoke({ ...call, input: { ticks: 2 } }));
+    await running(ep);
+    const lost = engine.pending()[0]!.commandId;
+    while ((await executions(engine, EP, CONVEYOR, lost)) === 0) await new Promise((r) => setImmediate(r));
+    const down = status(ep, 'disconnected');
+    await proxy.cut();
+    const unknown = await inflight;
+    expect(unknown.code).toBe(ErrorCode.OUTCOME_UNKNOWN);
+    expect(unknown.details.command_id).toBe(lost);
+    await down;
+    const back = status(ep, 'connected');
+    await proxy.start(proxy.port);
+    await back;
+    expect(engine.pending()).toEqual([]);
+    const entries = await store.ledger.byCommand(lost);
+    expect(entries.map((e) => e.kind)).toEqual(['command.intent', 'command.unknown', 'receipt', 'reconcile']);
+    expect(entries.at(-1)).toMatchObject({ outcome: 'receipt', method: 'retry', replayed: true, status: 'completed' });
+    expect(await executions(engine, EP, CONVEYOR, lost)).toBe(1);
+    const next = await engine.invoke({ ...call, input: { ticks: 1 } });
+    expect(next.receipt.status).toBe('completed');
+    expect(await executions(engine, EP, CONVEYOR, next.commandId)).toBe(1);
+    await proxy.cut();
   });
 });
 

@@ -7,6 +7,7 @@ import { openDb, resolveDbLocation } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
+import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import type { RunEvent } from '../openwop/types.js';
 
 function line(e: RunEvent): string {
@@ -39,67 +40,71 @@ export function runCommand(): Command {
     .option('--approve', 'accept approval interrupts automatically (local use)')
     .option('--db <location>', 'store (default MHS_HOST_DB or ./.mhs-host/host.db)')
     .option('--no-mhs', 'without the MHS engine (workflows with mhs.* nodes are refused)')
-    .action(async (file: string, opts: { inputs: string; approve?: boolean; db?: string; mhs: boolean }) => {
-      let def: { id?: string };
-      let inputs: Record<string, unknown>;
-      try {
-        def = JSON.parse(readFileSync(file, 'utf8')) as { id?: string };
-        inputs = JSON.parse(opts.inputs) as Record<string, unknown>;
-      } catch (err) {
-        throw new HostError(ErrorCode.VALIDATION_ERROR, `cannot read ${file} or --inputs: ${(err as Error).message}`);
-      }
-      const clock = new RealClock();
-      // The clock's timers do not hold the process open; a listening port does, until the run ends.
-      const keepAlive = new MessageChannel();
-      keepAlive.port1.on('message', () => undefined);
-      const db = await openDb(resolveDbLocation({ flag: opts.db }));
-      // The MHS engine over the enabled connectors: mhs.invoke / mhs.task run through the governed call.
-      const mhs = opts.mhs ? await openHostRuntime({ db, clock, attachEnabled: true }) : undefined;
-      const nodes = mhs
-        ? mhsNodes({
-            engine: mhs.engine,
-            ledger: mhs.ledger,
-            approvals: { events: mhs.services.events, gate: mhs.services.gate },
-          })
-        : [];
-      const host = await createOpenwopHost({ db, clock, nodes, workflowsDir: dirname(file) });
-      try {
-        await host.catalog.register(def, `file:${file}`);
-        const { run } = await host.runs.createRun({ workflowId: def.id!, inputs }, { principal: 'cli' });
-        let printed = -1;
-        const onEvent = (e: RunEvent): void => {
-          if (e.sequence <= printed) return;
-          printed = e.sequence;
-          process.stdout.write(`${line(e)}\n`);
-          if (e.type === 'interrupt.requested' && e.nodeId) {
-            const mhsApproval =
-              (e.payload.data as { artifactType?: string } | undefined)?.artifactType === 'mhs.approval';
-            if (opts.approve && e.payload.kind === 'approval' && !mhsApproval) {
-              void host.runs.resolveInterrupt(run.runId, e.nodeId, { action: 'accept' }, { principal: 'cli' });
-            } else {
-              process.stdout.write(
-                mhsApproval
-                  ? `     waiting for an operator: mhs-host approvals list (then approve|deny <id> --operator <you>)\n`
-                  : `     waiting: POST /v1/runs/${run.runId}/interrupts/${e.nodeId} (or rerun with --approve)\n`,
-              );
+    .option('--policy <file>', 'approval policy JSON (default: deny by default, a human approves R2+)')
+    .action(
+      async (file: string, opts: { inputs: string; approve?: boolean; db?: string; mhs: boolean; policy?: string }) => {
+        let def: { id?: string };
+        let inputs: Record<string, unknown>;
+        try {
+          def = JSON.parse(readFileSync(file, 'utf8')) as { id?: string };
+          inputs = JSON.parse(opts.inputs) as Record<string, unknown>;
+        } catch (err) {
+          throw new HostError(ErrorCode.VALIDATION_ERROR, `cannot read ${file} or --inputs: ${(err as Error).message}`);
+        }
+        const clock = new RealClock();
+        // The clock's timers do not hold the process open; a listening port does, until the run ends.
+        const keepAlive = new MessageChannel();
+        keepAlive.port1.on('message', () => undefined);
+        const db = await openDb(resolveDbLocation({ flag: opts.db }));
+        // The MHS engine over the enabled connectors: mhs.invoke / mhs.task run through the governed call.
+        const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
+        const mhs = opts.mhs ? await openHostRuntime({ db, clock, policy, attachEnabled: true }) : undefined;
+        const nodes = mhs
+          ? mhsNodes({
+              engine: mhs.engine,
+              ledger: mhs.ledger,
+              approvals: { events: mhs.services.events, gate: mhs.services.gate },
+            })
+          : [];
+        const host = await createOpenwopHost({ db, clock, nodes, workflowsDir: dirname(file) });
+        try {
+          await host.catalog.register(def, `file:${file}`);
+          const { run } = await host.runs.createRun({ workflowId: def.id!, inputs }, { principal: 'cli' });
+          let printed = -1;
+          const onEvent = (e: RunEvent): void => {
+            if (e.sequence <= printed) return;
+            printed = e.sequence;
+            process.stdout.write(`${line(e)}\n`);
+            if (e.type === 'interrupt.requested' && e.nodeId) {
+              const mhsApproval =
+                (e.payload.data as { artifactType?: string } | undefined)?.artifactType === 'mhs.approval';
+              if (opts.approve && e.payload.kind === 'approval' && !mhsApproval) {
+                void host.runs.resolveInterrupt(run.runId, e.nodeId, { action: 'accept' }, { principal: 'cli' });
+              } else {
+                process.stdout.write(
+                  mhsApproval
+                    ? `     waiting for an operator: mhs-host approvals list (then approve|deny <id> --operator <you>)\n`
+                    : `     waiting: POST /v1/runs/${run.runId}/interrupts/${e.nodeId} (or rerun with --approve)\n`,
+                );
+              }
             }
-          }
-        };
-        let live = false;
-        const early: RunEvent[] = [];
-        const off = host.store.subscribe(run.runId, (e) => (live ? onEvent(e) : early.push(e)));
-        for (const e of await host.store.events(run.runId)) onEvent(e);
-        live = true;
-        for (const e of early) onEvent(e);
-        const status = await host.runs.waitTerminal(run.runId);
-        off();
-        process.stdout.write(`run ${run.runId} ${status}\n`);
-        process.exitCode = status === 'completed' ? 0 : 1;
-      } finally {
-        await host.close(1000);
-        await mhs?.close();
-        await db.close();
-        keepAlive.port1.close();
-      }
-    });
+          };
+          let live = false;
+          const early: RunEvent[] = [];
+          const off = host.store.subscribe(run.runId, (e) => (live ? onEvent(e) : early.push(e)));
+          for (const e of await host.store.events(run.runId)) onEvent(e);
+          live = true;
+          for (const e of early) onEvent(e);
+          const status = await host.runs.waitTerminal(run.runId);
+          off();
+          process.stdout.write(`run ${run.runId} ${status}\n`);
+          process.exitCode = status === 'completed' ? 0 : 1;
+        } finally {
+          await host.close(1000);
+          await mhs?.close();
+          await db.close();
+          keepAlive.port1.close();
+        }
+      },
+    );
 }

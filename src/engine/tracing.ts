@@ -2,13 +2,14 @@ import {
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   defaultTextMapGetter,
   defaultTextMapSetter,
   trace,
 } from '@opentelemetry/api';
 import type { Context, Span, Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, RandomIdGenerator } from '@opentelemetry/sdk-trace-base';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 /** A started span with the W3C `traceparent` that carries it. */
@@ -20,18 +21,25 @@ export interface TraceScope {
 }
 
 const propagator = new W3CTraceContextPropagator();
+const idGenerator = new RandomIdGenerator();
 
 /**
  * OpenTelemetry spans for tasks and commands, and the W3C `traceparent` that goes into every outbound MCP
  * request's `_meta` and onto the ledger entries it caused (architecture.md, Observability; HOST-081).
  */
 export class EngineTracer {
-  private readonly tracer: Tracer;
+  private readonly tracer: Tracer | null;
 
+  /**
+   * With no span processor and no tracer there is nobody to hand a recorded span to: spans are then
+   * non-recording (ids and W3C propagation only), which keeps the SDK's span bookkeeping off every command.
+   */
   constructor(opts: { spanProcessors?: SpanProcessor[]; tracer?: Tracer } = {}) {
     this.tracer =
       opts.tracer ??
-      new BasicTracerProvider({ spanProcessors: opts.spanProcessors ?? [] }).getTracer('mhs-host.engine', '0.1.0');
+      (opts.spanProcessors?.length
+        ? new BasicTracerProvider({ spanProcessors: opts.spanProcessors }).getTracer('mhs-host.engine', '0.1.0')
+        : null);
   }
 
   /** Starts a span, as a child of `parent` (a scope or an incoming `traceparent`) when given. */
@@ -48,11 +56,9 @@ export class EngineTracer {
         { traceparent: parent.traceparent, ...(parent.tracestate ? { tracestate: parent.tracestate } : {}) },
         defaultTextMapGetter,
       );
-    const span = this.tracer.startSpan(
-      name,
-      { kind: SpanKind.INTERNAL, ...(attrs ? { attributes: attrs } : {}) },
-      parentCtx,
-    );
+    const span = this.tracer
+      ? this.tracer.startSpan(name, { kind: SpanKind.INTERNAL, ...(attrs ? { attributes: attrs } : {}) }, parentCtx)
+      : nonRecordingChild(parentCtx);
     const context = trace.setSpan(parentCtx, span);
     const carrier: Record<string, string> = {};
     propagator.inject(context, carrier, defaultTextMapSetter);
@@ -69,6 +75,17 @@ export class EngineTracer {
     if (errorCode) scope.span.setStatus({ code: SpanStatusCode.ERROR, message: errorCode });
     scope.span.end();
   }
+}
+
+/** A child span context of `parent` (or a new trace) that records nothing. */
+function nonRecordingChild(parent: Context): Span {
+  const p = trace.getSpanContext(parent);
+  return trace.wrapSpanContext({
+    traceId: p?.traceId ?? idGenerator.generateTraceId(),
+    spanId: idGenerator.generateSpanId(),
+    traceFlags: p?.traceFlags ?? TraceFlags.SAMPLED,
+    ...(p?.traceState ? { traceState: p.traceState } : {}),
+  });
 }
 
 /** The 32-hex trace id of a `traceparent`. */

@@ -1,12 +1,14 @@
 // Guarantees: `mhs-host demo` (what `npm start` runs) works on a fresh store: it enables the demo connectors as
 // the recorded operator action of `demo-operator`, runs a multi-endpoint task on the bundled simulators, prints
 // receipts and a verified ledger, and exits 0; `mhs-host invoke` and `mhs-host run-task` then drive the same
-// enabled connectors and print full receipts.
+// enabled connectors and print full receipts, decided by the same policy gate as `serve` (`--policy FILE`: a
+// policy rule approves and is recorded `policy_rule`; a step that needs a human times out with a stable code).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
+import { ledgerEntries } from '../helpers/mhs-host.js';
 import { REPO_ROOT } from '../helpers/sim.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mhs-cli-'));
@@ -81,5 +83,53 @@ describe('mhs-host demo, invoke, run-task', () => {
     expect(run.stdout).toContain('[mhs://demo/conveyor] step 0 → completed');
     expect(run.stdout).toContain('[mhs://demo/thermostat] step 1 → completed');
     expect(run.stdout).toMatch(/receipt \{/);
+  }, 120_000);
+
+  test('HOST-032 HOST-044: --policy FILE decides CLI calls: a policy rule approves (recorded policy_rule), a human-only step times out', async () => {
+    const policy = join(dir, 'policy.json');
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        requireApprovalFrom: 'R0',
+        rules: [{ id: 'thermo-reads', capability_id: 'cap.thermal.read.v1' }],
+      }),
+    );
+    const read = await cli([
+      'invoke',
+      'mhs-demo-thermostat',
+      'thermostat',
+      'cap.thermal.read.v1',
+      '--policy',
+      policy,
+      '--db',
+      db,
+    ]);
+    expect(read.code).toBe(0);
+    const receipt = JSON.parse(read.stdout) as { command_id: string };
+    const entries = await ledgerEntries(db);
+    const intent = entries.find((e) => e.kind === 'command.intent' && e.command_id === receipt.command_id)!;
+    expect(entries.find((e) => e.kind === 'approval' && e.approval_id === intent.approval_id)).toMatchObject({
+      event: 'decided',
+      method: 'policy_rule',
+      principals: [{ kind: 'system', id: 'policy:thermo-reads' }],
+    });
+    // The conveyor step needs a human under this policy; nobody decides within the timeout.
+    const step = await cli([
+      'invoke',
+      'mhs-demo-conveyor',
+      'conveyor-workcell',
+      'cap.world.step.v1',
+      '--input',
+      '{"ticks":1}',
+      '--policy',
+      policy,
+      '--approval-timeout',
+      '1000',
+      '--db',
+      db,
+    ]);
+    expect(step.code).toBe(1);
+    expect(step.stderr).toMatch(/approval needed apr_/);
+    expect(step.stderr).toContain('error MHS.HOST.APPROVAL_TIMEOUT');
   }, 120_000);
 });

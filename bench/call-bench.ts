@@ -23,7 +23,7 @@ import type { MhsConnection } from '../src/mhs/connector.js';
 import { capabilityToolName } from '../src/mhs/tool-names.js';
 
 const N = Number(process.env.BENCH_N ?? 400);
-const WARMUP = 50;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 50);
 const PER_ENDPOINT = Number(process.env.BENCH_PER_ENDPOINT ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);

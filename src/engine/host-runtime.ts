@@ -2,8 +2,8 @@ import { ErrorCode, HostError, RealClock } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
-import { connect } from '../mhs/connector.js';
 import type { ConnectOptions } from '../mhs/connector.js';
+import { connectWithReconnect } from '../mhs/reconnect.js';
 import { guardPermits } from '../policy/index.js';
 import type { CallGate, PolicyGate } from '../policy/index.js';
 import { createEngine } from './engine.js';
@@ -110,20 +110,30 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         );
       const existing = row.endpoint_id ? engine.endpoint(row.endpoint_id) : undefined;
       if (existing && existing.connectorId === row.connector_id) return existing;
-      const conn = await connect(row, {
+      // Reconnecting (backoff; calls fail fast while away): after a lost connection the endpoint comes back by
+      // itself and its unsettled commands are reconciled first, as with `engine.connect` (HOST-036, 082, 091).
+      const conn = await connectWithReconnect(row, {
         clock,
         descriptor: row.descriptor ?? null,
         isEnabled,
         stderr: copts.stderr ?? 'ignore',
         ...(copts.cwd ? { cwd: copts.cwd } : {}),
+        ...(opts.engine?.reconnect ? { backoff: opts.engine.reconnect } : {}),
+        ...(opts.engine?.probeIntervalMs ? { probeIntervalMs: opts.engine.probeIntervalMs } : {}),
+        whileAway: 'fail',
       });
-      conns.push(conn);
-      manifests.set(row.connector_id, conn.manifest);
-      await connectors.recordManifest(row.connector_id, conn.manifest.endpoint_id, conn.manifest.manifest_digest);
-      // A permit revoked, expired or used is never sent, even if the endpoint has not seen it (HOST-047, 070).
-      const ep = await engine.attach(guardPermits(conn, (id) => services.gate.claimPermit(id)));
-      attached.push(ep.endpointId);
-      return ep;
+      try {
+        manifests.set(row.connector_id, conn.manifest);
+        await connectors.recordManifest(row.connector_id, conn.manifest.endpoint_id, conn.manifest.manifest_digest);
+        // A permit revoked, expired or used is never sent, even if the endpoint has not seen it (HOST-047, 070).
+        const ep = await engine.attach(guardPermits(conn, (id) => services.gate.claimPermit(id)));
+        conns.push(conn);
+        attached.push(ep.endpointId);
+        return ep;
+      } catch (err) {
+        await conn.close().catch(() => undefined);
+        throw err;
+      }
     };
 
     const attach = async (connectorId: string): Promise<void> => {

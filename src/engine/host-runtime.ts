@@ -3,6 +3,7 @@ import type { Clock } from '../core/index.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
 import type { ConnectOptions } from '../mhs/connector.js';
+import type { ConnectorRow } from '../mhs/connector-row.js';
 import { connectWithReconnect } from '../mhs/reconnect.js';
 import { guardPermits } from '../policy/index.js';
 import type { CallGate, PolicyGate } from '../policy/index.js';
@@ -98,6 +99,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     const failed: HostRuntime['failed'] = [];
     const conns: Array<{ close(): Promise<void> }> = [];
 
+    const connecting = new Map<string, Promise<EndpointActor>>();
     const connectEndpoint: HostRuntime['connectEndpoint'] = async (ref, copts = {}) => {
       const rows = await connectors.list();
       const row = rows.find((r) => r.connector_id === ref || r.endpoint_id === ref);
@@ -110,6 +112,15 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         );
       const existing = row.endpoint_id ? engine.endpoint(row.endpoint_id) : undefined;
       if (existing && existing.connectorId === row.connector_id) return existing;
+      // One connection per connector: a connect already under way (e.g. attach-on-enable) is shared.
+      const pending = connecting.get(row.connector_id);
+      if (pending) return pending;
+      const p = open(row, copts).finally(() => connecting.delete(row.connector_id));
+      connecting.set(row.connector_id, p);
+      return p;
+    };
+
+    const open = async (row: ConnectorRow, copts: Pick<ConnectOptions, 'stderr' | 'cwd'>): Promise<EndpointActor> => {
       // Reconnecting (backoff; calls fail fast while away): after a lost connection the endpoint comes back by
       // itself and its unsettled commands are reconciled first, as with `engine.connect` (HOST-036, 082, 091).
       const conn = await connectWithReconnect(row, {

@@ -84,10 +84,15 @@ async function inBatches<T>(n: number, batch: number, fn: (i: number) => Promise
 async function hotPath(engine: Engine): Promise<{ governed: number[]; bare: number[] }> {
   const ep = await engine.attach(await connectSim('governed'));
   const [command, ...args] = SIM(['--endpoint-id', 'mhs://bench/bare']);
-  const bare = new Client({ name: 'bench-bare', version: '0' });
+  // The same MCP revision negotiation as the host's connector (2026-07-28 when the endpoint offers it), so the
+  // comparison measures governance, not the protocol revision.
+  const bare = new Client({ name: 'bench-bare', version: '0' }, { versionNegotiation: { mode: 'auto' } });
   await bare.connect(new StdioClientTransport({ command: command as string, args, stderr: 'ignore' }));
   // As any MCP client does before calling: it now also checks each result against the tool's output schema.
   await bare.listTools();
+  const revision = bare.getNegotiatedProtocolVersion();
+  if (revision !== ep.conn.protocolVersion)
+    throw new Error(`bare client negotiated ${revision}, the host ${ep.conn.protocolVersion}: not comparable`);
   const tool = capabilityToolName(DEVICE, CAP);
   const g: number[] = [];
   const b: number[] = [];

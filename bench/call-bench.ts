@@ -143,7 +143,7 @@ async function othersRound(engine: Engine, ids: string[]): Promise<number[]> {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mhs-bench-'));
   const clock = new RealClock();
-  const db = await openDb(join(dir, 'host.db'));
+  const db = await openDb(join(dir, 'host.db'), { sqlite: { synchronous: 'FULL' } });
   const durable = await openLedger(db, { clock });
   // The same ledger, timing each write that carries a command.intent (the durable write before every send).
   const intentMs: number[] = [];

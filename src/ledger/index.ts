@@ -1,6 +1,14 @@
 // Anything added here is API.
 export type { Db } from './db.js';
-export { openDb, resolveDbLocation, isPostgresLocation, DEFAULT_DB_PATH, DB_ENV_VAR } from './open-db.js';
+export {
+  openDb,
+  resolveDbLocation,
+  isPostgresLocation,
+  sqliteSynchronousFromEnv,
+  DEFAULT_DB_PATH,
+  DB_ENV_VAR,
+  SQLITE_SYNC_ENV_VAR,
+} from './open-db.js';
 export type { OpenDbOptions } from './open-db.js';
 export { SqliteDb } from './sqlite-db.js';
 export type { SqliteDbOptions } from './sqlite-db.js';

@@ -11,7 +11,11 @@ import { createEngine } from './engine.js';
 import type { Engine, EngineOptions } from './engine.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { openOperatorRuntime } from './operator-runtime.js';
+import { openSessionStore } from './session-store.js';
 import type { OperatorRuntime, PolicySource } from './operator-runtime.js';
+
+/** How often `serve` (attachEnabled) probes an idle endpoint connection unless told otherwise. */
+const SERVE_PROBE_MS = 15_000;
 
 /** Options of {@link openHostRuntime}. */
 export interface HostRuntimeOptions {
@@ -86,6 +90,8 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     const { connectors, enablement, services, manifests } = base;
     const isEnabled = (id: string) => enablement.isEnabled(id);
     const engine = createEngine({
+      // Session snapshots live in the store, so a restarted host reuses or reopens them (HOST-036).
+      sessionStore: await openSessionStore(db),
       ...opts.engine,
       ledger: base.ledger,
       clock,
@@ -120,6 +126,8 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       return p;
     };
 
+    // A long-running host (serve) notices an idle HTTP endpoint that went away without waiting for a call.
+    const probeMs = opts.engine?.probeIntervalMs ?? (opts.attachEnabled ? SERVE_PROBE_MS : 0);
     const open = async (row: ConnectorRow, copts: Pick<ConnectOptions, 'stderr' | 'cwd'>): Promise<EndpointActor> => {
       // Reconnecting (backoff; calls fail fast while away): after a lost connection the endpoint comes back by
       // itself and its unsettled commands are reconciled first, as with `engine.connect` (HOST-036, 082, 091).
@@ -130,7 +138,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         stderr: copts.stderr ?? 'ignore',
         ...(copts.cwd ? { cwd: copts.cwd } : {}),
         ...(opts.engine?.reconnect ? { backoff: opts.engine.reconnect } : {}),
-        ...(opts.engine?.probeIntervalMs ? { probeIntervalMs: opts.engine.probeIntervalMs } : {}),
+        ...(probeMs > 0 ? { probeIntervalMs: probeMs } : {}),
         whileAway: 'fail',
       });
       try {

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ErrorCode, HostError } from '../../src/core/index.js';
 import { openHostRuntime } from '../../src/engine/host-runtime.js';
 import type { HostRuntime } from '../../src/engine/host-runtime.js';
@@ -115,6 +115,12 @@ describe('openHostRuntime (serve and CLI)', () => {
       input: {},
     });
     expect(res.receipt.status).toBe('completed');
+    // HOST-036: the runtime keeps session snapshots in the store, for a restarted host to reuse or reopen.
+    await vi.waitFor(async () =>
+      expect(
+        await rt.db.all('SELECT session_id FROM endpoint_sessions WHERE endpoint_id = ?', [late.endpointId]),
+      ).toEqual([{ session_id: res.receipt.session_id }]),
+    );
   }, 60_000);
 
   it('HOST-032: the engine decides with the policy gate: an R2 call waits as a pending approval until withdrawn', async () => {

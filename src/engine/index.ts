@@ -22,3 +22,7 @@ export { ToolSurfaceBuilder, capabilityTools, surfaceDrift, MODEL_FIXED_TOOLS } 
 export type { ModelTool, ToolSurface, ToolAnnotations } from './tool-surface.js';
 export { dispatchToolCall } from './tool-dispatch.js';
 export type { ModelToolCall, ToolDispatchDeps, DispatchedCall } from './tool-dispatch.js';
+export { openHostRuntime } from './host-runtime.js';
+export type { HostRuntime, HostRuntimeOptions } from './host-runtime.js';
+export { openOperatorRuntime } from './operator-runtime.js';
+export type { OperatorRuntime, PolicySource } from './operator-runtime.js';

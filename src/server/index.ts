@@ -3,8 +3,6 @@ export { buildApp } from './app.js';
 export type { AppDeps, MountReport } from './app.js';
 export { startHostServer } from './host-server.js';
 export type { HostServer, HostServerOptions } from './host-server.js';
-export { openMhsRuntime } from './mhs-runtime.js';
-export type { MhsRuntime } from './mhs-runtime.js';
 export { principalOf } from './auth.js';
 export type { BearerVerifier, Principal } from './auth.js';
 export { errorHandler, notFoundHandler, statusFor } from './errors.js';

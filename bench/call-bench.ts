@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { RealClock } from '../src/core/index.js';
-import { createEngine } from '../src/engine/index.js';
+import { createEngine, openOperatorRuntime } from '../src/engine/index.js';
 import type { Engine } from '../src/engine/index.js';
 import { openDb, openLedger } from '../src/ledger/index.js';
 import { connect } from '../src/mhs/connector.js';
@@ -157,7 +157,9 @@ async function main(): Promise<void> {
       }
     },
   });
-  const engine = createEngine({ ledger, clock, transportMarginMs: 2_000 });
+  // The policy gate every host process uses (serve and the CLI): default policy, approvals, permits.
+  const operator = await openOperatorRuntime(db, clock);
+  const engine = createEngine({ ledger, clock, gate: operator.services.gate, transportMarginMs: 2_000 });
   await engine.start();
   try {
     process.stdout.write(`hot path: ${N} calls each (after ${WARMUP} warm-up), interleaved, stdio, SQLite ledger\n`);
@@ -175,10 +177,12 @@ async function main(): Promise<void> {
     // power loss), to show how much of the difference is the one fsync of the durable intent.
     {
       const db2 = await openDb(join(dir, 'normal.db'), { sqlite: { synchronous: 'NORMAL' } });
-      const e2 = createEngine({ ledger: await openLedger(db2, { clock }), clock });
+      const op2 = await openOperatorRuntime(db2, clock);
+      const e2 = createEngine({ ledger: await openLedger(db2, { clock }), clock, gate: op2.services.gate });
       await e2.start();
       const hp2 = await hotPath(e2);
       await e2.stop();
+      await op2.close();
       await db2.close();
       process.stdout.write(
         `  (informational: ledger synchronous=NORMAL  bare p50 ${ms(pct(hp2.bare, 50))}  governed p50 ${ms(pct(hp2.governed, 50))}  ratio ${(pct(hp2.governed, 50) / pct(hp2.bare, 50)).toFixed(2)})\n`,
@@ -240,6 +244,7 @@ async function main(): Promise<void> {
     );
   } finally {
     await engine.stop();
+    await operator.close();
     await db.close();
     rmSync(dir, { recursive: true, force: true });
   }

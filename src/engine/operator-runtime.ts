@@ -62,6 +62,7 @@ export async function openOperatorRuntime(
   const manifests = new Map<string, Manifest>();
   const isEnabled = (id: string) => enablement.isEnabled(id);
   const link = createOperatorLink({
+    clock,
     rows: () => connectors.list(),
     connect: (row) => connect(row, { clock, descriptor: row.descriptor ?? null, isEnabled, stderr: 'ignore' }),
   });

@@ -87,12 +87,17 @@ async function killMidTask(workflowId: string, conv: SimHttp, executed: boolean)
   expect((await api.post('/v1/workflows', def)).status).toBe(201);
   const runId = (await api.post('/v1/runs', { workflowId })).body.runId as string;
 
-  // Kill once both thermostat steps are journaled and the first conveyor command is in flight.
+  // Kill once both thermostat steps are settled (receipts durable) and the first conveyor command is in flight.
+  // (Killing right after a thermostat intent is journaled could land before its send: that command is then
+  // reconciled `not_executed` and rightly run again under a new command_id, which is the conveyor case below.)
   let before: LedgerEntry[] = [];
   const ready = (es: LedgerEntry[]) => {
     const mine = es.filter((e) => e.kind === 'command.intent' && e.run_id === runId);
+    const settled = new Set(es.filter((e) => e.kind === 'receipt').map((e) => e.command_id));
+    const thermoIntents = mine.filter((e) => e.endpoint_id === thermo.endpoint);
     return (
-      mine.filter((e) => e.endpoint_id === thermo.endpoint).length === 2 &&
+      thermoIntents.length === 2 &&
+      thermoIntents.every((e) => settled.has(e.command_id)) &&
       mine.filter((e) => e.endpoint_id === conveyor.endpoint).length === 1
     );
   };

@@ -23,6 +23,33 @@ import type { Store } from './harness.js';
 const CONVEYOR = 'conveyor-workcell';
 const STEP = 'cap.world.step.v1';
 
+type Restarted = { kill(): void; exited: Promise<unknown> };
+type Fixture = { store: Store; engine: Engine; sim: SimHttp; restarted: Restarted[] };
+
+/**
+ * One store, one engine and (unless `simFamilies` is null) one HTTP simulator for a describe block, torn down after
+ * it together with any simulator the block restarted on the same port.
+ */
+function fixture(
+  engineOpts: Parameters<typeof startEngine>[1],
+  simFamilies: string | null = 'conveyor',
+  simFlags: string[] = [],
+): Fixture {
+  const f = { restarted: [] } as unknown as Fixture;
+  beforeAll(async () => {
+    f.store = await openStore();
+    f.engine = await startEngine(f.store, engineOpts);
+    if (simFamilies) f.sim = await startSimHttp(simFamilies, simFlags);
+  });
+  afterAll(async () => {
+    await f.engine?.stop();
+    await f.store?.close();
+    await f.sim?.stop();
+    for (const r of f.restarted) r.kill();
+  });
+  return f;
+}
+
 /** Restarts an HTTP simulator on a fixed port (the helper always binds an ephemeral one). */
 function simOnPort(
   families: string,
@@ -103,88 +130,78 @@ async function running(ep: EndpointActor): Promise<void> {
 }
 
 describe('reconnect over HTTP (real sim killed and restarted on the same port)', () => {
-  let store: Store;
-  let engine: Engine;
-  let sim: SimHttp;
-  const restarted: Array<{ kill(): void; exited: Promise<unknown> }> = [];
   const events: ReconnectEvent[] = [];
   const background: HostError[] = [];
-  beforeAll(async () => {
-    store = await openStore();
-    engine = await startEngine(store, {
+  const f = fixture(
+    {
       transportMarginMs: 500,
       reconnect: { initialMs: 50, maxMs: 400 },
       onEndpointEvent: (_id, e) => events.push(e),
       onBackgroundError: (e) => background.push(e),
-    });
-    sim = await startSimHttp('conveyor,thermostat', ['--stall', '3']);
-  });
-  afterAll(async () => {
-    await engine?.stop();
-    await store?.close();
-    await sim?.stop();
-    for (const r of restarted) r.kill();
-  });
+    },
+    'conveyor,thermostat',
+    ['--stall', '3'],
+  );
 
   test('HOST-091 HOST-036 HOST-082: in-flight call UNKNOWN, reconnect by itself, reconciled before the device runs again, executed at most once', async () => {
-    const ep = await engine.connect(httpRow(sim.mcpUrl, sim.endpointId, 'mhs-reconnect-http'));
+    const ep = await f.engine.connect(httpRow(f.sim.mcpUrl, f.sim.endpointId, 'mhs-reconnect-http'));
     const EP = ep.endpointId;
     const call = { endpointId: EP, deviceId: CONVEYOR, capabilityId: STEP, deadlineMs: 4_000 };
-    const read = await engine.invoke({
+    const read = await f.engine.invoke({
       endpointId: EP,
       deviceId: 'thermostat',
       capabilityId: 'cap.thermal.read.v1',
       input: {},
     });
     expect(read.receipt.status).toBe('completed');
-    const ok = await engine.invoke({ ...call, input: { ticks: 1 } });
+    const ok = await f.engine.invoke({ ...call, input: { ticks: 1 } });
     expect(ok.receipt.status).toBe('completed');
-    expect(await executions(engine, EP, CONVEYOR, ok.commandId)).toBe(1);
+    expect(await executions(f.engine, EP, CONVEYOR, ok.commandId)).toBe(1);
 
     // The third capability call stalls at the endpoint: it is in flight when the server dies.
-    const inflight = failure(engine.invoke({ ...call, input: { ticks: 2 } }));
+    const inflight = failure(f.engine.invoke({ ...call, input: { ticks: 2 } }));
     await running(ep);
-    await engine.read(EP, CONVEYOR); // a later round trip on the same connection: the stalled request is out
+    await f.engine.read(EP, CONVEYOR); // a later round trip on the same connection: the stalled request is out
     const down = status(ep, 'disconnected');
-    sim.kill('SIGKILL');
+    f.sim.kill('SIGKILL');
     const unknown = await inflight;
     expect(unknown.code).toBe(ErrorCode.OUTCOME_UNKNOWN);
     const lost = unknown.details.command_id as string;
     await down;
 
     // Down: the device with the unknown command is gated; another device fails fast before sending.
-    expect((await failure(engine.invoke({ ...call, input: { ticks: 1 } }))).code).toBe(
+    expect((await failure(f.engine.invoke({ ...call, input: { ticks: 1 } }))).code).toBe(
       ErrorCode.HOST_DEVICE_GATE_CLOSED,
     );
     const away = await failure(
-      engine.invoke({ endpointId: EP, deviceId: 'thermostat', capabilityId: 'cap.thermal.read.v1', input: {} }),
+      f.engine.invoke({ endpointId: EP, deviceId: 'thermostat', capabilityId: 'cap.thermal.read.v1', input: {} }),
     );
     expect(away.code).toBe(ErrorCode.TRANSPORT_DISCONNECTED);
     expect(away.retryable).toBe(true);
     expect(away.details.sent).toBe(false);
-    expect((await store.ledger.byCommand(away.details.command_id as string)).map((e) => e.kind)).toEqual([
+    expect((await f.store.ledger.byCommand(away.details.command_id as string)).map((e) => e.kind)).toEqual([
       'command.intent',
       'command.not_sent',
     ]);
 
     // Back on the same port (no faults this time): the host reconnects by itself and reconciles first.
     const back = status(ep, 'connected');
-    restarted.push(await simOnPort('conveyor,thermostat', portOf(sim)));
+    f.restarted.push(await simOnPort('conveyor,thermostat', portOf(f.sim)));
     await back;
     expect(events.map((e) => e.type)).toContain('reconnected');
-    expect(engine.pending()).toEqual([]);
-    const kinds = (await store.ledger.byCommand(lost)).map((e) => e.kind);
+    expect(f.engine.pending()).toEqual([]);
+    const kinds = (await f.store.ledger.byCommand(lost)).map((e) => e.kind);
     expect(kinds).toEqual(['command.intent', 'command.unknown', 'reconcile']);
-    const rec = (await store.ledger.byCommand(lost)).at(-1)!;
+    const rec = (await f.store.ledger.byCommand(lost)).at(-1)!;
     expect(rec).toMatchObject({ outcome: 'not_executed', method: 'operations' });
-    expect(await executions(engine, EP, CONVEYOR, lost)).toBe(0);
+    expect(await executions(f.engine, EP, CONVEYOR, lost)).toBe(0);
 
     // The next call succeeds on a reopened session (HOST-036), not the old one.
-    const next: InvokeResult = await engine.invoke({ ...call, input: { ticks: 1 } });
+    const next: InvokeResult = await f.engine.invoke({ ...call, input: { ticks: 1 } });
     expect(next.receipt.status).toBe('completed');
     expect(next.receipt.session_id).not.toBe(ok.receipt.session_id);
-    expect(await executions(engine, EP, CONVEYOR, next.commandId)).toBe(1);
-    const reopened = (await store.ledger.range(0)).filter(
+    expect(await executions(f.engine, EP, CONVEYOR, next.commandId)).toBe(1);
+    const reopened = (await f.store.ledger.range(0)).filter(
       (e) => e.kind === 'session.open' && e.reopened_from === ok.receipt.session_id,
     );
     expect(reopened).toHaveLength(1);
@@ -193,32 +210,25 @@ describe('reconnect over HTTP (real sim killed and restarted on the same port)',
 });
 
 describe('reconnect after a network cut (the endpoint kept running)', () => {
-  let store: Store;
-  let engine: Engine;
-  let sim: SimHttp;
-  beforeAll(async () => {
-    store = await openStore();
-    engine = await startEngine(store, { transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } });
-    sim = await startSimHttp('conveyor', ['--drop-reply', '2']);
-  });
-  afterAll(async () => {
-    await engine?.stop();
-    await store?.close();
-    await sim?.stop();
-  });
+  const f = fixture({ transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } }, 'conveyor', [
+    '--drop-reply',
+    '2',
+  ]);
 
   test('HOST-091: a command executed but unanswered when the link dropped is settled by a same-id retry (replayed:true), executed once', async () => {
-    const proxy = tcpProxy(portOf(sim));
+    const proxy = tcpProxy(portOf(f.sim));
     await proxy.start();
-    const ep = await engine.connect(httpRow(`http://127.0.0.1:${proxy.port}/mcp`, sim.endpointId, 'mhs-reconnect-cut'));
+    const ep = await f.engine.connect(
+      httpRow(`http://127.0.0.1:${proxy.port}/mcp`, f.sim.endpointId, 'mhs-reconnect-cut'),
+    );
     const EP = ep.endpointId;
     const call = { endpointId: EP, deviceId: CONVEYOR, capabilityId: STEP, deadlineMs: 4_000 };
-    expect((await engine.invoke({ ...call, input: { ticks: 1 } })).receipt.status).toBe('completed');
+    expect((await f.engine.invoke({ ...call, input: { ticks: 1 } })).receipt.status).toBe('completed');
     // The second capability call executes at the endpoint and its reply is dropped.
-    const inflight = failure(engine.invoke({ ...call, input: { ticks: 2 } }));
+    const inflight = failure(f.engine.invoke({ ...call, input: { ticks: 2 } }));
     await running(ep);
-    const lost = engine.pending()[0]!.commandId;
-    while ((await executions(engine, EP, CONVEYOR, lost)) === 0) await new Promise((r) => setImmediate(r));
+    const lost = f.engine.pending()[0]!.commandId;
+    while ((await executions(f.engine, EP, CONVEYOR, lost)) === 0) await new Promise((r) => setImmediate(r));
     const down = status(ep, 'disconnected');
     await proxy.cut();
     const unknown = await inflight;
@@ -228,43 +238,34 @@ describe('reconnect after a network cut (the endpoint kept running)', () => {
     const back = status(ep, 'connected');
     await proxy.start(proxy.port);
     await back;
-    expect(engine.pending()).toEqual([]);
-    const entries = await store.ledger.byCommand(lost);
+    expect(f.engine.pending()).toEqual([]);
+    const entries = await f.store.ledger.byCommand(lost);
     expect(entries.map((e) => e.kind)).toEqual(['command.intent', 'command.unknown', 'receipt', 'reconcile']);
     expect(entries.at(-1)).toMatchObject({ outcome: 'receipt', method: 'retry', replayed: true, status: 'completed' });
-    expect(await executions(engine, EP, CONVEYOR, lost)).toBe(1);
-    const next = await engine.invoke({ ...call, input: { ticks: 1 } });
+    expect(await executions(f.engine, EP, CONVEYOR, lost)).toBe(1);
+    const next = await f.engine.invoke({ ...call, input: { ticks: 1 } });
     expect(next.receipt.status).toBe('completed');
-    expect(await executions(engine, EP, CONVEYOR, next.commandId)).toBe(1);
+    expect(await executions(f.engine, EP, CONVEYOR, next.commandId)).toBe(1);
     await proxy.cut();
   });
 });
 
 describe('reconnect over stdio (child SIGKILLed)', () => {
-  let store: Store;
-  let engine: Engine;
-  beforeAll(async () => {
-    store = await openStore();
-    engine = await startEngine(store, { transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } });
-  });
-  afterAll(async () => {
-    await engine?.stop();
-    await store?.close();
-  });
+  const f = fixture({ transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } }, null);
 
   test('HOST-091 HOST-082: killed child is respawned, the in-flight command is reconciled, calls succeed again', async () => {
     const c = simStdioCommand('conveyor', ['--stall', '2']);
-    const ep = await engine.connect(stdioRow('conveyor', ['--stall', '2'], 'mhs-reconnect-stdio'), {
+    const ep = await f.engine.connect(stdioRow('conveyor', ['--stall', '2'], 'mhs-reconnect-stdio'), {
       cwd: c.cwd,
       stderr: 'ignore',
     });
     const EP = ep.endpointId;
     const call = { endpointId: EP, deviceId: CONVEYOR, capabilityId: STEP, deadlineMs: 4_000 };
-    expect((await engine.invoke({ ...call, input: { ticks: 1 } })).receipt.status).toBe('completed');
+    expect((await f.engine.invoke({ ...call, input: { ticks: 1 } })).receipt.status).toBe('completed');
     const pid = (ep.conn as unknown as { pid: number }).pid;
-    const inflight = failure(engine.invoke({ ...call, input: { ticks: 2 } }));
+    const inflight = failure(f.engine.invoke({ ...call, input: { ticks: 2 } }));
     await running(ep);
-    await engine.read(EP, CONVEYOR);
+    await f.engine.read(EP, CONVEYOR);
     const down = status(ep, 'disconnected');
     process.kill(pid, 'SIGKILL');
     const unknown = await inflight;
@@ -272,57 +273,43 @@ describe('reconnect over stdio (child SIGKILLed)', () => {
     await down;
     await status(ep, 'connected');
     expect((ep.conn as unknown as { pid: number }).pid).not.toBe(pid);
-    expect(engine.pending()).toEqual([]);
+    expect(f.engine.pending()).toEqual([]);
     const lost = unknown.details.command_id as string;
-    expect((await store.ledger.byCommand(lost)).map((e) => e.kind)).toEqual([
+    expect((await f.store.ledger.byCommand(lost)).map((e) => e.kind)).toEqual([
       'command.intent',
       'command.unknown',
       'reconcile',
     ]);
-    const next = await engine.invoke({ ...call, input: { ticks: 1 } });
+    const next = await f.engine.invoke({ ...call, input: { ticks: 1 } });
     expect(next.receipt.status).toBe('completed');
-    expect(await executions(engine, EP, CONVEYOR, next.commandId)).toBe(1);
-    expect(await executions(engine, EP, CONVEYOR, lost)).toBe(0);
+    expect(await executions(f.engine, EP, CONVEYOR, next.commandId)).toBe(1);
+    expect(await executions(f.engine, EP, CONVEYOR, lost)).toBe(0);
   });
 });
 
 describe('one endpoint down, another up (same engine)', () => {
-  let store: Store;
-  let engine: Engine;
-  let sim: SimHttp;
-  const restarted: Array<{ kill(): void; exited: Promise<unknown> }> = [];
-  beforeAll(async () => {
-    store = await openStore();
-    engine = await startEngine(store, { transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } });
-    sim = await startSimHttp('conveyor');
-  });
-  afterAll(async () => {
-    await engine?.stop();
-    await store?.close();
-    await sim?.stop();
-    for (const r of restarted) r.kill();
-  });
+  const f = fixture({ transportMarginMs: 500, reconnect: { initialMs: 50, maxMs: 400 } }, 'conveyor');
 
   test('HOST-082: while one endpoint is down the other completes its calls; HOST-012 a changed manifest is re-admitted', async () => {
     const c = simStdioCommand('conveyor');
     const [down, up] = await Promise.all([
-      engine.connect(httpRow(sim.mcpUrl, sim.endpointId, 'mhs-down')),
-      engine.connect(stdioRow('conveyor', [], 'mhs-up'), { cwd: c.cwd, stderr: 'ignore' }),
+      f.engine.connect(httpRow(f.sim.mcpUrl, f.sim.endpointId, 'mhs-down')),
+      f.engine.connect(stdioRow('conveyor', [], 'mhs-up'), { cwd: c.cwd, stderr: 'ignore' }),
     ]);
     const firstDigest = down.manifest.manifest_digest;
     const gone = status(down, 'disconnected');
-    sim.kill('SIGKILL');
-    await sim.exited;
+    f.sim.kill('SIGKILL');
+    await f.sim.exited;
     // HTTP has no connection to watch: the next call finds the endpoint gone, before sending anything.
     const refused = await failure(
-      engine.invoke({ endpointId: down.endpointId, deviceId: CONVEYOR, capabilityId: STEP, input: { ticks: 1 } }),
+      f.engine.invoke({ endpointId: down.endpointId, deviceId: CONVEYOR, capabilityId: STEP, input: { ticks: 1 } }),
     );
     expect(refused.code).toBe(ErrorCode.TRANSPORT_DISCONNECTED);
     expect(refused.retryable).toBe(true);
     expect(refused.details.command_id).toBeUndefined(); // refused at the session open: no command existed
     await gone;
     for (let i = 0; i < 3; i++) {
-      const r = await engine.invoke({
+      const r = await f.engine.invoke({
         endpointId: up.endpointId,
         deviceId: CONVEYOR,
         capabilityId: STEP,
@@ -334,14 +321,14 @@ describe('one endpoint down, another up (same engine)', () => {
 
     // It comes back with another device set: admitted again, and the new manifest is disclosed.
     const back = status(down, 'connected');
-    restarted.push(await simOnPort('conveyor,thermostat', portOf(sim)));
+    f.restarted.push(await simOnPort('conveyor,thermostat', portOf(f.sim)));
     await back;
     expect(down.manifest.manifest_digest).not.toBe(firstDigest);
-    const disclosures = (await store.ledger.range(0)).filter(
+    const disclosures = (await f.store.ledger.range(0)).filter(
       (e) => e.kind === 'disclosure' && e.endpoint_id === down.endpointId,
     );
     expect(disclosures.map((e) => e.manifest_digest)).toEqual([firstDigest, down.manifest.manifest_digest]);
-    const r = await engine.invoke({
+    const r = await f.engine.invoke({
       endpointId: down.endpointId,
       deviceId: 'thermostat',
       capabilityId: 'cap.thermal.read.v1',
@@ -352,38 +339,24 @@ describe('one endpoint down, another up (same engine)', () => {
 });
 
 describe('an idle HTTP endpoint that goes away', () => {
-  let store: Store;
-  let engine: Engine;
-  let sim: SimHttp;
-  const restarted: Array<{ kill(): void; exited: Promise<unknown> }> = [];
-  beforeAll(async () => {
-    store = await openStore();
-    engine = await startEngine(store, { probeIntervalMs: 100, reconnect: { initialMs: 50, maxMs: 400 } });
-    sim = await startSimHttp('conveyor');
-  });
-  afterAll(async () => {
-    await engine?.stop();
-    await store?.close();
-    await sim?.stop();
-    for (const r of restarted) r.kill();
-  });
+  const f = fixture({ probeIntervalMs: 100, reconnect: { initialMs: 50, maxMs: 400 } }, 'conveyor');
 
   test('HOST-082: the idle probe sees it gone without a call, and the host reconnects once it is back', async () => {
-    const ep = await engine.connect(httpRow(sim.mcpUrl, sim.endpointId, 'mhs-idle'));
-    const first = await engine.invoke({
+    const ep = await f.engine.connect(httpRow(f.sim.mcpUrl, f.sim.endpointId, 'mhs-idle'));
+    const first = await f.engine.invoke({
       endpointId: ep.endpointId,
       deviceId: CONVEYOR,
       capabilityId: STEP,
       input: { ticks: 1 },
     });
     const gone = status(ep, 'disconnected');
-    sim.kill('SIGKILL');
+    f.sim.kill('SIGKILL');
     await gone;
     expect(ep.lastDrop).toMatchObject({ code: ErrorCode.TRANSPORT_DISCONNECTED, terminal: false });
     const back = status(ep, 'connected');
-    restarted.push(await simOnPort('conveyor', portOf(sim)));
+    f.restarted.push(await simOnPort('conveyor', portOf(f.sim)));
     await back;
-    const next = await engine.invoke({
+    const next = await f.engine.invoke({
       endpointId: ep.endpointId,
       deviceId: CONVEYOR,
       capabilityId: STEP,
@@ -395,37 +368,26 @@ describe('an idle HTTP endpoint that goes away', () => {
 });
 
 describe('a changed manifest refused on reconnect', () => {
-  let store: Store;
-  let engine: Engine;
-  let sim: SimHttp;
-  const restarted: Array<{ kill(): void; exited: Promise<unknown> }> = [];
-  beforeAll(async () => {
-    store = await openStore();
-    engine = await startEngine(store, {
+  const f = fixture(
+    {
       onManifestChange: 'refuse',
       reconnect: { initialMs: 50, maxMs: 400 },
-    });
-    sim = await startSimHttp('conveyor');
-  });
-  afterAll(async () => {
-    await engine?.stop();
-    await store?.close();
-    await sim?.stop();
-    for (const r of restarted) r.kill();
-  });
+    },
+    'conveyor',
+  );
 
   test('HOST-073 HOST-012: refused, stays disconnected with MHS.HOST.MANIFEST_INVALID', async () => {
-    const ep = await engine.connect(httpRow(sim.mcpUrl, sim.endpointId, 'mhs-refuse'));
+    const ep = await f.engine.connect(httpRow(f.sim.mcpUrl, f.sim.endpointId, 'mhs-refuse'));
     const gone = status(ep, 'disconnected');
-    sim.kill('SIGKILL');
-    await sim.exited;
-    await failure(engine.read(ep.endpointId, CONVEYOR));
+    f.sim.kill('SIGKILL');
+    await f.sim.exited;
+    await failure(f.engine.read(ep.endpointId, CONVEYOR));
     await gone;
-    restarted.push(await simOnPort('conveyor,thermostat', portOf(sim)));
+    f.restarted.push(await simOnPort('conveyor,thermostat', portOf(f.sim)));
     await firstValueFrom(ep.status$.pipe(filter(() => ep.lastDrop?.terminal === true)));
     expect(ep.lastDrop?.code).toBe(ErrorCode.HOST_MANIFEST_INVALID);
     const e = await failure(
-      engine.invoke({ endpointId: ep.endpointId, deviceId: CONVEYOR, capabilityId: STEP, input: { ticks: 1 } }),
+      f.engine.invoke({ endpointId: ep.endpointId, deviceId: CONVEYOR, capabilityId: STEP, input: { ticks: 1 } }),
     );
     expect(e.code).toBe(ErrorCode.HOST_MANIFEST_INVALID);
     expect(e.retryable).toBe(false);

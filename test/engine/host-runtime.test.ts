@@ -5,7 +5,6 @@
 // disabled connector is refused before anything is sent); and its connections reconnect by themselves through
 // the permit guard: after the endpoint dies a call fails fast before sending (MHS.TRANSPORT.DISCONNECTED), and
 // once it is back on the same port calls complete again (HOST-068, 082, 091).
-import { spawn } from 'node:child_process';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -15,28 +14,8 @@ import type { HostRuntime } from '../../src/engine/host-runtime.js';
 import type { EndpointActor, EndpointStatus } from '../../src/engine/index.js';
 import { startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { REPO_ROOT, startSimHttp } from '../helpers/sim.js';
+import { simOnPort, startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
-
-/** Starts an HTTP simulator on a fixed port (the sim helper always binds an ephemeral one). */
-function simOnPort(families: string, port: number): Promise<{ kill(): void; exited: Promise<unknown> }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'sim', families, '--http', String(port)],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  const exited = new Promise((r) => child.once('exit', r));
-  process.once('exit', () => child.kill('SIGKILL'));
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (c: string) => {
-      err += c;
-      if (err.includes('listening ')) resolve({ kill: () => void child.kill('SIGKILL'), exited });
-    });
-    void exited.then(() => reject(new Error(`sim on port ${port} exited: ${err}`)));
-  });
-}
 
 const status = (ep: EndpointActor, want: EndpointStatus) => firstValueFrom(ep.status$.pipe(filter((s) => s === want)));
 

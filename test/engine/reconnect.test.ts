@@ -6,7 +6,6 @@
 // that device takes another command; sessions of the old connection are reopened on next use (never a blind
 // resend); every command executes at most once. An endpoint that comes back with another manifest is re-admitted
 // (new disclosure) or, when the host is told to, refused and left disconnected with MHS.HOST.MANIFEST_INVALID.
-import { spawn } from 'node:child_process';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { firstValueFrom } from 'rxjs';
@@ -15,15 +14,15 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ErrorCode, HostError } from '../../src/core/index.js';
 import type { Engine, EndpointActor, EndpointStatus, InvokeResult } from '../../src/engine/index.js';
 import type { ReconnectEvent } from '../../src/mhs/reconnect.js';
-import { REPO_ROOT, simStdioCommand, startSimHttp } from '../helpers/sim.js';
-import type { SimHttp } from '../helpers/sim.js';
+import { simOnPort, simStdioCommand, startSimHttp } from '../helpers/sim.js';
+import type { RestartedSim, SimHttp } from '../helpers/sim.js';
 import { executions, httpRow, openStore, startEngine, stdioRow } from './harness.js';
 import type { Store } from './harness.js';
 
 const CONVEYOR = 'conveyor-workcell';
 const STEP = 'cap.world.step.v1';
 
-type Restarted = { kill(): void; exited: Promise<unknown> };
+type Restarted = RestartedSim;
 type Fixture = { store: Store; engine: Engine; sim: SimHttp; restarted: Restarted[] };
 
 /**
@@ -48,30 +47,6 @@ function fixture(
     for (const r of f.restarted) r.kill();
   });
   return f;
-}
-
-/** Restarts an HTTP simulator on a fixed port (the helper always binds an ephemeral one). */
-function simOnPort(
-  families: string,
-  port: number,
-  flags: string[] = [],
-): Promise<{ kill(): void; exited: Promise<unknown> }> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'sim', families, ...flags, '--http', String(port)],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  const exited = new Promise((r) => child.once('exit', r));
-  process.once('exit', () => child.kill('SIGKILL'));
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (c: string) => {
-      err += c;
-      if (err.includes('listening ')) resolve({ kill: () => void child.kill('SIGKILL'), exited });
-    });
-    void exited.then(() => reject(new Error(`sim on port ${port} exited: ${err}`)));
-  });
 }
 
 /** A TCP proxy in front of a simulator: `cut()` drops every connection and stops listening; `start(port)` again. */

@@ -96,6 +96,32 @@ export function startSimHttp(families: string, flags: string[] = []): Promise<Si
 }
 
 /** Command and args that start a stdio simulator (for `StdioClientTransport` or a connector). */
+/** A simulator restarted by a test on a fixed port; `kill()` is SIGKILL. */
+export interface RestartedSim {
+  kill(): void;
+  exited: Promise<unknown>;
+}
+
+/** Starts an HTTP simulator on a fixed port (e.g. where a killed one listened; {@link startSimHttp} binds an ephemeral one). */
+export function simOnPort(families: string, port: number, flags: string[] = []): Promise<RestartedSim> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli/main.ts', 'sim', families, ...flags, '--http', String(port)],
+    { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  const exited = new Promise((r) => child.once('exit', r));
+  process.once('exit', () => child.kill('SIGKILL'));
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (c: string) => {
+      err += c;
+      if (err.includes('listening ')) resolve({ kill: () => void child.kill('SIGKILL'), exited });
+    });
+    void exited.then(() => reject(new Error(`sim on port ${port} exited: ${err}`)));
+  });
+}
+
 export function simStdioCommand(
   families: string,
   flags: string[] = [],

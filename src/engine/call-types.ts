@@ -17,8 +17,8 @@ export interface InvokeRequest {
   taskId?: string;
   /** Capabilities the task's session on this device needs; default the called one (HOST-034). */
   sessionCapabilities?: string[];
-  /** The parent action of a multi-endpoint task (HOST-081). */
-  parentAction?: { taskId: string; seq: number };
+  /** The parent action of a multi-endpoint task (HOST-081); `step` is the command's index in the task. */
+  parentAction?: { taskId: string; seq: number; step?: number };
   /** Trace to continue: a started scope or an incoming W3C `traceparent`. */
   trace?: TraceScope | { traceparent: string; tracestate?: string };
   runId?: string;

@@ -137,6 +137,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
         ...(permitId ? { permit_id: permitId } : {}),
         ...(decision.approval ? { approval_id: decision.approval.approval_id } : {}),
         ...(p.taskId ? { task_id: p.taskId, parent_action: p.taskId, parent_seq: p.parentSeq } : {}),
+        ...(req.parentAction?.step !== undefined ? { task_step: req.parentAction.step } : {}),
         ...(req.runId ? { run_id: req.runId } : {}),
         ...(req.nodeId ? { node_id: req.nodeId } : {}),
         ...(req.expectedRevision !== undefined ? { expected_revision: req.expectedRevision } : {}),

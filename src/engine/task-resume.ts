@@ -88,8 +88,9 @@ async function settle(deps: TaskResumeDeps, commandId: string): Promise<Settled 
 
 /**
  * Resumes a multi-endpoint task the host was killed during (HOST-081, 091). The task's `command.intent`
- * entries (carrying its `task_id`) are matched to its steps: the k-th intent on an endpoint is that endpoint's
- * k-th step, since a task runs each endpoint's steps in order and stops an endpoint at its first incomplete step.
+ * entries (carrying its `task_id`) are matched to its steps by their `task_step`; intents recorded without one are
+ * matched by order (the k-th intent on an endpoint is that endpoint's k-th step: a task runs each endpoint's steps
+ * in order and stops an endpoint at its first incomplete step).
  * Each recorded command is settled from the ledger or reconciled (same command_id, never resent); a completed
  * receipt is that step's result and the step never runs again; a command the endpoint never executed runs as
  * a new command. Only the remaining steps run, through the governed call, under the task id, parent action
@@ -118,16 +119,27 @@ export async function resumeTask(
   const rerun: number[] = [];
   const recorded: Array<PromiseLike<number>> = [];
 
+  // Intents name their step (`task_step`); an older task's are matched by order per endpoint instead.
+  const byStep = new Map<number, LedgerEntry[]>();
+  for (const e of intents)
+    if (typeof e.task_step === 'number') byStep.set(e.task_step, [...(byStep.get(e.task_step) ?? []), e]);
+
   const runGroup = async (endpointId: string, indexes: number[]): Promise<void> => {
-    const mine = intents.filter((e) => e.endpoint_id === endpointId);
+    const unnumbered = intents.filter((e) => e.endpoint_id === endpointId && typeof e.task_step !== 'number');
     let ok = true;
     for (const [k, i] of indexes.entries()) {
       if (!ok) break;
       const step = spec.steps[i] as TaskStep;
-      const intent = mine[k];
-      if (intent) {
+      const candidates = byStep.get(i) ?? (unnumbered[k] ? [unnumbered[k]] : []);
+      // Oldest first: a command the endpoint never executed is passed over for the one that ran after it.
+      let settled = false;
+      for (const intent of candidates) {
         const commandId = intent.command_id as string;
-        if (intent.device_id !== step.device || intent.capability_id !== step.capability)
+        if (
+          intent.endpoint_id !== step.endpoint ||
+          intent.device_id !== step.device ||
+          intent.capability_id !== step.capability
+        )
           throw new HostError(
             ErrorCode.HOST_INTERNAL,
             `task ${taskId}: recorded command ${commandId} is not step ${i}`,
@@ -138,15 +150,16 @@ export async function resumeTask(
             },
           );
         const s = await settle(deps, commandId);
-        if (s !== 'not_executed') {
-          results[i] =
-            s.kind === 'done'
-              ? { index: i, step, status: 'final', commandId, receipt: s.receipt }
-              : { index: i, step, ...s.result };
-          ok = s.kind === 'done';
-          continue;
-        }
+        if (s === 'not_executed') continue;
+        results[i] =
+          s.kind === 'done'
+            ? { index: i, step, status: 'final', commandId, receipt: s.receipt }
+            : { index: i, step, ...s.result };
+        ok = s.kind === 'done';
+        settled = true;
+        break;
       }
+      if (settled) continue;
       if (ended || opts.signal?.aborted) break; // an ended task runs nothing more
       rerun.push(i);
       try {
@@ -157,7 +170,7 @@ export async function resumeTask(
           input: step.input,
           taskId,
           sessionCapabilities: [...(caps.get(`${step.endpoint}\u0000${step.device}`) ?? [])],
-          parentAction: { taskId, seq: parentSeq },
+          parentAction: { taskId, seq: parentSeq, step: i },
           ...(trace ? { trace } : {}),
           ...(step.expectedRevision !== undefined ? { expectedRevision: step.expectedRevision } : {}),
           ...(step.deadlineMs !== undefined ? { deadlineMs: step.deadlineMs } : {}),

@@ -128,7 +128,7 @@ export async function runTask(
           input: step.input,
           taskId,
           sessionCapabilities: [...(caps.get(`${step.endpoint}\u0000${step.device}`) ?? [])],
-          parentAction: { taskId, seq: start.seq },
+          parentAction: { taskId, seq: start.seq, step: i },
           trace,
           ...(step.expectedRevision !== undefined ? { expectedRevision: step.expectedRevision } : {}),
           ...(step.deadlineMs !== undefined ? { deadlineMs: step.deadlineMs } : {}),

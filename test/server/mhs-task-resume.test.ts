@@ -145,8 +145,12 @@ async function killMidTask(workflowId: string, conv: SimHttp, executed: boolean)
   const intents = all.filter((e) => e.kind === 'command.intent' && e.task_id === taskId);
   const sent = out.steps.map((s: any) => s.commandId as string);
   expect(intents.map((e) => e.command_id).sort()).toEqual(
-    (executed ? sent : [...sent, inFlight.command_id as string]).sort(),
+    [...sent, ...(executed ? [] : [inFlight.command_id as string])].sort(),
   );
+  // Every intent names its step, the never-executed one and its rerun alike (what a resume matches on).
+  const stepOf = new Map(intents.map((e) => [e.command_id, e.task_step]));
+  out.steps.forEach((st: any, i: number) => expect(stepOf.get(st.commandId)).toBe(i));
+  expect(stepOf.get(inFlight.command_id)).toBe(1);
   if (!executed)
     expect(all.find((e) => e.kind === 'reconcile' && e.command_id === inFlight.command_id)).toMatchObject({
       outcome: 'not_executed',

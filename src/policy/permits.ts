@@ -58,6 +58,11 @@ export interface PermitService {
    * revoked, expired or already claimed: the caller must not send it (HOST-047, 070).
    */
   claim(permitId: string): Promise<boolean>;
+  /**
+   * Why no permit can ever be issued for `endpointId` (`MHS.HOST.ADAPTER_MISSING`: a stdio projection has no
+   * operator route), or null when a route exists or might (any other failure is reported when issuing).
+   */
+  routeProblem(endpointId: string): Promise<HostError | null>;
 }
 
 const DDL = `CREATE TABLE IF NOT EXISTS mhs_permits (
@@ -223,6 +228,16 @@ export function createPermitService(deps: PermitServiceDeps): PermitService {
       });
       events?.emit('permit.revoked', { permit: revoked, endpoint_ack: endpointAck.ok });
       return revoked;
+    },
+
+    async routeProblem(endpointId) {
+      try {
+        await link.operatorConnection(endpointId);
+        return null;
+      } catch (err) {
+        const e = toHostError(err);
+        return e.code === ErrorCode.HOST_ADAPTER_MISSING ? e : null;
+      }
     },
 
     async claim(permitId) {

@@ -177,6 +177,17 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     }
   }
 
+  async function permitRouteProblem(ctx: GovernedCallContext): Promise<GateDecision | null> {
+    const e = deps.permits ? await deps.permits.routeProblem(ctx.endpointId) : null;
+    if (!e) return null;
+    await ledger.append({ kind: 'error', stage: 'permit.route', ...scope(ctx), error: e.toWire() });
+    return deny(
+      e.code,
+      `${ctx.binding.capability_id} needs a permit, which ${ctx.endpointId} cannot be given: ${e.message}`,
+      { ...e.details, permit_required: true },
+    );
+  }
+
   async function consume(ctx: GovernedCallContext, req: ApprovalRequest, ttlMs: number): Promise<GateDecision> {
     // Exactly one call consumes an approval; its digest must be the one sent (HOST-041).
     if (req.input_digest !== ctx.inputDigest) return deny(ErrorCode.HOST_APPROVAL_REQUIRED, 'approval digest differs');
@@ -205,6 +216,11 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     const outcome = decideCall(await withFreshSafety(ctx), cfg, clock.now());
     if (outcome.kind === 'refuse') return refused(ctx, outcome);
     if (outcome.kind === 'allow' || !cfg) return { kind: 'allow' };
+    // A call that needs a permit the endpoint can never take is refused now, not after an operator approved it.
+    if (outcome.permitRequired) {
+      const noRoute = await permitRouteProblem(ctx);
+      if (noRoute) return noRoute;
+    }
     const ttlMs = Math.min(ctx.binding.permit?.ttl_ms ?? cfg.maxPermitTtlMs, cfg.maxPermitTtlMs);
 
     if (outcome.kind === 'policy_approve') {

@@ -3,7 +3,7 @@ import type { Ledger, LedgerEntry } from '../ledger/ledger-types.js';
 import { FINAL_STATUSES } from '../mhs/wire-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { Engine } from './engine.js';
-import { parentActionChildren } from './task-runner.js';
+import { parentActionChildren, sessionCapabilities, stepRequest } from './task-runner.js';
 import type { StepResult, TaskResult, TaskStep } from './task-runner.js';
 
 /** What an interrupted task recorded before the host stopped (found by {@link findTaskStart}). */
@@ -110,11 +110,7 @@ export async function resumeTask(
   const results: StepResult[] = spec.steps.map((step, index) => ({ index, step, status: 'skipped' }));
   const groups = new Map<string, number[]>();
   spec.steps.forEach((s, i) => groups.set(s.endpoint, [...(groups.get(s.endpoint) ?? []), i]));
-  const caps = new Map<string, Set<string>>();
-  for (const s of spec.steps) {
-    const k = `${s.endpoint}\u0000${s.device}`;
-    caps.set(k, (caps.get(k) ?? new Set()).add(s.capability));
-  }
+  const caps = sessionCapabilities(spec.steps);
   const trace = start.traceparent ? { traceparent: start.traceparent } : undefined;
   const rerun: number[] = [];
   const recorded: Array<PromiseLike<number>> = [];
@@ -163,21 +159,17 @@ export async function resumeTask(
       if (ended || opts.signal?.aborted) break; // an ended task runs nothing more
       rerun.push(i);
       try {
-        const res = await deps.engine.invoke({
-          endpointId: step.endpoint,
-          deviceId: step.device,
-          capabilityId: step.capability,
-          input: step.input,
-          taskId,
-          sessionCapabilities: [...(caps.get(`${step.endpoint}\u0000${step.device}`) ?? [])],
-          parentAction: { taskId, seq: parentSeq, step: i },
-          ...(trace ? { trace } : {}),
-          ...(step.expectedRevision !== undefined ? { expectedRevision: step.expectedRevision } : {}),
-          ...(step.deadlineMs !== undefined ? { deadlineMs: step.deadlineMs } : {}),
-          ...(spec.runId ? { runId: spec.runId } : {}),
-          ...(spec.nodeId ? { nodeId: spec.nodeId } : {}),
-          ...(opts.signal ? { signal: opts.signal } : {}),
-        });
+        const res = await deps.engine.invoke(
+          stepRequest(step, i, {
+            taskId,
+            parentSeq,
+            caps,
+            trace,
+            runId: spec.runId,
+            nodeId: spec.nodeId,
+            signal: opts.signal,
+          }),
+        );
         recorded.push(res.recorded);
         results[i] = { index: i, step, status: res.outcome, commandId: res.commandId, receipt: res.receipt };
         ok = res.outcome === 'final' && res.receipt.status === 'completed';

@@ -65,6 +65,47 @@ export interface TaskDeps {
   invoke: (req: InvokeRequest) => Promise<InvokeResult>;
 }
 
+/** What a task's session on each (endpoint, device) must allow: the capabilities its steps call (HOST-034). */
+export function sessionCapabilities(steps: readonly TaskStep[]): Map<string, Set<string>> {
+  const caps = new Map<string, Set<string>>();
+  for (const s of steps) {
+    const k = `${s.endpoint}\u0000${s.device}`;
+    caps.set(k, (caps.get(k) ?? new Set()).add(s.capability));
+  }
+  return caps;
+}
+
+/** The governed-call request of step `index` of a task: its session scope, parent action and trace (HOST-081). */
+export function stepRequest(
+  step: TaskStep,
+  index: number,
+  t: {
+    taskId: string;
+    parentSeq: number;
+    caps: Map<string, Set<string>>;
+    trace?: InvokeRequest['trace'] | undefined;
+    runId?: string | undefined;
+    nodeId?: string | undefined;
+    signal?: AbortSignal | undefined;
+  },
+): InvokeRequest {
+  return {
+    endpointId: step.endpoint,
+    deviceId: step.device,
+    capabilityId: step.capability,
+    input: step.input,
+    taskId: t.taskId,
+    sessionCapabilities: [...(t.caps.get(`${step.endpoint}\u0000${step.device}`) ?? [])],
+    parentAction: { taskId: t.taskId, seq: t.parentSeq, step: index },
+    ...(t.trace ? { trace: t.trace } : {}),
+    ...(step.expectedRevision !== undefined ? { expectedRevision: step.expectedRevision } : {}),
+    ...(step.deadlineMs !== undefined ? { deadlineMs: step.deadlineMs } : {}),
+    ...(t.runId ? { runId: t.runId } : {}),
+    ...(t.nodeId ? { nodeId: t.nodeId } : {}),
+    ...(t.signal ? { signal: t.signal } : {}),
+  };
+}
+
 /**
  * Runs a multi-endpoint task through the governed call (HOST-080, 081, 082): checks every step first, records
  * a `parent_action` start entry, runs each endpoint's steps in order while endpoints proceed independently (a
@@ -78,7 +119,6 @@ export async function runTask(
   opts: { onProgress?: (p: TaskProgress) => void; signal?: AbortSignal } = {},
 ): Promise<TaskResult> {
   if (!spec.steps?.length) throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, 'a task needs at least one step', {});
-  const caps = new Map<string, Set<string>>();
   for (const [i, s] of spec.steps.entries()) {
     const ep = deps.endpoint(s.endpoint);
     if (!ep)
@@ -87,9 +127,8 @@ export async function runTask(
         endpoint_id: s.endpoint,
       });
     ep.resolve(s.device, s.capability);
-    const k = `${s.endpoint}\u0000${s.device}`;
-    caps.set(k, (caps.get(k) ?? new Set()).add(s.capability));
   }
+  const caps = sessionCapabilities(spec.steps);
   const taskId = deps.ids.next('task');
   const trace = deps.tracer.start(
     `mhs.task ${spec.name ?? taskId}`,
@@ -121,21 +160,17 @@ export async function runTask(
       opts.onProgress?.({ type: 'step.start', index: i, step });
       let r: StepResult;
       try {
-        const res = await deps.invoke({
-          endpointId: step.endpoint,
-          deviceId: step.device,
-          capabilityId: step.capability,
-          input: step.input,
-          taskId,
-          sessionCapabilities: [...(caps.get(`${step.endpoint}\u0000${step.device}`) ?? [])],
-          parentAction: { taskId, seq: start.seq, step: i },
-          trace,
-          ...(step.expectedRevision !== undefined ? { expectedRevision: step.expectedRevision } : {}),
-          ...(step.deadlineMs !== undefined ? { deadlineMs: step.deadlineMs } : {}),
-          ...(spec.runId ? { runId: spec.runId } : {}),
-          ...(spec.nodeId ? { nodeId: spec.nodeId } : {}),
-          ...(opts.signal ? { signal: opts.signal } : {}),
-        });
+        const res = await deps.invoke(
+          stepRequest(step, i, {
+            taskId,
+            parentSeq: start.seq,
+            caps,
+            trace,
+            runId: spec.runId,
+            nodeId: spec.nodeId,
+            signal: opts.signal,
+          }),
+        );
         recorded.push(res.recorded);
         r = { index: i, step, status: res.outcome, commandId: res.commandId, receipt: res.receipt };
         ok = res.outcome === 'final' && res.receipt.status === 'completed';

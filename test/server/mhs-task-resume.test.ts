@@ -29,8 +29,8 @@ beforeAll(async () => {
     prefix: 'task-resume',
     sims: {
       thermo: ['thermostat', ['--time-scale', '50']],
-      // Every conveyor tool call is answered 1 s later: the kill lands while its first step is in flight.
-      conveyor: ['conveyor', ['--latency-ms', '1000']],
+      // Every conveyor tool call is answered 2 s later: the kill lands while its first step is in flight.
+      conveyor: ['conveyor', ['--latency-ms', '2000']],
       // The first capability call is accepted and never answered; nothing executes.
       stalled: ['conveyor', ['--stall', '1']],
     },
@@ -87,18 +87,23 @@ async function killMidTask(workflowId: string, conv: SimHttp, executed: boolean)
   expect((await api.post('/v1/workflows', def)).status).toBe(201);
   const runId = (await api.post('/v1/runs', { workflowId })).body.runId as string;
 
-  // Kill once both thermostat steps are settled (receipts durable) and the first conveyor command is in flight.
-  // (Killing right after a thermostat intent is journaled could land before its send: that command is then
-  // reconciled `not_executed` and rightly run again under a new command_id, which is the conveyor case below.)
+  // Kill once both thermostat steps are settled (receipts durable) and the first conveyor command is in flight:
+  // journaled at least 250 ms ago (the host sends right after the intent commits, so the request has left; the
+  // simulator answers only after 2 s) and not answered yet. Killing right after an intent is journaled could land
+  // before its send: that command is then reconciled `not_executed` and rightly run again under a new command_id,
+  // which is what the stalled variant checks on purpose.
   let before: LedgerEntry[] = [];
   const ready = (es: LedgerEntry[]) => {
     const mine = es.filter((e) => e.kind === 'command.intent' && e.run_id === runId);
     const settled = new Set(es.filter((e) => e.kind === 'receipt').map((e) => e.command_id));
     const thermoIntents = mine.filter((e) => e.endpoint_id === thermo.endpoint);
+    const conveyorIntents = mine.filter((e) => e.endpoint_id === conveyor.endpoint);
     return (
       thermoIntents.length === 2 &&
       thermoIntents.every((e) => settled.has(e.command_id)) &&
-      mine.filter((e) => e.endpoint_id === conveyor.endpoint).length === 1
+      conveyorIntents.length === 1 &&
+      !settled.has(conveyorIntents[0]!.command_id) &&
+      clock.now() - Date.parse(conveyorIntents[0]!.ts) >= 250
     );
   };
   for (let i = 0; i < 400 && !ready(before); i++) {

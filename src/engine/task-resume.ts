@@ -1,9 +1,9 @@
-import { ErrorCode, HostError, toHostError } from '../core/index.js';
+import { ErrorCode, HostError } from '../core/index.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger-types.js';
 import { FINAL_STATUSES } from '../mhs/wire-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { Engine } from './engine.js';
-import { parentActionChildren, sessionCapabilities, stepRequest } from './task-runner.js';
+import { parentActionChildren, runStep, sessionCapabilities } from './task-runner.js';
 import type { StepResult, TaskResult, TaskStep } from './task-runner.js';
 
 /** What an interrupted task recorded before the host stopped (found by {@link findTaskStart}). */
@@ -158,33 +158,18 @@ export async function resumeTask(
       if (settled) continue;
       if (ended || opts.signal?.aborted) break; // an ended task runs nothing more
       rerun.push(i);
-      try {
-        const res = await deps.engine.invoke(
-          stepRequest(step, i, {
-            taskId,
-            parentSeq,
-            caps,
-            trace,
-            runId: spec.runId,
-            nodeId: spec.nodeId,
-            signal: opts.signal,
-          }),
-        );
-        recorded.push(res.recorded);
-        results[i] = { index: i, step, status: res.outcome, commandId: res.commandId, receipt: res.receipt };
-        ok = res.outcome === 'final' && res.receipt.status === 'completed';
-      } catch (err) {
-        const e = toHostError(err);
-        const commandId = typeof e.details.command_id === 'string' ? e.details.command_id : undefined;
-        results[i] = {
-          index: i,
-          step,
-          status: e.code === ErrorCode.OUTCOME_UNKNOWN ? 'unknown' : 'error',
-          ...(commandId ? { commandId } : {}),
-          error: e.toWire(),
-        };
-        ok = false;
-      }
+      const { result, recorded: rec } = await runStep((req) => deps.engine.invoke(req), step, i, {
+        taskId,
+        parentSeq,
+        caps,
+        trace,
+        runId: spec.runId,
+        nodeId: spec.nodeId,
+        signal: opts.signal,
+      });
+      if (rec) recorded.push(rec);
+      results[i] = result;
+      ok = result.status === 'final' && result.receipt?.status === 'completed';
     }
   };
 

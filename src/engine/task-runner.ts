@@ -76,7 +76,7 @@ export function sessionCapabilities(steps: readonly TaskStep[]): Map<string, Set
 }
 
 /** The governed-call request of step `index` of a task: its session scope, parent action and trace (HOST-081). */
-export function stepRequest(
+function stepRequest(
   step: TaskStep,
   index: number,
   t: {
@@ -104,6 +104,37 @@ export function stepRequest(
     ...(t.nodeId ? { nodeId: t.nodeId } : {}),
     ...(t.signal ? { signal: t.signal } : {}),
   };
+}
+
+/**
+ * Sends step `index` through the governed call and maps the outcome to its {@link StepResult}: the receipt, or
+ * the error (`unknown` for `MHS.OUTCOME.UNKNOWN`, with the command id when one was allocated). Never throws.
+ */
+export async function runStep(
+  invoke: (req: InvokeRequest) => Promise<InvokeResult>,
+  step: TaskStep,
+  index: number,
+  t: Parameters<typeof stepRequest>[2],
+): Promise<{ result: StepResult; recorded?: PromiseLike<number> }> {
+  try {
+    const res = await invoke(stepRequest(step, index, t));
+    return {
+      result: { index, step, status: res.outcome, commandId: res.commandId, receipt: res.receipt },
+      recorded: res.recorded,
+    };
+  } catch (err) {
+    const e = toHostError(err);
+    const commandId = typeof e.details.command_id === 'string' ? e.details.command_id : undefined;
+    return {
+      result: {
+        index,
+        step,
+        status: e.code === ErrorCode.OUTCOME_UNKNOWN ? 'unknown' : 'error',
+        ...(commandId ? { commandId } : {}),
+        error: e.toWire(),
+      },
+    };
+  }
 }
 
 /**
@@ -158,34 +189,17 @@ export async function runTask(
       if (!ok || opts.signal?.aborted) break;
       const step = spec.steps[i] as TaskStep;
       opts.onProgress?.({ type: 'step.start', index: i, step });
-      let r: StepResult;
-      try {
-        const res = await deps.invoke(
-          stepRequest(step, i, {
-            taskId,
-            parentSeq: start.seq,
-            caps,
-            trace,
-            runId: spec.runId,
-            nodeId: spec.nodeId,
-            signal: opts.signal,
-          }),
-        );
-        recorded.push(res.recorded);
-        r = { index: i, step, status: res.outcome, commandId: res.commandId, receipt: res.receipt };
-        ok = res.outcome === 'final' && res.receipt.status === 'completed';
-      } catch (err) {
-        const e = toHostError(err);
-        const commandId = typeof e.details.command_id === 'string' ? e.details.command_id : undefined;
-        r = {
-          index: i,
-          step,
-          status: e.code === ErrorCode.OUTCOME_UNKNOWN ? 'unknown' : 'error',
-          ...(commandId ? { commandId } : {}),
-          error: e.toWire(),
-        };
-        ok = false;
-      }
+      const { result: r, recorded: rec } = await runStep(deps.invoke, step, i, {
+        taskId,
+        parentSeq: start.seq,
+        caps,
+        trace,
+        runId: spec.runId,
+        nodeId: spec.nodeId,
+        signal: opts.signal,
+      });
+      if (rec) recorded.push(rec);
+      ok = r.status === 'final' && r.receipt?.status === 'completed';
       results[i] = r;
       opts.onProgress?.({ type: 'step.done', result: r });
     }

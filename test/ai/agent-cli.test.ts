@@ -3,7 +3,6 @@
 // prints each tool call with its full result (the receipt JSON), reaches the script's final message and exits 0;
 // its tool calls are `tool_call` entries of the store's ledger and its transcript is stored; a malformed script
 // exits 1 with MHS.HOST.AGENT_SCRIPT_INVALID before anything connects.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,20 +12,12 @@ import { openArtifacts } from '../../src/ledger/artifacts.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
 import { openConnectorStore } from '../../src/policy/connector-store.js';
 import { createEnablement } from '../../src/policy/enablement.js';
-import { REPO_ROOT, simStdioCommand } from '../helpers/sim.js';
+import { cli } from '../helpers/mhs-host.js';
+import { simStdioCommand } from '../helpers/sim.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mhs-agent-cli-'));
 const db = join(dir, 'host.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 /** Registers the example script's connector (the demo's `mhs-demo-thermostat`) and enables it as an operator. */
 async function enableThermostat(): Promise<void> {

@@ -3,26 +3,15 @@
 // receipts and a verified ledger, and exits 0; `mhs-host invoke` and `mhs-host run-task` then drive the same
 // enabled connectors and print full receipts, decided by the same policy gate as `serve` (`--policy FILE`: a
 // policy rule approves and is recorded `policy_rule`; a step that needs a human times out with a stable code).
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { ledgerEntries } from '../helpers/mhs-host.js';
-import { REPO_ROOT } from '../helpers/sim.js';
+import { cli, ledgerEntries } from '../helpers/mhs-host.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mhs-cli-'));
 const db = join(dir, 'host.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: REPO_ROOT });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 describe('mhs-host demo, invoke, run-task', () => {
   test('HOST-066 HOST-080: demo enables as demo-operator, runs the task, verifies the ledger, exits 0', async () => {

@@ -9,6 +9,8 @@ import { delayNode, failNode, identityNode, noopNode } from './nodes/core-nodes.
 import { approvalGateNode, interruptNode } from './nodes/interrupt-nodes.js';
 import { controlSubWorkflowNode, subWorkflowNode } from './nodes/subworkflow-node.js';
 import { RunManager } from './run-manager.js';
+import { mergeCapabilities } from './service-family.js';
+import type { ServiceFamily } from './service-family.js';
 import { REPO_ROOT } from './schemas.js';
 import { OpenwopStore } from './store.js';
 import { ensureTracerProvider } from './tracing.js';
@@ -34,6 +36,8 @@ export interface OpenwopHostOptions {
   nodes?: readonly NodeModule[];
   /** Extra capability families, each with a behaviour check (see capabilities.ts). */
   capabilities?: Record<string, unknown>;
+  /** Host service families (RFC 0144: `ctx.mcp`, `ctx.promptLibrary`, ...): their nodes, surfaces and advertisement. */
+  families?: readonly ServiceFamily[];
   /** Folder of example workflows to register (default `<repo>/workflows`; `false` for none). */
   workflowsDir?: string | false;
   limits?: Partial<HostLimits>;
@@ -63,7 +67,12 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
   ensureTracerProvider();
   const store = new OpenwopStore(o.db, o.clock);
   await store.init();
-  const registry = new NodeRegistry().register(...CORE_NODES, ...(o.nodes ?? []));
+  const families = o.families ?? [];
+  const registry = new NodeRegistry().register(
+    ...CORE_NODES,
+    ...families.flatMap((f) => f.nodes ?? []),
+    ...(o.nodes ?? []),
+  );
   const catalog = new WorkflowCatalog(store, registry);
   const limits: HostLimits = { maxNodeExecutions: 1000, maxRequestBodyBytes: 1_048_576, ...o.limits };
   const runs = new RunManager({
@@ -72,8 +81,12 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     catalog,
     clock: o.clock,
     maxNodeExecutions: limits.maxNodeExecutions,
+    families,
   });
-  const base = baseCapabilities(limits, o.capabilities);
+  const base = baseCapabilities(
+    limits,
+    mergeCapabilities(...families.map((f) => f.capabilities()), o.capabilities ?? {}),
+  );
   const fixtures = runnableFixtures(registry, base);
   for (const f of fixtures) await store.putWorkflow(f, 'fixture');
   const wf =
@@ -90,6 +103,9 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     limits,
     capabilities: () => ({ ...base, fixtures: fixtureIds }),
     loaded: { fixtures: fixtureIds, workflows: wf.loaded, refused: wf.refused },
-    close: (graceMs) => runs.shutdown(graceMs),
+    close: async (graceMs) => {
+      await runs.shutdown(graceMs);
+      for (const f of families) await f.close?.();
+    },
   };
 }

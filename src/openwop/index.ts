@@ -20,6 +20,8 @@ export type {
 } from './node-registry.js';
 export { WorkflowCatalog, validateWorkflow, checkRunnable } from './workflows.js';
 export { baseCapabilities, fixtureRunnable, runnableFixtures } from './capabilities.js';
+export { bindServices, mergeCapabilities } from './service-family.js';
+export type { NodeServices, ServiceFamily, ServiceName } from './service-family.js';
 export type { HostLimits } from './capabilities.js';
 export { openwopSchemas, openwopDir, schemaId, REPO_ROOT } from './schemas.js';
 export type { OpenwopSchemas, SchemaIssue } from './schemas.js';

@@ -1,5 +1,6 @@
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
+import type { NodeServices, ServiceName } from './service-family.js';
 import type { RunEvent, RunEventInput, WorkflowNode } from './types.js';
 
 /** Who resolves an interrupt (from the bearer token). */
@@ -74,6 +75,11 @@ export interface NodeContext {
   /** Waits `ms` of clock time measured from the first call (re-armed after a restart). */
   sleep(ms: number): Promise<void>;
   readonly children: ChildRuns;
+  /** Host service surfaces (RFC 0144): present only when the host installs and advertises the family. */
+  readonly aiEnvelope?: NodeServices['aiEnvelope'];
+  readonly promptLibrary?: NodeServices['promptLibrary'];
+  readonly agentRuntime?: NodeServices['agentRuntime'];
+  readonly mcp?: NodeServices['mcp'];
 }
 
 /** A node's success. `variables` are written to the run's variables (`variable.changed`). */
@@ -89,6 +95,8 @@ export interface NodeModule {
   typeId: string;
   /** Problems with the node's config, each with a JSON Pointer relative to the node (`/config/x`). */
   validate?(node: WorkflowNode): Array<{ path: string; message: string }>;
+  /** Host service families the executor needs; a host without one fails the node `host_capability_missing`. */
+  requires?: readonly ServiceName[];
   execute(ctx: NodeContext): Promise<NodeResult>;
 }
 

@@ -8,6 +8,8 @@ import type { GraphState } from './graph.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
 import { buildNodeContext, RunHalted } from './run-context.js';
+import { bindServices } from './service-family.js';
+import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { resolutionEvents, resumeFromBody } from './interrupts.js';
 import { foldEvents } from './run-fold.js';
@@ -27,6 +29,8 @@ export interface RunActorDeps {
   cancelChildren(runId: string, reason: string): Promise<void>;
   /** Ceiling on node executions per run (capabilities `limits.maxNodeExecutions`). */
   maxNodeExecutions: number;
+  /** Installed host service families (RFC 0144): their `ctx` surfaces are bound for every node. */
+  families?: readonly ServiceFamily[];
 }
 
 type Outcome = { ok: true; result: NodeResult } | { ok: false; error: unknown };
@@ -299,7 +303,17 @@ export class RunActor {
         traceparent,
         children: this.deps.children,
       });
-      const result = await this.deps.registry.get(node.typeId).execute(ctx);
+      Object.assign(ctx, bindServices(this.deps.families ?? [], ctx));
+      const mod = this.deps.registry.get(node.typeId);
+      const missing = (mod.requires ?? []).filter((name) => ctx[name] === undefined);
+      if (missing.length) {
+        throw new NodeFailure(
+          ErrorCode.HOST_CAPABILITY_MISSING,
+          `${node.typeId} needs the host service ${missing.join(', ')}, which this host does not provide`,
+          { typeId: node.typeId, missing },
+        );
+      }
+      const result = await mod.execute(ctx);
       span.setStatus({ code: SpanStatusCode.OK });
       return {
         ok: true,

@@ -1,6 +1,7 @@
 import { ErrorCode, HostError, H } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { ChildRuns, NodeRegistry } from './node-registry.js';
+import type { ServiceFamily } from './service-family.js';
 import { RunActor } from './run-actor.js';
 import { buildSnapshot } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
@@ -18,6 +19,8 @@ export interface RunManagerOptions {
   clock: Clock;
   /** Ceiling on node executions per run (advertised as `limits.maxNodeExecutions`). */
   maxNodeExecutions?: number;
+  /** Installed host service families (RFC 0144). */
+  families?: readonly ServiceFamily[];
 }
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
@@ -131,6 +134,7 @@ export class RunManager {
         children: this.childRuns(run),
         cancelChildren: (runId, reason) => this.cancelChildren(runId, reason),
         maxNodeExecutions: cap,
+        families: this.o.families ?? [],
       },
       run,
     );

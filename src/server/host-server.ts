@@ -5,6 +5,7 @@ import type { Db } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import type { NodeModule } from '../openwop/node-registry.js';
+import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { buildApp } from './app.js';
 import type { MountReport } from './app.js';
@@ -22,6 +23,8 @@ export interface HostServerOptions {
   /** Extra node types (the MHS nodes) and the capability families they add. */
   nodes?: readonly NodeModule[];
   capabilities?: Record<string, unknown>;
+  /** Host service families (RFC 0144) installed into the OpenWOP host. */
+  families?: readonly ServiceFamily[];
   /** Dependencies for the operator API and console modules, when those are present. */
   operator?: Record<string, unknown>;
   /** The host runtime (engine, ledger, policy services): registers `mhs.invoke` / `mhs.task` and the operator API. */
@@ -56,6 +59,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     clock: o.clock,
     nodes,
     ...(o.capabilities ? { capabilities: o.capabilities } : {}),
+    ...(o.families ? { families: o.families } : {}),
     ...(o.workflows === false ? { workflowsDir: false as const } : {}),
   });
   const { app, mounted } = await buildApp({

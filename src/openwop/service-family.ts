@@ -1,0 +1,53 @@
+import type { NodeContext, NodeModule } from './node-registry.js';
+import type { AgentRuntimeSurface } from './services/agent-runtime-surface.js';
+import type { AiEnvelopeSurface } from './services/ai-envelope-surface.js';
+import type { McpSurface } from './services/mcp-surface.js';
+import type { PromptLibrarySurface } from './services/prompt-library-surface.js';
+
+/** The host service surfaces a node pack reaches through `ctx` (RFC 0144). */
+export interface NodeServices {
+  aiEnvelope: AiEnvelopeSurface;
+  promptLibrary: PromptLibrarySurface;
+  agentRuntime: AgentRuntimeSurface;
+  mcp: McpSurface;
+}
+
+export type ServiceName = keyof NodeServices;
+
+/**
+ * One advertised host service family: what it adds to the discovery document, the node types it brings and the
+ * `ctx` surface it binds for each node execution. A host lists a family in its capabilities only by installing it,
+ * so the advertisement and the surface cannot drift apart.
+ */
+export interface ServiceFamily {
+  readonly name: string;
+  /** Fragment deep-merged into the capabilities document (capabilities.schema.json). */
+  capabilities(): Record<string, unknown>;
+  readonly nodes?: readonly NodeModule[];
+  /** The `ctx` surfaces for one node execution (bound to its run, node and event log). */
+  bind?(ctx: NodeContext): Partial<NodeServices>;
+  close?(): Promise<void>;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Deep-merges capability fragments: objects merge key by key, anything else is replaced by the later fragment. */
+export function mergeCapabilities(...docs: Array<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const doc of docs) {
+    for (const [k, v] of Object.entries(doc)) {
+      const prev = out[k];
+      out[k] = isPlainObject(prev) && isPlainObject(v) ? mergeCapabilities(prev, v) : v;
+    }
+  }
+  return out;
+}
+
+/** The surfaces of every family for one node execution. */
+export function bindServices(families: readonly ServiceFamily[], ctx: NodeContext): Partial<NodeServices> {
+  const out: Partial<NodeServices> = {};
+  for (const f of families) Object.assign(out, f.bind?.(ctx));
+  return out;
+}

@@ -87,4 +87,9 @@ export interface PendingCommand {
   taskId: string | null;
   parentSeq: number | null;
   reason: 'in_flight' | 'running' | 'unknown';
+  /**
+   * Found unsettled by start-up recovery and not yet recorded `command.unknown`: that entry is written when this
+   * process attaches the command's endpoint, so a process never records outcomes for endpoints it does not drive.
+   */
+  recoveredUnrecorded?: boolean;
 }

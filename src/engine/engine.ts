@@ -80,7 +80,10 @@ export interface StartReport {
 
 /** The engine: endpoint actors, the governed call, tasks, reconciliation. */
 export interface Engine {
-  /** Scans the ledger: every intent without an outcome becomes `MHS.OUTCOME.UNKNOWN` (recorded) until reconciled. */
+  /**
+   * Scans the ledger: every intent without an outcome becomes `MHS.OUTCOME.UNKNOWN` until reconciled, recorded
+   * `command.unknown` when its endpoint is attached here.
+   */
   start(): Promise<StartReport>;
   /**
    * Stops every actor. Sessions are closed at their endpoints, unless `keepSessions` (with a `sessionStore`):
@@ -182,17 +185,7 @@ export function createEngine(o: EngineOptions): Engine {
   const engine: Engine = {
     async start() {
       const scan = await scanLedger(o.ledger);
-      for (const p of scan.unsettled) {
-        env.pending.set(p.commandId, p);
-        await o.ledger.append({
-          kind: 'command.unknown',
-          command_id: p.commandId,
-          endpoint_id: p.endpointId,
-          device_id: p.deviceId,
-          reason: 'recovered_on_start',
-          ...(p.traceparent ? { traceparent: p.traceparent } : {}),
-        });
-      }
+      for (const p of scan.unsettled) env.pending.set(p.commandId, { ...p, recoveredUnrecorded: true });
       for (const permit of scan.usedPermits) env.usedPermits.add(permit);
       started = true;
       return { scanned: scan.scanned, unsettled: scan.unsettled.map((p) => p.commandId) };
@@ -242,9 +235,23 @@ export function createEngine(o: EngineOptions): Engine {
             ep.sessions.restore(rows, { expire: (conn as { transportKind?: string }).transportKind === 'stdio' }),
           )
           .catch((err: unknown) => o.onBackgroundError?.(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE)));
-      // HOST-091: an unsettled command keeps its device's gate shut until reconciled.
-      for (const p of env.pending.values())
-        if (p.endpointId === ep.endpointId && p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+      // HOST-091: an unsettled command keeps its device's gate shut until reconciled; one found by start-up
+      // recovery is recorded `command.unknown` now, by the process that drives its endpoint.
+      for (const p of env.pending.values()) {
+        if (p.endpointId !== ep.endpointId) continue;
+        if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+        if (p.recoveredUnrecorded) {
+          await o.ledger.append({
+            kind: 'command.unknown',
+            command_id: p.commandId,
+            endpoint_id: p.endpointId,
+            device_id: p.deviceId,
+            reason: 'recovered_on_start',
+            ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+          });
+          delete p.recoveredUnrecorded;
+        }
+      }
       if (o.reconcileOnAttach !== false) await reconcileEndpoint(env, ep);
       return ep;
     },

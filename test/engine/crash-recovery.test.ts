@@ -119,4 +119,42 @@ describe('crash recovery', () => {
     expect(await counter(s, commandId)).toBe(0);
     await engine.stop();
   }, 90_000);
+  test('HOST-091: a restarted process records command.unknown only for the endpoints it attaches', async () => {
+    sim = await startSimHttp('conveyor', ['--stall', '1']);
+    const other = await startSimHttp('conveyor', ['--stall', '1']);
+    try {
+      store = await openStore();
+      const mine = await crashAfterSend(store.path, sim, async () => true);
+      // A second host process crashes on the other endpoint; it never attached the first, so it recorded nothing
+      // about the first one's command.
+      const theirs = await crashAfterSend(store.path, other, async () => true);
+      expect((await store.ledger.byCommand(mine)).map((e) => e.kind)).toEqual(['command.intent']);
+
+      const engine = await startEngine(store);
+      expect(
+        engine
+          .pending()
+          .map((p) => p.commandId)
+          .sort(),
+      ).toEqual([mine, theirs].sort());
+      await engine.attach(await connect(httpRow(sim.mcpUrl, sim.endpointId)));
+      expect((await store.ledger.byCommand(mine)).map((e) => e.kind)).toEqual([
+        'command.intent',
+        'command.unknown',
+        'reconcile',
+      ]);
+      // Not attached here: still unsettled, still gated for whoever attaches it, and nothing recorded about it.
+      expect((await store.ledger.byCommand(theirs)).map((e) => e.kind)).toEqual(['command.intent']);
+      expect(engine.pending().map((p) => p.commandId)).toEqual([theirs]);
+
+      await engine.attach(await connect(httpRow(other.mcpUrl, other.endpointId, 'mhs-test-http-2')));
+      const settled = await store.ledger.byCommand(theirs);
+      expect(settled.map((e) => e.kind)).toEqual(['command.intent', 'command.unknown', 'reconcile']);
+      expect(settled[1]).toMatchObject({ reason: 'recovered_on_start' });
+      expect(engine.pending()).toEqual([]);
+      await engine.stop();
+    } finally {
+      await other.stop();
+    }
+  }, 90_000);
 });

@@ -18,6 +18,7 @@ import { governedCall } from './governed-call.js';
 import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
 import type { ReconcileResult } from './reconcile.js';
 import type { SessionSnapshotStore } from './session-store.js';
+import type { RecoveryMarkStore } from './recovery-mark.js';
 import { scanLedger } from './recovery.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
@@ -68,6 +69,8 @@ export interface EngineOptions {
    * live ones and reopening expired ones on next use (HOST-036).
    */
   sessionStore?: SessionSnapshotStore;
+  /** Where start-up recovery begins reading the ledger (`openRecoveryMarkStore(db)`); default: from the start. */
+  recoveryMark?: RecoveryMarkStore;
   /** Connection events of every endpoint (disconnected, reconnecting, reconnected, gave-up). */
   onEndpointEvent?: (endpointId: string, e: ReconnectEvent) => void;
 }
@@ -184,7 +187,8 @@ export function createEngine(o: EngineOptions): Engine {
 
   const engine: Engine = {
     async start() {
-      const scan = await scanLedger(o.ledger);
+      const scan = await scanLedger(o.ledger, o.recoveryMark ? await o.recoveryMark.get() : 0);
+      await o.recoveryMark?.set(scan.nextFrom);
       for (const p of scan.unsettled) env.pending.set(p.commandId, { ...p, recoveredUnrecorded: true });
       for (const permit of scan.usedPermits) env.usedPermits.add(permit);
       started = true;

@@ -11,6 +11,7 @@ import { createEngine } from './engine.js';
 import type { Engine, EngineOptions } from './engine.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { openOperatorRuntime } from './operator-runtime.js';
+import { openRecoveryMarkStore } from './recovery-mark.js';
 import { openSessionStore } from './session-store.js';
 import type { OperatorRuntime, PolicySource } from './operator-runtime.js';
 
@@ -92,6 +93,8 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     const engine = createEngine({
       // Session snapshots live in the store, so a restarted host reuses or reopens them (HOST-036).
       sessionStore: await openSessionStore(db),
+      // Start-up recovery reads only the ledger tail past the last settled intent.
+      recoveryMark: await openRecoveryMarkStore(db),
       ...opts.engine,
       ledger: base.ledger,
       clock,

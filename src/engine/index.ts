@@ -18,6 +18,8 @@ export { traceIdOf } from './tracing.js';
 export type { ConnectionDrop, ReconnectedEvent } from './endpoint-actor.js';
 export { openSessionStore } from './session-store.js';
 export type { SessionSnapshotStore, PersistedSession } from './session-store.js';
+export { openRecoveryMarkStore } from './recovery-mark.js';
+export type { RecoveryMarkStore } from './recovery-mark.js';
 export { ToolSurfaceBuilder, capabilityTools, surfaceDrift, MODEL_FIXED_TOOLS } from './tool-surface.js';
 export type { ModelTool, ToolSurface, ToolAnnotations } from './tool-surface.js';
 export { dispatchToolCall } from './tool-dispatch.js';

@@ -10,16 +10,23 @@ export interface RecoveryScan {
   /** Permits already sent once; never sent again (HOST-070). */
   usedPermits: Set<string>;
   scanned: number;
+  /**
+   * Where the next start may begin reading: the seq of the oldest unsettled intent, or one past the last entry read
+   * when every intent is settled.
+   */
+  nextFrom: number;
 }
 
 const SETTLING = new Set(['command.not_sent', 'error']);
 
 /**
- * Reads the ledger and returns the commands whose intent has no outcome: no final receipt, no
- * `command.not_sent`, no endpoint fault, no settling `reconcile`. Read-only; the engine records and reconciles.
+ * Reads the ledger from `fromSeq` (a {@link RecoveryMarkStore} mark: every intent below it is settled) and returns
+ * the commands whose intent has no outcome: no final receipt, no `command.not_sent`, no endpoint fault, no settling
+ * `reconcile`. Outcomes of intents below `fromSeq` are ignored. Read-only; the engine records and reconciles.
+ * Permits sent before the mark are not listed: the permit store's atomic claim already refuses them (HOST-070).
  */
-export async function scanLedger(ledger: Ledger): Promise<RecoveryScan> {
-  const entries: LedgerEntry[] = await ledger.range(0);
+export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryScan> {
+  const entries: LedgerEntry[] = await ledger.range(fromSeq);
   const intents = new Map<string, LedgerEntry>();
   const settled = new Set<string>();
   const lastStatus = new Map<string, Receipt>();
@@ -38,8 +45,10 @@ export async function scanLedger(ledger: Ledger): Promise<RecoveryScan> {
     } else if (e.kind === 'reconcile' && (e.outcome === 'receipt' || e.outcome === 'not_executed')) settled.add(cmd);
   }
   const unsettled: PendingCommand[] = [];
+  let nextFrom = entries.length ? entries[entries.length - 1]!.seq + 1 : fromSeq;
   for (const [cmd, e] of intents) {
     if (settled.has(cmd)) continue;
+    nextFrom = Math.min(nextFrom, e.seq);
     const last = lastStatus.get(cmd);
     unsettled.push({
       commandId: cmd,
@@ -59,5 +68,5 @@ export async function scanLedger(ledger: Ledger): Promise<RecoveryScan> {
       reason: 'unknown',
     });
   }
-  return { unsettled, usedPermits, scanned: entries.length };
+  return { unsettled, usedPermits, scanned: entries.length, nextFrom };
 }

@@ -1,0 +1,1 @@
+export { HOST_REQUIREMENTS } from '../../src/conformance/host-requirements.js';

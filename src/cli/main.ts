@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./serve-command.js')).serveCommand(),
   run: async () => (await import('./run-command.js')).runCommand(),
   agent: async () => (await import('./agent-command.js')).agentCommand(),
+  'conformance-report': async () => (await import('./conformance-command.js')).conformanceCommand(),
 };
 
 async function main(argv: string[]): Promise<void> {

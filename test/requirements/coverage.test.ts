@@ -4,18 +4,11 @@
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { NOT_EXERCISED } from '../../src/conformance/host-requirements.js';
 import { HOST_REQUIREMENTS } from './host-requirements.js';
 
-/** Requirements no test exercises yet, with the reason. Shrink this list; never grow it silently. */
-const KNOWN_GAPS: Record<string, string> = {
-  'HOST-001': 'level matrix of MHS-001 §5.2 is not public; no conformance report is produced yet',
-  'HOST-002': 'tested only against the bundled simulators (self-test); report labelling not built yet',
-  'HOST-022': 'the host adds no device-family macros',
-  'HOST-057': 'replay-reproduction record (seeds, state-hash sequence export) not built yet',
-  'HOST-060': 'structural: the host uses the stock MCP client; nothing to exercise',
-  'HOST-083': 'no public conformance claim is made',
-  'HOST-084': 'composition is reserved in OpenMHS 0.9; no endpoint implements it',
-};
+/** Requirements no test exercises, with the reason (src/conformance, shared with the conformance report). */
+const KNOWN_GAPS = NOT_EXERCISED;
 
 function testFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -191,6 +191,10 @@ export function createEngine(o: EngineOptions): Engine {
       await o.recoveryMark?.set(scan.nextFrom);
       for (const p of scan.unsettled) env.pending.set(p.commandId, { ...p, recoveredUnrecorded: true });
       for (const permit of scan.usedPermits) env.usedPermits.add(permit);
+      // Rows of sessions that expired a day ago are dead weight, whichever endpoint they belong to.
+      await o.sessionStore
+        ?.prune(clock.now() - 86_400_000)
+        .catch((err: unknown) => o.onBackgroundError?.(toHostError(err)));
       started = true;
       return { scanned: scan.scanned, unsettled: scan.unsettled.map((p) => p.commandId) };
     },

@@ -28,6 +28,12 @@ export interface SessionSnapshotStore {
   remove(endpointId: string, key: string): Promise<void>;
   /** Every persisted session of one endpoint. */
   load(endpointId: string): Promise<PersistedSession[]>;
+  /**
+   * Deletes the rows of sessions that expired before `before` (ms), whatever their endpoint: an expired session is
+   * never reused, and an endpoint that is never attached again would otherwise keep its rows forever. Returns the
+   * number deleted.
+   */
+  prune(before: number): Promise<number>;
 }
 
 const DDL = `CREATE TABLE IF NOT EXISTS endpoint_sessions (
@@ -78,6 +84,13 @@ export async function openSessionStore(db: Db): Promise<SessionSnapshotStore> {
     remove: (endpointId, key) =>
       wrap(async () => {
         await db.run('DELETE FROM endpoint_sessions WHERE endpoint_id = ? AND session_key = ?', [endpointId, key]);
+      }),
+    prune: (before) =>
+      wrap(async () => {
+        const r = await db.run('DELETE FROM endpoint_sessions WHERE expires_at IS NOT NULL AND expires_at < ?', [
+          before,
+        ]);
+        return r.changes;
       }),
     load: (endpointId) =>
       wrap(async () => {

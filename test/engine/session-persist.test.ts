@@ -199,4 +199,21 @@ describe.each(STORE_KINDS)('session snapshot store on %s', (kind) => {
       await db.close();
     }
   });
+
+  test('prune drops rows of sessions expired before the cut, of any endpoint, and keeps the rest', async () => {
+    const db = await openBareStore(kind);
+    try {
+      const s = await openSessionStore(db);
+      const base = { scope: 'adhoc', deviceId: 'd1', snapshot: {} };
+      await s.save({ ...base, endpointId: 'mhs://gone', key: 'k1', sessionId: 'ses_1', expiresAt: 1_000 });
+      await s.save({ ...base, endpointId: 'mhs://live', key: 'k2', sessionId: 'ses_2', expiresAt: 9_000 });
+      await s.save({ ...base, endpointId: 'mhs://new', key: 'k3', sessionId: null, expiresAt: null });
+      expect(await s.prune(5_000)).toBe(1);
+      expect(await s.load('mhs://gone')).toEqual([]);
+      expect(await s.load('mhs://live')).toHaveLength(1);
+      expect(await s.load('mhs://new')).toHaveLength(1);
+    } finally {
+      await db.close();
+    }
+  });
 });

@@ -3,7 +3,7 @@
  * restart reads only the tail instead of the whole history (HOST-091 recovery stays O(tail)). The mark is an
  * optimisation, never the truth: a lost or stale (lower) mark only means reading more.
  */
-import { ErrorCode, toHostError } from '../core/index.js';
+import { storeCall } from '../ledger/db.js';
 import type { Db } from '../ledger/db.js';
 import { migrate } from '../ledger/migrate.js';
 
@@ -22,13 +22,7 @@ const DDL = `CREATE TABLE IF NOT EXISTS engine_recovery_mark (
 /** Opens the mark on `db` (migration `engine-002-recovery-mark`); failures reject `MHS.HOST.LEDGER_UNAVAILABLE`. */
 export async function openRecoveryMarkStore(db: Db): Promise<RecoveryMarkStore> {
   await migrate(db, 'engine-002-recovery-mark', DDL);
-  const wrap = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
-    }
-  };
+  const wrap = storeCall;
   return {
     get: () =>
       wrap(async () => {

@@ -4,7 +4,7 @@
  * heartbeat re-armed from the absolute deadlines in the snapshot) or reopens one whose `expires_at` passed.
  * Portable SQL through the shared {@link Db} (SQLite and PostgreSQL).
  */
-import { ErrorCode, toHostError } from '../core/index.js';
+import { storeCall } from '../ledger/db.js';
 import type { Db } from '../ledger/db.js';
 import { migrate } from '../ledger/migrate.js';
 
@@ -63,13 +63,7 @@ interface Row {
  */
 export async function openSessionStore(db: Db): Promise<SessionSnapshotStore> {
   await migrate(db, 'engine-001-endpoint-sessions', DDL);
-  const wrap = async <T>(fn: () => Promise<T>): Promise<T> => {
-    try {
-      return await fn();
-    } catch (err) {
-      throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
-    }
-  };
+  const wrap = storeCall;
   return {
     save: (s) =>
       wrap(async () => {

@@ -4,6 +4,7 @@
  * PostgreSQL (`pg`). SQL is written with `?` placeholders; the PostgreSQL driver rewrites them.
  * Keep SQL portable: TEXT/INTEGER/BIGINT columns, JSON stored as TEXT.
  */
+import { ErrorCode, toHostError } from '../core/index.js';
 export interface Db {
   readonly dialect: 'sqlite' | 'postgres';
   /** Where it points: a file path or a URL with the password removed. */
@@ -23,4 +24,13 @@ export interface Db {
    */
   tx<T>(fn: (t: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** Runs a store operation; any failure is `MHS.HOST.LEDGER_UNAVAILABLE` (HOST-093: visible, never dropped). */
+export async function storeCall<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+  }
 }

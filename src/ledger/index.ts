@@ -1,5 +1,6 @@
 // Anything added here is API.
 export type { Db } from './db.js';
+export { storeCall } from './db.js';
 export {
   openDb,
   resolveDbLocation,

@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./serve-command.js')).serveCommand(),
   run: async () => (await import('./run-command.js')).runCommand(),
   agent: async () => (await import('./agent-command.js')).agentCommand(),
+  replay: async () => (await import('./replay-command.js')).replayCommand(),
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -11,7 +11,6 @@ const KNOWN_GAPS: Record<string, string> = {
   'HOST-001': 'level matrix of MHS-001 §5.2 is not public; no conformance report is produced yet',
   'HOST-002': 'tested only against the bundled simulators (self-test); report labelling not built yet',
   'HOST-022': 'the host adds no device-family macros',
-  'HOST-057': 'replay-reproduction record (seeds, state-hash sequence export) not built yet',
   'HOST-060': 'structural: the host uses the stock MCP client; nothing to exercise',
   'HOST-083': 'no public conformance claim is made',
   'HOST-084': 'composition is reserved in OpenMHS 0.9; no endpoint implements it',

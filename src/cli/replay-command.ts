@@ -88,6 +88,27 @@ export function replayCommand(): Command {
       out(`wrote ${o.out}: ${b.entries.length} recorded receipts of ${o.endpoint}`);
       for (const d of seeds) out(`  device ${d.device_id}: ${d.mode}, ${d.determinism_kind}, seed ${d.seed ?? 'none'}`);
     });
+  withRuntimeOptions(
+    cmd
+      .command('evidence')
+      .description(
+        "Collect and store endpoints' evidence bundles (mhs__evidence export) so that an export can seed replay endpoints",
+      )
+      .argument('<connector...>', 'connector ids or endpoint ids (enabled)'),
+  ).action(async (refs: string[], o: RuntimeFlags) => {
+    const rt = await openCliRuntime(o);
+    try {
+      for (const ref of refs) {
+        const ep = await rt.connectEndpoint(ref);
+        for (const c of await rt.engine.collectEvidence(ep.endpointId))
+          out(
+            `collected ${c.endpointId}: ${c.entries} entries, head ${c.headDigest.slice(0, 12)} (ledger seq ${c.seq})`,
+          );
+      }
+    } finally {
+      await rt.close();
+    }
+  });
   cmd
     .command('check')
     .description(

@@ -251,8 +251,14 @@ export function derivePlan(entries: readonly LedgerEntry[], inputs: PlanInputs):
   const outside = commands.filter((c) => c.evidence_in_bundle === false).map((c) => c.command_id);
   if (outside.length)
     missing.push(`receipts not in the exported endpoint evidence (another chain epoch?): ${outside.join(', ')}`);
-  for (const e of endpoints)
+  for (const e of endpoints) {
     if (!e.devices.length) missing.push(`manifest of ${e.endpoint_id} not available: device seeds unknown`);
+    if (!e.evidence)
+      missing.push(
+        `no endpoint evidence of ${e.endpoint_id} in the record: no replay endpoint can be started from it ` +
+          '(collect it before the export: a task does, or `mhs-host replay evidence`)',
+      );
+  }
   if (entries.some((e) => e.kind === 'estop.request' || e.kind === 'reset.request'))
     missing.push('e-stop and reset requests are operator actions and are not replayed');
 

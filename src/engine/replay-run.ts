@@ -168,6 +168,7 @@ export async function runReplay(
             input: step.input,
             ...(step.expectedRevision !== undefined ? { expectedRevision: step.expectedRevision } : {}),
           });
+          await res.recorded; // the receipt entry is durable before the comparison and `replay.end`
           results.push({ index: i, step, status: res.outcome, commandId: res.commandId, receipt: res.receipt });
         } catch (err) {
           const e = toHostError(err);

@@ -38,6 +38,8 @@ export interface ReplayReport {
   plan_digest: string;
   commands: number;
   compared: number;
+  /** Recorded commands the plan could not include (no final receipt, not sent, endpoint fault). */
+  not_replayable: number;
   first_divergence: Divergence | null;
   divergences: Divergence[];
   /** Per endpoint: recorded and replayed state-hash sequences. */
@@ -197,6 +199,7 @@ export async function runReplay(
     plan_digest: plan.plan_digest,
     commands,
     compared,
+    not_replayable: plan.not_replayable.length,
     first_divergence: divergences[0] ?? null,
     divergences,
     state_hashes: plan.endpoints.map((e) => ({

@@ -33,6 +33,7 @@ function endpointPair(v: string, prev: Map<string, string> = new Map()): Map<str
 
 function printReport(r: ReplayReport): void {
   out(`replay of plan ${r.plan_digest.slice(0, 12)}: ${r.result} (${r.compared}/${r.commands} commands matched)`);
+  for (const p of r.plan_problems) out(`plan problem: ${p}`);
   if (r.not_replayable) out(`${r.not_replayable} recorded command(s) had no final receipt and were not replayed`);
   const d = r.first_divergence;
   if (d) {

@@ -11,6 +11,7 @@ import type { Receipt } from '../mhs/wire-types.js';
 import type { HostRuntime, HostRuntimeOptions } from './host-runtime.js';
 import { planCommands } from './replay-plan.js';
 import type { ReplayCommand, ReplayPlan } from './replay-plan.js';
+import { planProblems } from './replay-source.js';
 import type { StepResult } from './task-runner.js';
 
 /** The first (or any) difference between a recorded command and its replay. */
@@ -38,6 +39,8 @@ export interface ReplayReport {
   plan_digest: string;
   commands: number;
   compared: number;
+  /** What is wrong with the plan itself (edited: digest or an input_digest does not recompute), see planProblems. */
+  plan_problems: string[];
   /** Recorded commands the plan could not include (no final receipt, not sent, endpoint fault). */
   not_replayable: number;
   first_divergence: Divergence | null;
@@ -199,6 +202,7 @@ export async function runReplay(
     plan_digest: plan.plan_digest,
     commands,
     compared,
+    plan_problems: planProblems(plan),
     not_replayable: plan.not_replayable.length,
     first_divergence: divergences[0] ?? null,
     divergences,

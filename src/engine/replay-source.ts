@@ -15,7 +15,7 @@ import type { PackageManifest } from '../ledger/package-format.js';
 import { verifyPackage } from '../ledger/verify-package.js';
 import type { Clock } from '../core/index.js';
 import type { EvidenceBundle, EvidenceEntry } from '../mhs/wire-types.js';
-import { REPLAY_PLAN_FORMAT, derivePlan, planCommands } from './replay-plan.js';
+import { REPLAY_PLAN_FORMAT, derivePlan, planCommands, sealPlan } from './replay-plan.js';
 import type { ReplayPlan } from './replay-plan.js';
 
 function invalid(problem: string, details: Record<string, unknown> = {}): HostError {
@@ -151,7 +151,17 @@ export async function loadPlan(path: string, taskId?: string): Promise<ReplayPla
   if (!taskId) return plan;
   const tasks = plan.tasks.filter((t) => t.task_id === taskId);
   if (!tasks.length) throw invalid(`no task ${taskId} in plan ${path}`, { source: path, task_id: taskId });
-  return { ...plan, tasks };
+  const ids = new Set(tasks.flatMap((t) => t.commands.map((c) => c.command_id)));
+  const narrowed = {
+    ...plan,
+    source: { ...plan.source, task_id: taskId },
+    tasks,
+    endpoints: plan.endpoints
+      .map((e) => ({ ...e, state_hashes: e.state_hashes.filter((h) => ids.has(h.command_id)) }))
+      .filter((e) => e.state_hashes.length),
+  };
+  // An intact plan is resealed for the selection; an edited one keeps its stale digest, so the edit stays visible.
+  return planProblems(plan).length ? narrowed : sealPlan(narrowed);
 }
 
 /**

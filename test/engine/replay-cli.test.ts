@@ -11,7 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { H } from '../../src/core/index.js';
-import { checkPlan, loadPlan, planCommands, planFromPackage, replayBundle } from '../../src/engine/index.js';
+import {
+  checkPlan,
+  loadPlan,
+  planCommands,
+  planFromPackage,
+  planProblems,
+  replayBundle,
+} from '../../src/engine/index.js';
 import type { ReplayPlan, ReplayReport } from '../../src/engine/index.js';
 import { verifyPackage } from '../../src/ledger/index.js';
 import type { LedgerEntry } from '../../src/ledger/index.js';
@@ -118,6 +125,8 @@ describe('replay plan (HOST-057)', () => {
     );
     expect(plan.missing.join('\n')).toContain('per-command seeds');
     expect(await checkPlan(plan, pkg)).toEqual({ ok: true, problems: [] });
+    const taskId = plan.tasks[0]!.task_id!;
+    expect(planCommands(await loadPlan(pkg, taskId))).toEqual(cmds);
   });
 
   test('HOST-057: a plan file checks offline; an edited one does not (MHS.HOST.REPLAY_PLAN_INVALID)', async () => {
@@ -125,6 +134,9 @@ describe('replay plan (HOST-057)', () => {
     const p = await cli(['replay', 'plan', pkg, '--out', file]);
     expect(p.code).toBe(0);
     expect((await loadPlan(file)).plan_digest).toBe(plan.plan_digest);
+    const one = await loadPlan(file, plan.tasks[0]!.task_id!);
+    expect(planProblems(one)).toEqual([]);
+    expect(one.source.task_id).toBe(plan.tasks[0]!.task_id);
     const edited = JSON.parse(readFileSync(file, 'utf8')) as ReplayPlan;
     (edited.tasks[0]!.commands[ticks5()]!.input as { ticks: number }).ticks = 6;
     writeFileSync(join(dir, 'edited.json'), JSON.stringify(edited));
@@ -143,7 +155,14 @@ describe('replay run (HOST-085)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as ReplayReport;
-    expect(report).toMatchObject({ result: 'match', commands: 5, compared: 5, first_divergence: null });
+    expect(report).toMatchObject({
+      result: 'match',
+      commands: 5,
+      compared: 5,
+      first_divergence: null,
+      plan_problems: [],
+      label: { execution: 'replay', replay_of: plan.plan_digest },
+    });
     for (const s of report.state_hashes) expect(s.got).toEqual(s.expected);
 
     const run = (await ledgerEntries(h.dbPath)).slice(before);
@@ -181,6 +200,7 @@ describe('replay run (HOST-085)', () => {
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout) as ReplayReport;
     expect(report.result).toBe('diverged');
+    expect(report.plan_problems).toContain('plan_digest does not recompute (the plan was edited)');
     const want = planCommands(plan)[at]!;
     expect(report.first_divergence).toMatchObject({
       index: at,

@@ -151,7 +151,17 @@ describe('replay run (HOST-085)', () => {
   test('HOST-085: replay against --replay simulators matches, and everything of the run is labelled replay', async () => {
     const h = await replayHost('rpl');
     const before = (await ledgerEntries(h.dbPath)).length;
-    const r = await cli(['replay', 'run', pkg, '--db', h.dbPath, '--json']);
+    // The belt by its connector id (`--endpoint RECORDED=REF`), the thermostat by the recorded endpoint id.
+    const r = await cli([
+      'replay',
+      'run',
+      pkg,
+      '--db',
+      h.dbPath,
+      '--json',
+      '--endpoint',
+      `${BELT}=${h.connectors.belt}`,
+    ]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as ReplayReport;

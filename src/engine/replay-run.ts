@@ -160,9 +160,15 @@ export async function runReplay(
       ...(c.expected_revision !== undefined ? { expectedRevision: c.expected_revision } : {}),
     }));
     if (t.task_id) {
-      const r = await rt.engine.runTask({ name: `replay of ${t.task_id}${t.name ? ` (${t.name})` : ''}`, steps });
-      replayTasks.push(r.taskId);
-      results.push(...r.steps);
+      try {
+        const r = await rt.engine.runTask({ name: `replay of ${t.task_id}${t.name ? ` (${t.name})` : ''}`, steps });
+        replayTasks.push(r.taskId);
+        results.push(...r.steps);
+      } catch (err) {
+        // Refused before anything was recorded (e.g. an edited plan names an unknown device or capability).
+        const error = toHostError(err).toWire();
+        results.push(...steps.map((step, i): StepResult => ({ index: i, step, status: 'error', error })));
+      }
     } else
       for (const [i, step] of steps.entries()) {
         try {

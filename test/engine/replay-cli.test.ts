@@ -225,6 +225,18 @@ describe('replay run (HOST-085)', () => {
     });
     const end = (await ledgerEntries(h.dbPath)).find((e) => e.kind === 'replay.end');
     expect(end).toMatchObject({ result: 'diverged', execution: 'replay' });
+
+    // A capability the endpoint does not have: refused by the host before anything is sent, reported as diverged.
+    const bogus = structuredClone(plan);
+    bogus.tasks[0]!.commands[0]!.capability_id = 'cap.bogus.v1';
+    writeFileSync(file, JSON.stringify(bogus));
+    const b = await cli(['replay', 'run', file, '--db', h.dbPath, '--json']);
+    expect(b.code).toBe(1);
+    expect((JSON.parse(b.stdout) as ReplayReport).first_divergence).toMatchObject({
+      index: 0,
+      field: 'outcome',
+      got: 'MHS.SCHEMA.INVALID_INPUT',
+    });
   });
 
   test('HOST-085: an endpoint not in replay mode is refused before any command is sent', async () => {

@@ -7,7 +7,6 @@
 import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
 import type { MhsWireError } from '../core/index.js';
 import type { ReplayLabel } from '../ledger/labelled-ledger.js';
-import type { Receipt } from '../mhs/wire-types.js';
 import type { HostRuntime, HostRuntimeOptions } from './host-runtime.js';
 import { planCommands } from './replay-plan.js';
 import type { ReplayCommand, ReplayPlan } from './replay-plan.js';
@@ -230,10 +229,3 @@ export async function runReplay(
   });
   return report;
 }
-
-/** The receipt fields compared, for documentation and tests. */
-export const COMPARED_FIELDS: ReadonlyArray<keyof Receipt | 'output' | 'error'> = [
-  ...RECEIPT_FIELDS,
-  'output',
-  'error',
-];

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { ErrorCode, HostError, RealClock, isId } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
-import type { HostRuntime } from '../engine/host-runtime.js';
+import type { HostRuntime, HostRuntimeOptions } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import type { PolicyConfig } from '../policy/index.js';
 import { approvalPrinter } from './approval-prompt.js';
@@ -79,7 +79,12 @@ export function holdProcessOpen(): () => void {
  */
 export async function openCliRuntime(
   flags: RuntimeFlags,
-  opts: { clock?: Clock; err?: (line: string) => void } = {},
+  opts: {
+    clock?: Clock;
+    err?: (line: string) => void;
+    /** Extra runtime options, e.g. a replay run's label and session mode (HOST-085). */
+    runtime?: Pick<HostRuntimeOptions, 'ledgerLabel' | 'engine'>;
+  } = {},
 ): Promise<HostRuntime> {
   const policy = cliPolicy(flags);
   const release = holdProcessOpen();
@@ -88,6 +93,7 @@ export async function openCliRuntime(
       clock: opts.clock ?? new RealClock(),
       policy,
       ...(flags.db ? { db: flags.db } : {}),
+      ...opts.runtime,
     });
     const dbHint = flags.db ? ` --db ${flags.db}` : '';
     const err = opts.err ?? ((l: string) => void process.stderr.write(`${l}\n`));

@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   run: async () => (await import('./run-command.js')).runCommand(),
   agent: async () => (await import('./agent-command.js')).agentCommand(),
   'conformance-report': async () => (await import('./conformance-command.js')).conformanceCommand(),
+  replay: async () => (await import('./replay-command.js')).replayCommand(),
 };
 
 async function main(argv: string[]): Promise<void> {

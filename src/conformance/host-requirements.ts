@@ -108,10 +108,6 @@ export const SHOULD_ONLY: ReadonlySet<string> = new Set(['HOST-057']);
  */
 export const NOT_EXERCISED: Record<string, { kind: 'not_applicable' | 'not_testable' | 'gap'; reason: string }> = {
   'HOST-022': { kind: 'not_applicable', reason: 'the host adds no device-family macros (a MAY)' },
-  'HOST-057': {
-    kind: 'gap',
-    reason: 'replay-reproduction record (seeds, state-hash sequence export) not built yet',
-  },
   'HOST-060': {
     kind: 'not_applicable',
     reason: 'mhs-host is not an integration patched into another host; it uses the stock MCP client as is',

@@ -60,6 +60,10 @@ export const ErrorCode = {
   HOST_DESCRIPTOR_INVALID: 'MHS.HOST.DESCRIPTOR_INVALID',
   /** An agent script (`mhs-host agent --script`) is malformed or refers to a result that does not exist. data: file, issues | ref. */
   HOST_AGENT_SCRIPT_INVALID: 'MHS.HOST.AGENT_SCRIPT_INVALID',
+  /** A replay run's endpoint opened a session that is not in replay mode: nothing is sent (HOST-085). data: endpoint_id, device_id, mode. */
+  HOST_REPLAY_REFUSED: 'MHS.HOST.REPLAY_REFUSED',
+  /** A replay plan or package cannot be used: malformed, not verifiable, or the selection matches nothing (HOST-057). data: source, problem. */
+  HOST_REPLAY_PLAN_INVALID: 'MHS.HOST.REPLAY_PLAN_INVALID',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

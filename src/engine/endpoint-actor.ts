@@ -48,6 +48,8 @@ export interface EndpointActorOptions {
   onBackgroundError?: (err: HostError) => void;
   /** Where session snapshots are persisted (HOST-036). */
   sessionStore?: SessionSnapshotStore;
+  /** Session mode to request; `replay` refuses a non-replay session (HOST-085). Default `live`. */
+  sessionMode?: 'live' | 'replay';
   /**
    * An endpoint that comes back with another manifest digest (HOST-012): `readmit` (default) takes the new
    * manifest, which passed admission again on reconnect (HOST-073); `refuse` closes the connection and the
@@ -102,6 +104,7 @@ export class EndpointActor {
       adhocIdleMs: o.adhocIdleMs,
       ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
       ...(o.sessionStore ? { store: o.sessionStore } : {}),
+      ...(o.sessionMode ? { mode: o.sessionMode } : {}),
     });
     this.index(conn.manifest);
     if (hasReconnectEvents(conn)) this.unsubscribe = conn.onReconnectEvent((e) => this.onConnectionEvent(e));

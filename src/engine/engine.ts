@@ -73,6 +73,11 @@ export interface EngineOptions {
   recoveryMark?: RecoveryMarkStore;
   /** Connection events of every endpoint (disconnected, reconnecting, reconnected, gave-up). */
   onEndpointEvent?: (endpointId: string, e: ReconnectEvent) => void;
+  /**
+   * Session mode every endpoint actor requests (default `live`). `replay` (a replay run, HOST-085): a session an
+   * endpoint opens in another mode is refused with `MHS.HOST.REPLAY_REFUSED` before any command is sent.
+   */
+  sessionMode?: 'live' | 'replay';
 }
 
 /** What recovery found on start (HOST-091). */
@@ -222,6 +227,7 @@ export function createEngine(o: EngineOptions): Engine {
         laneMaxPending: o.laneMaxPending ?? 64,
         ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
         ...(o.sessionStore ? { sessionStore: o.sessionStore } : {}),
+        ...(o.sessionMode ? { sessionMode: o.sessionMode } : {}),
       });
       // HOST-056: the manifest's redaction paths apply to this endpoint's entries from the first one.
       const d = o.ledger as Partial<DurableLedger>;

@@ -30,6 +30,8 @@ export interface HostRuntimeOptions {
    * Default false: the CLI attaches what it needs with {@link HostRuntime.connectEndpoint}.
    */
   attachEnabled?: boolean;
+  /** Fields stamped on every ledger entry this runtime writes, e.g. a replay run's label (HOST-085). */
+  ledgerLabel?: Readonly<Record<string, unknown>>;
   /** Engine tuning; the ledger, clock, policy gate, enablement check and artifacts are the runtime's. */
   engine?: Partial<Omit<EngineOptions, 'ledger' | 'clock' | 'gate' | 'isEnabled' | 'artifacts'>>;
 }
@@ -87,7 +89,9 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
   const ownsDb = typeof opts.db !== 'object';
   const db = typeof opts.db === 'object' ? opts.db : await openDb(resolveDbLocation({ flag: opts.db }));
   try {
-    const base = await openOperatorRuntime(db, clock, opts.policy);
+    const base = await openOperatorRuntime(db, clock, opts.policy, {
+      ...(opts.ledgerLabel ? { ledgerLabel: opts.ledgerLabel } : {}),
+    });
     const { connectors, enablement, services, manifests } = base;
     const isEnabled = (id: string) => enablement.isEnabled(id);
     const engine = createEngine({

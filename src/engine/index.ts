@@ -28,3 +28,24 @@ export { openHostRuntime } from './host-runtime.js';
 export type { HostRuntime, HostRuntimeOptions } from './host-runtime.js';
 export { openOperatorRuntime } from './operator-runtime.js';
 export type { OperatorRuntime, PolicySource } from './operator-runtime.js';
+export { derivePlan, sealPlan, planCommands, REPLAY_PLAN_FORMAT } from './replay-plan.js';
+export type {
+  ReplayPlan,
+  ReplayCommand,
+  ReplayTask,
+  ReplayEndpoint,
+  ExpectedReceipt,
+  NotReplayable,
+} from './replay-plan.js';
+export {
+  readPackage,
+  planFromPackage,
+  planFromStore,
+  loadPlan,
+  readPlanFile,
+  planProblems,
+  checkPlan,
+  replayBundle,
+} from './replay-source.js';
+export { runReplay, replayRuntimeOptions } from './replay-run.js';
+export type { ReplayReport, Divergence } from './replay-run.js';

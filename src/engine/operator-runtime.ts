@@ -1,5 +1,5 @@
 import type { Clock } from '../core/index.js';
-import { openLedger } from '../ledger/index.js';
+import { labelLedger, openLedger } from '../ledger/index.js';
 import type { Db, DurableLedger } from '../ledger/index.js';
 import { openArtifacts } from '../ledger/artifacts.js';
 import type { Artifacts } from '../ledger/artifacts.js';
@@ -53,10 +53,12 @@ export async function openOperatorRuntime(
   db: Db,
   clock: Clock,
   policy: PolicySource = DEFAULT_POLICY,
+  opts: { ledgerLabel?: Readonly<Record<string, unknown>> } = {},
 ): Promise<OperatorRuntime> {
   const events = createOperatorEvents();
-  // Every committed entry is announced to the console's SSE stream as it is recorded.
-  const ledger = observeLedger(await openLedger(db, { clock }), events);
+  const opened = await openLedger(db, { clock });
+  // A replay run's entries all carry its label (HOST-085); every committed entry is announced on the SSE stream.
+  const ledger = observeLedger(opts.ledgerLabel ? labelLedger(opened, opts.ledgerLabel) : opened, events);
   const connectors = await openConnectorStore(db, { clock });
   const enablement = createEnablement({ store: connectors, ledger });
   const manifests = new Map<string, Manifest>();

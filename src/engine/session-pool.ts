@@ -31,6 +31,11 @@ export interface SessionPoolOptions {
   onBackgroundError?: (err: HostError) => void;
   /** Persists session snapshots so a restarted host can {@link SessionPool.restore} them (HOST-036). */
   store?: SessionSnapshotStore;
+  /**
+   * Session mode to request (default `live`). With `replay`, a session the endpoint opens in any other mode is
+   * closed at once and refused with `MHS.HOST.REPLAY_REFUSED`: a replay never executes a command (HOST-085).
+   */
+  mode?: 'live' | 'replay';
 }
 
 /** The scope of calls made outside a task: sessions per device and capability, closed when idle. */
@@ -110,8 +115,9 @@ export class SessionPool {
             capabilities: input.capabilities,
             ttl_ms: input.ttlMs,
             principal: o.principal,
-            mode: 'live',
+            mode: o.mode ?? 'live',
           })) as unknown as Session;
+          if (o.mode === 'replay' && s.mode !== 'replay') await this.refuseNonReplay(s, scope);
           const grant = this.grantFrom(s);
           // HOST-036: after expiry, re-read the device state before the new session is used.
           let state: { revision?: unknown; state_hash?: unknown } | undefined;
@@ -166,6 +172,22 @@ export class SessionPool {
         },
       },
     });
+  }
+
+  /** HOST-085: a replay run got a session that is not in replay mode: close it, record why, refuse. */
+  private async refuseNonReplay(s: Session, scope: string): Promise<never> {
+    await this.call('mhs__session', { action: 'close', session_id: s.session_id }).catch(() => undefined);
+    const details = { endpoint_id: this.o.endpointId, device_id: s.device_id, session_id: s.session_id, mode: s.mode };
+    const err = new HostError(
+      ErrorCode.HOST_REPLAY_REFUSED,
+      `endpoint ${this.o.endpointId} opened a ${String(s.mode)} session for ${s.device_id}: a replay is refused`,
+      details,
+      { remediation: 'Start the endpoint in replay mode (e.g. `mhs-host sim <family> --replay BUNDLE`).' },
+    );
+    await this.o.ledger
+      .append({ kind: 'error', phase: 'replay_refused', scope, ...details, error: err.toWire() })
+      .catch(() => undefined);
+    throw err;
   }
 
   /**

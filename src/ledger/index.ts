@@ -27,6 +27,8 @@ export { scrubSecrets, redactPaths, isSecretKey, REDACTED } from './redaction.js
 export { ChainWalker } from './chain-walker.js';
 export type { ChainBreak, BreakReason } from './chain-walker.js';
 export { receiptEntry } from './receipt-entry.js';
+export { labelLedger } from './labelled-ledger.js';
+export type { ReplayLabel } from './labelled-ledger.js';
 export type { ReceiptEntryExtra } from './receipt-entry.js';
 export { openArtifacts, checkManifestDigest } from './artifacts.js';
 export type { Artifacts, TranscriptItem, StoredTranscriptItem } from './artifacts.js';

@@ -30,6 +30,9 @@ export const LEDGER_KINDS = [
   'operator.disable',
   'error',
   'retention.prune',
+  // A replay run's start (the plan it replays) and end (its report), HOST-057, 085.
+  'replay.start',
+  'replay.end',
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 

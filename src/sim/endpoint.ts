@@ -200,7 +200,9 @@ export class SimEndpoint {
         capabilities: caps,
         ttlMs: (args['ttl_ms'] as number | undefined) ?? 60_000,
         principal: (args['principal'] as Session['principal'] | undefined) ?? { kind: 'agent' },
-        mode: this.replay ? 'replay' : ((args['mode'] as Session['mode'] | undefined) ?? 'live'),
+        // The mode says what the endpoint does: only a projection started with --replay replays (§10, HOST-085);
+        // a live endpoint asked for a replay session still executes, so it reports `live`.
+        mode: this.replay ? 'replay' : 'live',
       });
     }
     const id = args['session_id'] as string;

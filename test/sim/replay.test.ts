@@ -28,6 +28,10 @@ describe('replay mode (§10)', () => {
     sims.push(live);
     const lc = await connectMcpClient({ mcpUrl: live.mcpUrl });
     clients.push(lc);
+    // A live endpoint asked for a replay session still executes: it reports the session as live (HOST-085).
+    const asked = await callMhs(lc, 'mhs__session', { action: 'open', device_id: 'conveyor-workcell', mode: 'replay' });
+    expect(asked.body['mode']).toBe('live');
+    await callMhs(lc, 'mhs__session', { action: 'close', session_id: asked.body['session_id'] });
     const inputs = [{ ticks: 2 }, { ticks: 5 }, { ticks: 1 }];
     const recorded = [];
     for (const i of inputs) recorded.push((await callMhs(lc, STEP, i)).body);

@@ -167,8 +167,8 @@ export async function dispatchWorkers(
           });
           await w.apply(ctx, { type: 'handoff.created', childRunId: runId });
         } catch (err) {
-          const { error, message } = toHostError(err).toEnvelope();
-          await w.apply(ctx, { type: 'handoff.createFailed', error: { error, message } });
+          const { error: code, message } = toHostError(err).toEnvelope();
+          await w.apply(ctx, { type: 'handoff.createFailed', error: { code, message: message || code } });
         }
       } else if (st === 'running' || st === 'harvesting' || st === 'completed' || st === 'harvested') {
         const childRunId = (w.snapshot.context as { childRunId: string }).childRunId;
@@ -182,7 +182,7 @@ export async function dispatchWorkers(
           break;
         }
         const err = child.error as { code?: string; message?: string } | null;
-        const envelope = { error: err?.code ?? child.status, message: err?.message ?? `child run ${child.status}` };
+        const envelope = { code: err?.code ?? child.status, message: err?.message || `child run ${child.status}` };
         if (child.status === 'completed') await w.apply(ctx, { type: 'handoff.childCompleted' });
         else if (child.status === 'cancelled') await w.apply(ctx, { type: 'handoff.childCancelled', error: envelope });
         else await w.apply(ctx, { type: 'handoff.childFailed', error: envelope });

@@ -403,3 +403,28 @@ describe('cross-run causation', () => {
     expect(traceOf(child!.traceparent)).toBe(traceOf(parent!.traceparent));
   });
 });
+
+describe('run snapshot and caps', () => {
+  it('the snapshot carries runOrchestrator (the supervisor pin) and validates against run-snapshot.schema.json', async () => {
+    const r = await runToEnd(host, 'conformance-orchestrator-dispatch');
+    const snap = await host.runs.snapshot(r.runId);
+    expect(snap.runOrchestrator).toEqual({ agentId: 'core.conformance.supervisor', modelClass: 'reasoning' });
+    expect(openwopSchemas().check(schemaId('run-snapshot'), snap)).toEqual([]);
+    const plain = await runToEnd(host, 'conformance-noop');
+    expect(await host.runs.snapshot(plain.runId)).not.toHaveProperty('runOrchestrator');
+  });
+
+  it('dispatch iterationCap fails the run with cap.breached once exceeded', async () => {
+    const worker = { kind: 'next-worker', nextWorkerIds: ['conformance-noop'] };
+    await host.catalog.register(loop('agents-iteration-cap', [worker, worker, worker], { iterationCap: 2 }));
+    const r = await runToEnd(host, 'agents-iteration-cap');
+    expect(r.status).toBe('failed');
+    expectValidEvents(r.events);
+    expect(ofType(r.events, 'cap.breached')[0]!.payload).toMatchObject({
+      kind: 'loop-iterations',
+      limit: 2,
+      observed: 3,
+    });
+    expect((await host.store.childRuns(r.runId)).length).toBe(2);
+  });
+});

@@ -116,6 +116,8 @@ function validateDispatch(node: WorkflowNode): Issue[] {
     issues.push({ path: '/config/workerDispatchModel', message: 'must be child-run' });
   if (c.fanOutPolicy !== undefined && c.fanOutPolicy !== 'sequential' && c.fanOutPolicy !== 'reject')
     issues.push({ path: '/config/fanOutPolicy', message: 'must be sequential or reject' });
+  if (c.iterationCap !== undefined && !(Number.isInteger(c.iterationCap) && (c.iterationCap as number) >= 1))
+    issues.push({ path: '/config/iterationCap', message: 'must be an integer >= 1' });
   return issues;
 }
 
@@ -149,6 +151,15 @@ async function runDispatch(ctx: NodeContext, o: DispatchOptions): Promise<NodeRe
   if (!up) throw new NodeFailure('dispatch_no_decision', 'no upstream OrchestratorDecision reached this dispatch node');
   const { decision, decidedEventId } = up;
   const c = ctx.node.config;
+  const cap = c.iterationCap;
+  if (typeof cap === 'number' && ctx.activation > cap) {
+    // dispatch-config iterationCap; the payload kind enum names the agent-loop ceiling `loop-iterations`.
+    await emitOnce(ctx, {
+      type: 'cap.breached',
+      payload: { kind: 'loop-iterations', limit: cap, observed: ctx.activation, nodeId: ctx.node.id },
+    });
+    throw new NodeFailure('cap_breached', `more than ${cap} dispatch iterations`, { limit: cap });
+  }
   const conf = decision.kind === 'ask-user' ? undefined : decision.confidence;
   if (belowThreshold(conf, o.confidenceFloor)) {
     const workerId = decision.kind === 'next-worker' ? decision.nextWorkerIds[0] : undefined;

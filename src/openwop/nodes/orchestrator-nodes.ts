@@ -1,17 +1,12 @@
 import { resolveAgentId, runAgentScript, scriptFromConfig } from '../agents/agent-script.js';
 import { belowThreshold, escalationThreshold, lowConfidenceGate, SPEC_CONFIDENCE_FLOOR } from '../agents/confidence.js';
-import { dispatchMappings, dispatchWorkers } from '../agents/dispatch-workers.js';
+import { runDispatchTurn } from '../agents/dispatch-turn.js';
+import type { OrchestratorDecision } from '../agents/dispatch-turn.js';
 import { emitOnce } from '../agents/emit-once.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
 import { openwopSchemas, schemaId } from '../schemas.js';
 import type { WorkflowNode } from '../types.js';
-
-/** An `OrchestratorDecision` (orchestrator-decision.schema.json). */
-export type OrchestratorDecision =
-  | { kind: 'next-worker'; nextWorkerIds: string[]; confidence?: number }
-  | { kind: 'ask-user'; prompt: string }
-  | { kind: 'terminate'; reason?: string; confidence?: number };
 
 type Issue = { path: string; message: string };
 
@@ -129,29 +124,14 @@ export interface DispatchOptions {
   confidenceFloor: number;
 }
 
-async function clarify(ctx: NodeContext, question: string, info: Record<string, unknown>): Promise<unknown> {
-  const outcome = await ctx.interrupt({
-    kind: 'clarification',
-    data: { questions: [{ id: 'answer', question }] },
-    suspendInfo: info,
-  });
-  if (outcome.timedOut) throw new NodeFailure('interrupt_timeout', 'the clarification timed out');
-  return outcome.resumeValue.resumeValue ?? outcome.resumeValue;
-}
-
 /**
- * One dispatch turn (RFC 0007, RFC 0037 loop step 2): acts on the upstream decision. `terminate` ends the loop
- * (the run completes); `ask-user` asks through a clarification interrupt; `next-worker` dispatches each worker
- * as a child run through the handoff machine. A decision below the confidence floor is escalated first
- * (`core.workflowChain.confidence-escalated`, then a clarification) and nothing is dispatched before the answer;
- * an answer `{confirm: false}` drops the decision and hands the turn back to the supervisor.
+ * One dispatch turn on the decision of the supervisor before it (see {@link runDispatchTurn}), after the
+ * dispatch-config `iterationCap` check.
  */
 async function runDispatch(ctx: NodeContext, o: DispatchOptions): Promise<NodeResult> {
   const up = upstreamDecision(ctx);
   if (!up) throw new NodeFailure('dispatch_no_decision', 'no upstream OrchestratorDecision reached this dispatch node');
-  const { decision, decidedEventId } = up;
-  const c = ctx.node.config;
-  const cap = c.iterationCap;
+  const cap = ctx.node.config.iterationCap;
   if (typeof cap === 'number' && ctx.activation > cap) {
     // dispatch-config iterationCap; the payload kind enum names the agent-loop ceiling `loop-iterations`.
     await emitOnce(ctx, {
@@ -160,54 +140,7 @@ async function runDispatch(ctx: NodeContext, o: DispatchOptions): Promise<NodeRe
     });
     throw new NodeFailure('cap_breached', `more than ${cap} dispatch iterations`, { limit: cap });
   }
-  const conf = decision.kind === 'ask-user' ? undefined : decision.confidence;
-  if (belowThreshold(conf, o.confidenceFloor)) {
-    const workerId = decision.kind === 'next-worker' ? decision.nextWorkerIds[0] : undefined;
-    await emitOnce(ctx, {
-      type: 'core.workflowChain.confidence-escalated',
-      ...(decidedEventId ? { causationId: decidedEventId } : {}),
-      payload: {
-        confidence: conf!,
-        floor: o.confidenceFloor,
-        escalationKind: 'clarify',
-        ...(workerId ? { workerId } : {}),
-        parentRunId: ctx.runId,
-        originalDecision: decision,
-      },
-    });
-    const answer = await clarify(ctx, `Confirm the ${decision.kind} decision (confidence ${conf})?`, {
-      reason: 'low-confidence',
-      observed: conf,
-      floor: o.confidenceFloor,
-    });
-    const confirmed = !(answer === false || (answer as { confirm?: unknown } | null)?.confirm === false);
-    if (!confirmed) return { outputs: { decision, escalated: true, confirmed: false } };
-  }
-  if (decision.kind === 'terminate') return { outputs: { decision, terminated: true }, exitLoop: true };
-  if (decision.kind === 'ask-user') {
-    return { outputs: { decision, answer: await clarify(ctx, decision.prompt, { reason: 'ask-user' }) } };
-  }
-  if (c.fanOutPolicy === 'reject' && decision.nextWorkerIds.length > 1) {
-    throw new NodeFailure('fan_out_unsupported', 'this dispatch node does not fan out to several workers', {
-      nextWorkerIds: decision.nextWorkerIds,
-    });
-  }
-  const { outcomes, variables } = await dispatchWorkers(ctx, {
-    workers: decision.nextWorkerIds,
-    ...(decidedEventId ? { decidedEventId } : {}),
-    mappings: dispatchMappings(c),
-    hostId: o.hostId,
-  });
-  const last = outcomes.at(-1)!;
-  return {
-    outputs: {
-      decision,
-      ...(last.childRunId ? { childRunId: last.childRunId } : {}),
-      childStatus: last.childStatus,
-      workers: outcomes,
-    },
-    variables,
-  };
+  return runDispatchTurn(ctx, { ...up, confidenceFloor: o.confidenceFloor, hostId: o.hostId });
 }
 
 /** `core.dispatch`, bound to this host's id and confidence floor. */
@@ -233,3 +166,5 @@ export function mockAgentNode(o: { streaming: boolean }): NodeModule {
     },
   };
 }
+
+export type { OrchestratorDecision };

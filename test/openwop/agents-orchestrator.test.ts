@@ -428,3 +428,26 @@ describe('run snapshot and caps', () => {
     expect((await host.store.childRuns(r.runId)).length).toBe(2);
   });
 });
+
+describe('cancellation', () => {
+  it('cancelling the parent while a worker runs cancels the child and ends the parent cancelled', async () => {
+    await host.catalog.register(
+      loop('agents-cancel-parent', [
+        { kind: 'next-worker', nextWorkerIds: ['conformance-dispatch-cancellable-child'] },
+      ]),
+    );
+    const runId = await start(host, 'agents-cancel-parent');
+    let child: string | undefined;
+    for (let i = 0; !child && i < 2000; i++) {
+      child = (await host.store.childRuns(runId)).find((c) => c.status === 'running')?.runId;
+      if (!child) await new Promise<void>((res) => setImmediate(res));
+    }
+    await host.runs.cancel(runId, { principal: 'operator' });
+    expect(await host.runs.waitTerminal(runId)).toBe('cancelled');
+    expect(await host.runs.waitTerminal(child!)).toBe('cancelled');
+    const events = await host.store.events(runId);
+    expectValidEvents(events);
+    expect(phases(events)).toEqual(['dispatch.began', 'dispatch.succeeded']);
+    expect(ofType(events, 'node.cancelled').map((e) => e.nodeId)).toEqual(['dispatch']);
+  });
+});

@@ -2,7 +2,7 @@ import { initialTransition, transition } from 'xstate';
 import type { AnyMachineSnapshot } from 'xstate';
 import { eventForPhase, handoffMachine } from '../../../machines/handoff.js';
 import type { ChainRecord, HandoffEvent, HandoffState } from '../../../machines/handoff.js';
-import { toHostError } from '../../core/index.js';
+import { HostError } from '../../core/index.js';
 import type { NodeContext } from '../node-registry.js';
 import type { RunEvent } from '../types.js';
 
@@ -167,7 +167,9 @@ export async function dispatchWorkers(
           });
           await w.apply(ctx, { type: 'handoff.created', childRunId: runId });
         } catch (err) {
-          const { error: code, message } = toHostError(err).toEnvelope();
+          // Only a refusal of this worker is a dispatch.failed; a host shutting down or a cancelled run is not.
+          if (!(err instanceof HostError) || err.retryable || ctx.signal.aborted) throw err;
+          const { error: code, message } = err.toEnvelope();
           await w.apply(ctx, { type: 'handoff.createFailed', error: { code, message: message || code } });
         }
       } else if (st === 'running' || st === 'harvesting' || st === 'completed' || st === 'harvested') {

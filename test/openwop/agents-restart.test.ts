@@ -4,7 +4,9 @@
 // when the definition's plan is changed while the host is down, and emits agent.decided / node.suspended once.
 // (2) A dispatch stopped while its worker's child run waits resumes the same child (never started twice), and
 // the handoff chain continues across the restart without duplicates: exactly dispatch.began → dispatch.succeeded
-// → child.completed → output.harvested, the post-restart records caused by the pre-restart ones.
+// → child.completed → output.harvested, the post-restart records caused by the pre-restart ones. (3) A crash
+// between creating the child and recording dispatch.succeeded (simulated by removing that last record from the
+// file) resumes in `dispatching`: the same child is found again by its key and dispatch.succeeded is recorded once.
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDb } from '../../src/ledger/index.js';
 import type { RunEvent, WorkflowDefinition } from '../../src/openwop/types.js';
@@ -156,5 +158,53 @@ describe('restart mid-run (replay determinism)', () => {
     );
     expect(count(events, 'node.started', 'dispatch')).toBe(2);
     expect((await second.host.runs.snapshot(runId)).variables.parentResult).toBe('after-restart');
+  });
+
+  it('a crash between creating the child and recording dispatch.succeeded finds the same child again', async () => {
+    const first = await openAgentsHost();
+    open.push(first);
+    await first.host.catalog.register(gatedChild);
+    await first.host.catalog.register(parent);
+    const runId = await start(first.host, parent.id);
+    let childId: string | undefined;
+    for (let i = 0; !childId && i < 2000; i++) {
+      childId = (await first.host.store.childRuns(runId)).find((c) => c.status === 'waiting-approval')?.runId;
+      if (!childId) await new Promise<void>((res) => setImmediate(res));
+    }
+    const before = await first.host.store.events(runId);
+    const last = before.at(-1)!;
+    expect([last.type, last.payload.phase]).toEqual([CHAIN, 'dispatch.succeeded']);
+    await closeHost(open.pop()!);
+
+    // Undo the last append, as if the process died before it committed (the table is append-only: lift the
+    // delete trigger for this one statement, then put it back).
+    const raw = await openDb(first.file);
+    const trig = (
+      await raw.all<{ name: string; sql: string }>(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'openwop_events' AND sql LIKE '%DELETE%'",
+      )
+    )[0]!;
+    await raw.exec(`DROP TRIGGER ${trig.name}`);
+    await raw.run('DELETE FROM openwop_events WHERE run_id = ? AND sequence = ?', [runId, last.sequence]);
+    await raw.run('UPDATE openwop_runs SET last_seq = ? WHERE run_id = ?', [last.sequence - 1, runId]);
+    await raw.exec(trig.sql);
+    await raw.close();
+
+    const second = await reopen(first.file);
+    await untilStatus(second.host, childId!, 'waiting-approval');
+    await second.host.runs.resolveInterrupt(childId!, 'gate', { action: 'accept' }, { principal: 'operator' });
+    expect(await second.host.runs.waitTerminal(runId)).toBe('completed');
+    const events = await second.host.store.events(runId);
+    expectValidEvents(events);
+    const chain = ofType(events, CHAIN);
+    expect(chain.map((e) => e.payload.phase)).toEqual([
+      'dispatch.began',
+      'dispatch.succeeded',
+      'child.completed',
+      'output.harvested',
+    ]);
+    expect(chain[1]!.payload.childRunId).toBe(childId);
+    expect(chain[1]!.causationId).toBe(chain[0]!.eventId);
+    expect((await second.host.store.childRuns(runId)).map((c) => c.runId)).toEqual([childId]);
   });
 });

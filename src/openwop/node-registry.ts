@@ -81,6 +81,8 @@ export interface NodeContext {
   readonly children: ChildRuns;
   /** Outputs of the nodes that had completed when this execution began (by node id). */
   readonly nodeOutputs?: Readonly<Record<string, Record<string, unknown> | undefined>>;
+  /** The run's `RunOptions.configurable` (e.g. `escalationThreshold`). */
+  readonly configurable?: Readonly<Record<string, unknown>>;
   /** Host service surfaces (RFC 0144): present only when the host installs and advertises the family. */
   readonly aiEnvelope?: NodeServices['aiEnvelope'];
   readonly promptLibrary?: NodeServices['promptLibrary'];

@@ -303,6 +303,7 @@ export class RunActor {
         traceparent,
         children: this.deps.children,
         nodeOutputs: nodes,
+        configurable: this.run.configurable,
       });
       Object.assign(ctx, bindServices(this.deps.families ?? [], ctx));
       const mod = wrapModule(this.deps.families ?? [], node, this.deps.registry.get(node.typeId));

@@ -51,6 +51,7 @@ interface ContextOptions {
   traceparent: string | undefined;
   children: ChildRuns;
   nodeOutputs?: Record<string, Record<string, unknown> | undefined>;
+  configurable?: Record<string, unknown>;
 }
 
 const WAITING: Record<string, RunStatus> = { approval: 'waiting-approval', 'external-event': 'waiting-external' };
@@ -115,6 +116,7 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
     clock: o.clock,
     traceparent: o.traceparent,
     nodeOutputs: o.nodeOutputs ?? {},
+    configurable: o.configurable ?? {},
     children: {
       start: (opts) => o.children.start(opts),
       settled: (runId) => interruptible(o, () => o.children.settled(runId)),

@@ -2,7 +2,7 @@
 // to an agent emits the mock-agent contract in order (agent.reasoned → toolCalled/toolReturned pairs, the
 // return caused by its call → agent.handoff → agent.decided) under the pinned agentId; streamed reasoning is
 // deltas 0..N-1 then one agent.reasoned carrying their concatenation; a decision below the escalation threshold
-// (default 0.7) suspends the node with node.suspended {reason: 'low-confidence'} and the run waits for approval
+// (configurable.escalationThreshold, else the node's, else 0.7) suspends the node with node.suspended {reason: 'low-confidence'} and the run waits for approval
 // through the REST interrupt route, where accept continues and reject fails the run (approval_rejected). A
 // passthrough node without a pin emits no agent.* event. Every event validates against the OpenWOP schemas.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -156,7 +156,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
     expectValidEvents(await host.store.events(runId));
   });
 
-  it('the threshold is per node (config.escalationThreshold) and a confident decision does not suspend', async () => {
+  it('the threshold resolves per run (configurable) then per node, and a confident decision does not suspend', async () => {
     const decision = { decision: { route: 'a' }, confidence: 0.8 };
     await host.catalog.register(
       single('agents-confident', { mockDecision: decision }, { agentId: 'vendor.test.agent' }),
@@ -171,6 +171,14 @@ describe('agent identity (RFC 0002 / 0023)', () => {
     const ev = await untilStatus(host, strictRun, 'waiting-approval');
     expect(ofType(ev, 'node.suspended')[0]!.payload).toMatchObject({ reason: 'low-confidence', threshold: 0.9 });
     await host.runs.cancel(strictRun, { principal: 't' });
+    // RunOptions.configurable.escalationThreshold overrides per run.
+    const { run } = await host.runs.createRun(
+      { workflowId: 'agents-confident', configurable: { escalationThreshold: 0.85 } },
+      { principal: 't' },
+    );
+    const held = await untilStatus(host, run.runId, 'waiting-approval');
+    expect(ofType(held, 'node.suspended')[0]!.payload).toMatchObject({ reason: 'low-confidence', threshold: 0.85 });
+    await host.runs.cancel(run.runId, { principal: 't' });
   });
 
   it('a passthrough node without an agent pin emits no agent.* events (RFC 0023 authorized emitters)', async () => {

@@ -192,7 +192,7 @@ export async function runAgentScript(
   });
   const out: AgentScriptResult = { decided, decision: d.decision };
   if (d.confidence !== undefined) out.confidence = d.confidence;
-  const threshold = escalationThreshold(ctx.node.config);
+  const threshold = escalationThreshold(ctx);
   if (belowThreshold(d.confidence, threshold)) {
     const r = await lowConfidenceGate(ctx, { agentId, observed: d.confidence!, threshold, decision: d.decision });
     out.ratifiedBy = r.decidedBy;

@@ -7,10 +7,15 @@ export const DEFAULT_ESCALATION_THRESHOLD = 0.7;
 /** Spec floor of `OrchestratorDecision.confidence` (RFC 0039 §A, executionModel version >= 2). */
 export const SPEC_CONFIDENCE_FLOOR = 0.5;
 
-/** The node's escalation threshold: `config.escalationThreshold` when it is in [0, 1], else the default 0.7. */
-export function escalationThreshold(config: Record<string, unknown>): number {
-  const t = config.escalationThreshold;
-  return typeof t === 'number' && t >= 0 && t <= 1 ? t : DEFAULT_ESCALATION_THRESHOLD;
+/**
+ * The resolved escalation threshold of a node: `RunOptions.configurable.escalationThreshold` (per run), then the
+ * node's `config.escalationThreshold` (host extension), then the spec default 0.7; values outside [0, 1] are ignored.
+ */
+export function escalationThreshold(ctx: Pick<NodeContext, 'configurable' | 'node'>): number {
+  for (const t of [ctx.configurable?.escalationThreshold, ctx.node.config.escalationThreshold]) {
+    if (typeof t === 'number' && t >= 0 && t <= 1) return t;
+  }
+  return DEFAULT_ESCALATION_THRESHOLD;
 }
 
 /** True when a stated confidence is below the threshold (an absent confidence never escalates). */

@@ -72,7 +72,7 @@ async function runSupervisor(ctx: NodeContext): Promise<NodeResult> {
     payload: { agentId, decision, ...(confidence !== undefined ? { confidence } : {}) },
   });
   let cause = agentDecided.eventId;
-  const threshold = escalationThreshold(c);
+  const threshold = escalationThreshold(ctx);
   if (belowThreshold(confidence, threshold)) {
     cause = (await lowConfidenceGate(ctx, { agentId, observed: confidence!, threshold, decision })).causationId;
   }

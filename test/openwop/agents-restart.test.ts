@@ -1,7 +1,8 @@
 // Guarantees (replay determinism, RFC 0037 "the loop MUST be re-entrant"): a host stopped mid-run (host.close())
 // and reopened on the same SQLite file resumes the run from its event log without deciding again or repeating
 // an event. (1) A supervisor held behind its CP-1 approval keeps the decision it recorded before the stop, even
-// when the definition's plan is changed while the host is down, and emits agent.decided / node.suspended once.
+// when the definition's plan is changed while the host is down, and emits agent.decided / node.suspended once;
+// an agent-pinned node held the same way emits its agent events once.
 // (2) A dispatch stopped while its worker's child run waits resumes the same child (never started twice), and
 // the handoff chain continues across the restart without duplicates: exactly dispatch.began → dispatch.succeeded
 // → child.completed → output.harvested, the post-restart records caused by the pre-restart ones. (3) A crash
@@ -118,6 +119,24 @@ describe('restart mid-run (replay determinism)', () => {
     expect(count(firstTurn, 'log.appended')).toBe(1);
     expect(count(firstTurn, 'node.started')).toBe(1);
     expect((await second.host.store.childRuns(runId)).map((c) => c.workflowId)).toEqual(['conformance-noop']);
+  });
+
+  it('an agent-pinned node held on CP-1 resumes after a restart without re-emitting its agent events', async () => {
+    const first = await openAgentsHost();
+    open.push(first);
+    const held = await start(first.host, 'conformance-agent-low-confidence');
+    const before = await untilStatus(first.host, held, 'waiting-approval');
+    await closeHost(open.pop()!);
+
+    const second = await reopen(first.file);
+    await untilStatus(second.host, held, 'waiting-approval');
+    await second.host.runs.resolveInterrupt(held, 'low-conf-decider', { action: 'accept' }, { principal: 'operator' });
+    expect(await second.host.runs.waitTerminal(held)).toBe('completed');
+    const events = await second.host.store.events(held);
+    expectValidEvents(events);
+    expect(events.slice(0, before.length)).toEqual(before);
+    for (const t of ['agent.decided', 'log.appended', 'node.suspended', 'interrupt.requested', 'node.started'])
+      expect(count(events, t)).toBe(1);
   });
 
   it('a dispatch stopped while its child waits resumes the same child; the handoff chain has no duplicates', async () => {

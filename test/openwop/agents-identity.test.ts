@@ -84,7 +84,13 @@ describe('agent identity (RFC 0002 / 0023)', () => {
     expect(agentEvents.filter((e) => e.type !== 'agent.handoff').map((e) => e.payload.agentId)).toEqual(
       Array(4).fill('core.conformance.reasoning-agent'),
     );
-    expect(agentEvents[3]!.payload.fromAgentId).toBe('core.conformance.reasoning-agent');
+    expect(agentEvents[3]!.payload).toMatchObject({
+      fromAgentId: 'core.conformance.reasoning-agent',
+      from: { agentId: 'core.conformance.reasoning-agent', modelClass: 'reasoning' },
+    });
+    expect(agentEvents[3]!.payload.toAgentId).toBe((agentEvents[3]!.payload.to as { agentId: string }).agentId);
+    expect(agentEvents[1]!.payload).toHaveProperty('arguments');
+    expect(agentEvents[2]!.payload).toHaveProperty('result');
     const [called, returned] = [agentEvents[1]!, agentEvents[2]!];
     expect(returned.payload.callId).toBe(called.payload.callId);
     expect(returned.causationId).toBe(called.eventId);

@@ -143,7 +143,14 @@ export async function runAgentScript(
       {
         type: 'agent.toolCalled',
         ...cause(),
-        payload: { agentId, toolName: t.toolId, toolId: t.toolId, callId, inputs: t.arguments ?? {} },
+        payload: {
+          agentId,
+          toolName: t.toolId,
+          toolId: t.toolId,
+          callId,
+          inputs: t.arguments ?? {},
+          arguments: t.arguments ?? {},
+        },
       },
       (e) => e.payload.callId === callId,
     );
@@ -173,6 +180,9 @@ export async function runAgentScript(
       payload: {
         fromAgentId: agentId,
         toAgentId: h.toAgentId,
+        // RFC 0023 §B names the AgentRef forms too: `from` is the node's pin (or the emitter), `to` the target.
+        from: agentRefOf(ctx.node) ?? { agentId },
+        to: { agentId: h.toAgentId },
         ...(h.reason !== undefined ? { reason: h.reason } : {}),
         ...(h.context !== undefined ? { context: h.context } : {}),
       },

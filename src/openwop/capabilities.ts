@@ -40,10 +40,20 @@ export function baseCapabilities(limits: HostLimits, extra: Record<string, unkno
   };
 }
 
+/** True when `caps` satisfies a `metadata.requiresCapability` path; `x.version-N` means `x.version >= N`. */
+export function capabilityMet(caps: Record<string, unknown>, req: string): boolean {
+  const min = /^(.*\.version)-(\d+)$/.exec(req);
+  if (min) {
+    const v = getPath({ capabilities: caps }, min[1]!);
+    return typeof v === 'number' && v >= Number(min[2]);
+  }
+  return Boolean(getPath({ capabilities: caps }, req));
+}
+
 /**
  * True when a fixture can run here: valid, every typeId registered, every
- * `metadata.requiresCapability` advertised in `caps`, and no node pinned to an agent (the host does
- * not advertise the multi-agent families).
+ * `metadata.requiresCapability` advertised in `caps`, and no node pinned to an agent unless the host
+ * advertises `agents.supported`.
  */
 export function fixtureRunnable(
   def: WorkflowDefinition,
@@ -52,8 +62,9 @@ export function fixtureRunnable(
 ): boolean {
   if (checkRunnable(def, registry).length) return false;
   const req = def.metadata?.requiresCapability;
-  if (typeof req === 'string' && !getPath({ capabilities: caps }, req)) return false;
-  return !def.nodes.some((n) => n.agent !== undefined);
+  if (typeof req === 'string' && !capabilityMet(caps, req)) return false;
+  const agents = caps.agents as { supported?: unknown } | undefined;
+  return agents?.supported === true || !def.nodes.some((n) => n.agent !== undefined);
 }
 
 /** The vendored conformance fixtures (`vendor/openwop/fixtures`) that this host can run, validated. */

@@ -14,6 +14,8 @@ export interface NodeState {
   terminalAt: number;
   outputs?: Record<string, unknown>;
   error?: RunError;
+  /** Set when the node completed with `exitLoop`: its edges back into its own cycle do not fire. */
+  exitLoop?: boolean;
 }
 
 /**
@@ -35,6 +37,7 @@ export class Graph {
   readonly incoming = new Map<string, WorkflowEdge[]>();
   readonly outgoing = new Map<string, WorkflowEdge[]>();
   private readonly reach = new Map<string, Set<string>>();
+  private entries: Set<string> | undefined;
 
   constructor(readonly def: WorkflowDefinition) {
     for (const n of def.nodes) {
@@ -64,6 +67,37 @@ export class Graph {
     return r;
   }
 
+  /**
+   * Nodes that start a cycle nothing else enters (e.g. supervisor ⇄ dispatch): every incoming edge is a back
+   * edge of a depth-first walk from the roots, then from unvisited nodes in definition order.
+   */
+  loopEntries(): Set<string> {
+    if (this.entries) return this.entries;
+    const order = new Map<string, number>();
+    const onStack = new Set<string>();
+    const back = new Set<WorkflowEdge>();
+    const walk = (id: string): void => {
+      order.set(id, order.size);
+      onStack.add(id);
+      for (const e of this.outgoing.get(id) ?? []) {
+        if (onStack.has(e.targetNodeId)) back.add(e);
+        else if (!order.has(e.targetNodeId)) walk(e.targetNodeId);
+      }
+      onStack.delete(id);
+    };
+    for (const n of this.def.nodes) if (!(this.incoming.get(n.id) ?? []).length) walk(n.id);
+    for (const n of this.def.nodes) if (!order.has(n.id)) walk(n.id);
+    this.entries = new Set(
+      this.def.nodes
+        .filter((n) => {
+          const inc = this.incoming.get(n.id) ?? [];
+          return inc.length > 0 && inc.every((e) => back.has(e));
+        })
+        .map((n) => n.id),
+    );
+    return this.entries;
+  }
+
   initialState(): GraphState {
     const nodes: Record<string, NodeState> = {};
     for (const n of this.def.nodes)
@@ -80,6 +114,7 @@ export class Graph {
 
   private edgeSatisfied(e: WorkflowEdge, s: GraphState, variables: Record<string, unknown>): boolean {
     const src = s.nodes[e.sourceNodeId]!;
+    if (src.exitLoop && this.reachableFrom(e.targetNodeId).has(e.sourceNodeId)) return false;
     const rule = e.triggerRule ?? 'all_success';
     let ok: boolean;
     switch (rule) {
@@ -115,7 +150,7 @@ export class Graph {
     const st = s.nodes[nodeId]!;
     if (st.status === 'running') return 'wait';
     const incoming = this.incoming.get(nodeId) ?? [];
-    if (!incoming.length) {
+    if (!incoming.length || (st.activations === 0 && this.loopEntries().has(nodeId))) {
       if (st.activations > 0) return 'wait';
       return node.disabled ? 'skip' : 'start';
     }
@@ -145,6 +180,12 @@ export class Graph {
     st.activatedAt = s.step;
     delete st.outputs;
     delete st.error;
+    delete st.exitLoop;
+  }
+
+  /** Records that a completed node ends its loop (see {@link NodeState.exitLoop}). */
+  markLoopExit(s: GraphState, nodeId: string): void {
+    s.nodes[nodeId]!.exitLoop = true;
   }
 
   markTerminal(

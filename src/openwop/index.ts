@@ -27,6 +27,29 @@ export { openwopSchemas, openwopDir, schemaId, REPO_ROOT } from './schemas.js';
 export type { OpenwopSchemas, SchemaIssue } from './schemas.js';
 export { buildSnapshot } from './snapshot.js';
 export type { RunSnapshot } from './snapshot.js';
+export { agentsFamily, agentLayer } from './agents/agents-family.js';
+export type { AgentsFamilyOptions } from './agents/agents-family.js';
+export { emitOnce } from './agents/emit-once.js';
+export { agentRefOf, resolveAgentId, runAgentScript, scriptFromConfig } from './agents/agent-script.js';
+export type { AgentRef, AgentScript, AgentScriptResult } from './agents/agent-script.js';
+export {
+  DEFAULT_ESCALATION_THRESHOLD,
+  SPEC_CONFIDENCE_FLOOR,
+  belowThreshold,
+  escalationThreshold,
+  lowConfidenceGate,
+} from './agents/confidence.js';
+export {
+  dispatchWorkers,
+  dispatchMappings,
+  effectiveMappings,
+  harvest,
+  CHAIN_EVENT,
+} from './agents/dispatch-workers.js';
+export type { DispatchMappings, WorkerOutcome } from './agents/dispatch-workers.js';
+export { runDispatchTurn } from './agents/dispatch-turn.js';
+export type { OrchestratorDecision } from './agents/dispatch-turn.js';
+export { supervisorNode, dispatchNode, mockAgentNode, supervisorPlan } from './nodes/orchestrator-nodes.js';
 export { Graph } from './graph.js';
 export type { GraphState, NodeState, NodeStatus, Decision } from './graph.js';
 export { mhsNodes, mhsInvokeNode, mhsTaskNode } from './nodes/mhs-nodes.js';

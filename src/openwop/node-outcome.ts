@@ -33,7 +33,13 @@ export function completionEvents(
     type: 'node.completed',
     nodeId,
     causationId,
-    payload: { ...info, nodeId, outputs: result.outputs ?? {}, durationMs },
+    payload: {
+      ...info,
+      nodeId,
+      outputs: result.outputs ?? {},
+      durationMs,
+      ...(result.exitLoop ? { exitLoop: true } : {}),
+    },
   });
   return inputs;
 }

@@ -34,6 +34,10 @@ export interface ChildRuns {
     parentRunId: string;
     parentNodeId: string;
     key: string;
+    /** Stored on the child run and in its `run.started` (e.g. the parent's causation, for cross-run chains). */
+    metadata?: Record<string, unknown>;
+    /** W3C traceparent the child run continues (default: the parent run's). */
+    traceparent?: string;
   }): Promise<{ runId: string }>;
   /** Resolves when the child run is terminal. */
   settled(runId: string): Promise<{ status: string; variables: Record<string, unknown>; error: unknown }>;
@@ -75,6 +79,10 @@ export interface NodeContext {
   /** Waits `ms` of clock time measured from the first call (re-armed after a restart). */
   sleep(ms: number): Promise<void>;
   readonly children: ChildRuns;
+  /** Outputs of the nodes that had completed when this execution began (by node id). */
+  readonly nodeOutputs?: Readonly<Record<string, Record<string, unknown> | undefined>>;
+  /** The run's `RunOptions.configurable` (e.g. `escalationThreshold`). */
+  readonly configurable?: Readonly<Record<string, unknown>>;
   /** Host service surfaces (RFC 0144): present only when the host installs and advertises the family. */
   readonly aiEnvelope?: NodeServices['aiEnvelope'];
   readonly promptLibrary?: NodeServices['promptLibrary'];
@@ -88,6 +96,8 @@ export interface NodeResult {
   variables?: Record<string, unknown>;
   /** Extra fields for the `node.completed` payload (e.g. ledger `seq`/`digest` of a receipt). */
   completedInfo?: Record<string, unknown>;
+  /** Ends the node's loop: its edges back into its own cycle do not fire (a dispatch's `terminate`). */
+  exitLoop?: boolean;
 }
 
 /** An executor for one typeId. Failures are thrown as `NodeFailure` (or any error → internal). */

@@ -8,7 +8,7 @@ import type { GraphState } from './graph.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
 import { buildNodeContext, RunHalted } from './run-context.js';
-import { bindServices } from './service-family.js';
+import { bindServices, wrapModule } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { resolutionEvents, resumeFromBody } from './interrupts.js';
@@ -302,9 +302,11 @@ export class RunActor {
         halt: this.halt.signal,
         traceparent,
         children: this.deps.children,
+        nodeOutputs: nodes,
+        configurable: this.run.configurable,
       });
       Object.assign(ctx, bindServices(this.deps.families ?? [], ctx));
-      const mod = this.deps.registry.get(node.typeId);
+      const mod = wrapModule(this.deps.families ?? [], node, this.deps.registry.get(node.typeId));
       const missing = (mod.requires ?? []).filter((name) => ctx[name] === undefined);
       if (missing.length) {
         throw new NodeFailure(
@@ -343,6 +345,7 @@ export class RunActor {
       const next = { ...this.variables, ...changed };
       events = await this.append(inputs, Object.keys(changed).length ? { variables: next } : {});
       this.graph.markTerminal(this.state, nodeId, 'completed', outcome.result.outputs ?? {});
+      if (outcome.result.exitLoop) this.graph.markLoopExit(this.state, nodeId);
     } else if (
       this.stopping() &&
       (outcome.error instanceof RunCancelled || !(outcome.error instanceof NodeFailure) || this.stop.signal.aborted)

@@ -50,6 +50,8 @@ interface ContextOptions {
   halt: AbortSignal;
   traceparent: string | undefined;
   children: ChildRuns;
+  nodeOutputs?: Record<string, Record<string, unknown> | undefined>;
+  configurable?: Record<string, unknown>;
 }
 
 const WAITING: Record<string, RunStatus> = { approval: 'waiting-approval', 'external-event': 'waiting-external' };
@@ -113,6 +115,8 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
     signal: o.stop,
     clock: o.clock,
     traceparent: o.traceparent,
+    nodeOutputs: o.nodeOutputs ?? {},
+    configurable: o.configurable ?? {},
     children: {
       start: (opts) => o.children.start(opts),
       settled: (runId) => interruptible(o, () => o.children.settled(runId)),

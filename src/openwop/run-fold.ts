@@ -42,6 +42,7 @@ export function foldEvents(graph: Graph, state: GraphState, events: readonly Run
         break;
       case 'node.completed':
         graph.markTerminal(state, nodeId!, 'completed', e.payload.outputs as Record<string, unknown>);
+        if (e.payload.exitLoop === true) graph.markLoopExit(state, nodeId!);
         break;
       case 'node.failed':
         graph.markTerminal(state, nodeId!, 'failed', undefined, e.payload.error as RunError);

@@ -166,9 +166,13 @@ export class RunManager {
           idempotencyKey: `child:${opts.key}`,
           requestDigest: null,
           tags: [],
-          metadata: {},
+          metadata: opts.metadata ?? {},
           configurable: {},
-          parent: { runId: opts.parentRunId, nodeId: opts.parentNodeId, traceparent: parent.traceparent },
+          parent: {
+            runId: opts.parentRunId,
+            nodeId: opts.parentNodeId,
+            traceparent: opts.traceparent ?? parent.traceparent,
+          },
         });
         return { runId: run.runId };
       },

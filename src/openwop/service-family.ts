@@ -1,4 +1,5 @@
 import type { NodeContext, NodeModule } from './node-registry.js';
+import type { WorkflowNode } from './types.js';
 import type { AgentRuntimeSurface } from './services/agent-runtime-surface.js';
 import type { AiEnvelopeSurface } from './services/ai-envelope-surface.js';
 import type { McpSurface } from './services/mcp-surface.js';
@@ -26,6 +27,8 @@ export interface ServiceFamily {
   readonly nodes?: readonly NodeModule[];
   /** The `ctx` surfaces for one node execution (bound to its run, node and event log). */
   bind?(ctx: NodeContext): Partial<NodeServices>;
+  /** Runs `node` under an execution layer (e.g. agent identity for an agent-pinned node); undefined leaves it as is. */
+  wrap?(node: WorkflowNode, mod: NodeModule): NodeModule | undefined;
   close?(): Promise<void>;
 }
 
@@ -50,4 +53,11 @@ export function bindServices(families: readonly ServiceFamily[], ctx: NodeContex
   const out: Partial<NodeServices> = {};
   for (const f of families) Object.assign(out, f.bind?.(ctx));
   return out;
+}
+
+/** The executor of `node` after every family's {@link ServiceFamily.wrap}. */
+export function wrapModule(families: readonly ServiceFamily[], node: WorkflowNode, mod: NodeModule): NodeModule {
+  let m = mod;
+  for (const f of families) m = f.wrap?.(node, m) ?? m;
+  return m;
 }

@@ -1,3 +1,5 @@
+import { agentIdentities } from './agents/agent-projection.js';
+import type { AgentRef } from './agents/agent-script.js';
 import { ENGINE_VERSION, EVENT_LOG_SCHEMA_VERSION } from './store.js';
 import type { StoredRun } from './store.js';
 import type { RunError, RunEvent, RunStatus } from './types.js';
@@ -23,6 +25,9 @@ export interface RunSnapshot {
   parentNodeId?: string;
   lastSequence: number;
   pendingInterrupts: Array<{ nodeId: string; interruptId: string; kind: string; data: unknown }>;
+  /** Multi-agent identities (agent-ref.schema.json), when the run has agent events. */
+  agent?: AgentRef;
+  runOrchestrator?: AgentRef;
 }
 
 /** Folds a run's events over its row into a RunSnapshot. */
@@ -98,5 +103,6 @@ export function buildSnapshot(run: StoredRun, events: readonly RunEvent[]): RunS
   if (run.error) snap.error = run.error;
   if (run.parentRunId) snap.parentRunId = run.parentRunId;
   if (run.parentNodeId) snap.parentNodeId = run.parentNodeId;
+  Object.assign(snap, agentIdentities(run.definition, events));
   return snap;
 }

@@ -1,0 +1,229 @@
+// Guarantees (replay determinism, RFC 0037 "the loop MUST be re-entrant"): a host stopped mid-run (host.close())
+// and reopened on the same SQLite file resumes the run from its event log without deciding again or repeating
+// an event. (1) A supervisor held behind its CP-1 approval keeps the decision it recorded before the stop, even
+// when the definition's plan is changed while the host is down, and emits agent.decided / node.suspended once;
+// an agent-pinned node held the same way emits its agent events once.
+// (2) A dispatch stopped while its worker's child run waits resumes the same child (never started twice), and
+// the handoff chain continues across the restart without duplicates: exactly dispatch.began → dispatch.succeeded
+// → child.completed → output.harvested, the post-restart records caused by the pre-restart ones. (3) A crash
+// between creating the child and recording dispatch.succeeded (simulated by removing that last record from the
+// file) resumes in `dispatching`: the same child is found again by its key and dispatch.succeeded is recorded once.
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDb } from '../../src/ledger/index.js';
+import type { RunEvent, WorkflowDefinition } from '../../src/openwop/types.js';
+import { closeHost, expectValidEvents, ofType, openAgentsHost, start, untilStatus } from './agents-harness.js';
+import type { Opened } from './agents-harness.js';
+
+const open: Opened[] = [];
+afterEach(async () => {
+  for (const o of open.splice(0)) await closeHost(o);
+});
+
+async function reopen(file: string): Promise<Opened> {
+  const o = await openAgentsHost(file);
+  open.push(o);
+  return o;
+}
+
+const CHAIN = 'core.workflowChain.event';
+const count = (events: readonly RunEvent[], type: string, nodeId?: string): number =>
+  events.filter((e) => e.type === type && (nodeId === undefined || e.nodeId === nodeId)).length;
+
+const gatedChild: WorkflowDefinition = {
+  id: 'agents-gated-child',
+  name: 'gated child',
+  version: '1',
+  nodes: [
+    {
+      id: 'gate',
+      typeId: 'core.approvalGate',
+      name: 'gate',
+      position: { x: 0, y: 0 },
+      config: { title: 'hold the worker' },
+      inputs: {},
+    },
+  ],
+  edges: [],
+  triggers: [{ id: 'manual', type: 'manual' }],
+  variables: [{ name: 'childOutcome', type: 'string', defaultValue: 'after-restart' }],
+  metadata: {},
+  settings: {},
+};
+
+const parent: WorkflowDefinition = {
+  id: 'agents-restart-parent',
+  name: 'restart parent',
+  version: '1',
+  nodes: [
+    {
+      id: 'supervisor',
+      typeId: 'core.orchestrator.supervisor',
+      name: 's',
+      position: { x: 0, y: 0 },
+      config: { mockDispatchPlan: [{ kind: 'next-worker', nextWorkerIds: ['agents-gated-child'] }] },
+      inputs: {},
+    },
+    {
+      id: 'dispatch',
+      typeId: 'core.dispatch',
+      name: 'd',
+      position: { x: 1, y: 0 },
+      config: { outputMapping: { parentResult: 'childOutcome' } },
+      inputs: {},
+    },
+  ],
+  edges: [
+    { id: 'e1', sourceNodeId: 'supervisor', targetNodeId: 'dispatch' },
+    { id: 'e2', sourceNodeId: 'dispatch', targetNodeId: 'supervisor' },
+  ],
+  triggers: [{ id: 'manual', type: 'manual' }],
+  variables: [{ name: 'parentResult', type: 'string', defaultValue: '' }],
+  metadata: {},
+  settings: {},
+};
+
+describe('restart mid-run (replay determinism)', () => {
+  it('a supervisor held on CP-1 keeps its recorded decision across a restart, even if the plan changed', async () => {
+    const first = await openAgentsHost();
+    open.push(first);
+    const runId = await start(first.host, 'conformance-orchestrator-low-confidence');
+    const before = await untilStatus(first.host, runId, 'waiting-approval');
+    await closeHost(open.pop()!);
+
+    // While the host is down, change the stored run's plan: a host that re-decided would now pick terminate.
+    const raw = await openDb(first.file);
+    const row = (await raw.get<{ definition: string }>('SELECT definition FROM openwop_runs WHERE run_id = ?', [
+      runId,
+    ]))!;
+    const def = JSON.parse(row.definition) as WorkflowDefinition;
+    def.nodes[0]!.config.mockPendingDecision = { kind: 'terminate', reason: 'changed-while-down' };
+    await raw.run('UPDATE openwop_runs SET definition = ? WHERE run_id = ?', [JSON.stringify(def), runId]);
+    await raw.close();
+
+    const second = await reopen(first.file);
+    const resumed = await untilStatus(second.host, runId, 'waiting-approval');
+    expect(second.host.runs.pendingInterrupts().map((p) => [p.runId, p.nodeId])).toEqual([[runId, 'supervisor']]);
+    expect(resumed.slice(0, before.length)).toEqual(before);
+    expect(count(resumed, 'run.resuming')).toBe(1);
+    await second.host.runs.resolveInterrupt(runId, 'supervisor', { action: 'accept' }, { principal: 'operator' });
+    expect(await second.host.runs.waitTerminal(runId)).toBe('completed');
+    const events = await second.host.store.events(runId);
+    expectValidEvents(events);
+    // The first turn's decision is the one recorded before the stop; the node was not started again.
+    const decided = ofType(events, 'runOrchestrator.decided');
+    expect(decided[0]!.payload.decision).toEqual({ kind: 'next-worker', nextWorkerIds: ['conformance-noop'] });
+    expect(count(events, 'node.suspended')).toBe(1);
+    expect(count(events, 'interrupt.requested')).toBe(1);
+    const firstTurn = events.filter((e) => e.nodeId === 'supervisor' && e.sequence < decided[0]!.sequence);
+    expect(count(firstTurn, 'agent.decided')).toBe(1);
+    expect(count(firstTurn, 'log.appended')).toBe(1);
+    expect(count(firstTurn, 'node.started')).toBe(1);
+    expect((await second.host.store.childRuns(runId)).map((c) => c.workflowId)).toEqual(['conformance-noop']);
+  });
+
+  it('an agent-pinned node held on CP-1 resumes after a restart without re-emitting its agent events', async () => {
+    const first = await openAgentsHost();
+    open.push(first);
+    const held = await start(first.host, 'conformance-agent-low-confidence');
+    const before = await untilStatus(first.host, held, 'waiting-approval');
+    await closeHost(open.pop()!);
+
+    const second = await reopen(first.file);
+    await untilStatus(second.host, held, 'waiting-approval');
+    await second.host.runs.resolveInterrupt(held, 'low-conf-decider', { action: 'accept' }, { principal: 'operator' });
+    expect(await second.host.runs.waitTerminal(held)).toBe('completed');
+    const events = await second.host.store.events(held);
+    expectValidEvents(events);
+    expect(events.slice(0, before.length)).toEqual(before);
+    for (const t of ['agent.decided', 'log.appended', 'node.suspended', 'interrupt.requested', 'node.started'])
+      expect(count(events, t)).toBe(1);
+  });
+
+  it('a dispatch stopped while its child waits resumes the same child; the handoff chain has no duplicates', async () => {
+    const first = await openAgentsHost();
+    open.push(first);
+    await first.host.catalog.register(gatedChild);
+    await first.host.catalog.register(parent);
+    const runId = await start(first.host, parent.id);
+    let childId: string | undefined;
+    for (let i = 0; !childId && i < 2000; i++) {
+      childId = (await first.host.store.childRuns(runId)).find((c) => c.status === 'waiting-approval')?.runId;
+      if (!childId) await new Promise<void>((res) => setImmediate(res));
+    }
+    expect(childId).toBeDefined();
+    const before = await first.host.store.events(runId);
+    expect(ofType(before, CHAIN).map((e) => e.payload.phase)).toEqual(['dispatch.began', 'dispatch.succeeded']);
+    await closeHost(open.pop()!);
+
+    const second = await reopen(first.file);
+    await untilStatus(second.host, childId!, 'waiting-approval');
+    await second.host.runs.resolveInterrupt(childId!, 'gate', { action: 'accept' }, { principal: 'operator' });
+    expect(await second.host.runs.waitTerminal(runId)).toBe('completed');
+    const events = await second.host.store.events(runId);
+    expectValidEvents(events);
+    const chain = ofType(events, CHAIN);
+    expect(chain.map((e) => e.payload.phase)).toEqual([
+      'dispatch.began',
+      'dispatch.succeeded',
+      'child.completed',
+      'output.harvested',
+    ]);
+    expect(chain.slice(0, 2)).toEqual(ofType(before, CHAIN));
+    expect(chain[2]!.causationId).toBe(chain[1]!.eventId);
+    expect(chain[3]!.causationId).toBe(chain[2]!.eventId);
+    expect((await second.host.store.childRuns(runId)).map((c) => c.runId)).toEqual([childId]);
+    expect(ofType(events, 'runOrchestrator.decided').map((e) => (e.payload.decision as { kind: string }).kind)).toEqual(
+      ['next-worker', 'terminate'],
+    );
+    expect(count(events, 'node.started', 'dispatch')).toBe(2);
+    expect((await second.host.runs.snapshot(runId)).variables.parentResult).toBe('after-restart');
+  });
+
+  it('a crash between creating the child and recording dispatch.succeeded finds the same child again', async () => {
+    const first = await openAgentsHost();
+    open.push(first);
+    await first.host.catalog.register(gatedChild);
+    await first.host.catalog.register(parent);
+    const runId = await start(first.host, parent.id);
+    let childId: string | undefined;
+    for (let i = 0; !childId && i < 2000; i++) {
+      childId = (await first.host.store.childRuns(runId)).find((c) => c.status === 'waiting-approval')?.runId;
+      if (!childId) await new Promise<void>((res) => setImmediate(res));
+    }
+    const before = await first.host.store.events(runId);
+    const last = before.at(-1)!;
+    expect([last.type, last.payload.phase]).toEqual([CHAIN, 'dispatch.succeeded']);
+    await closeHost(open.pop()!);
+
+    // Undo the last append, as if the process died before it committed (the table is append-only: lift the
+    // delete trigger for this one statement, then put it back).
+    const raw = await openDb(first.file);
+    const trig = (
+      await raw.all<{ name: string; sql: string }>(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'openwop_events' AND sql LIKE '%DELETE%'",
+      )
+    )[0]!;
+    await raw.exec(`DROP TRIGGER ${trig.name}`);
+    await raw.run('DELETE FROM openwop_events WHERE run_id = ? AND sequence = ?', [runId, last.sequence]);
+    await raw.run('UPDATE openwop_runs SET last_seq = ? WHERE run_id = ?', [last.sequence - 1, runId]);
+    await raw.exec(trig.sql);
+    await raw.close();
+
+    const second = await reopen(first.file);
+    await untilStatus(second.host, childId!, 'waiting-approval');
+    await second.host.runs.resolveInterrupt(childId!, 'gate', { action: 'accept' }, { principal: 'operator' });
+    expect(await second.host.runs.waitTerminal(runId)).toBe('completed');
+    const events = await second.host.store.events(runId);
+    expectValidEvents(events);
+    const chain = ofType(events, CHAIN);
+    expect(chain.map((e) => e.payload.phase)).toEqual([
+      'dispatch.began',
+      'dispatch.succeeded',
+      'child.completed',
+      'output.harvested',
+    ]);
+    expect(chain[1]!.payload.childRunId).toBe(childId);
+    expect(chain[1]!.causationId).toBe(chain[0]!.eventId);
+    expect((await second.host.store.childRuns(runId)).map((c) => c.runId)).toEqual([childId]);
+  });
+});

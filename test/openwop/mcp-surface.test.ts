@@ -171,3 +171,65 @@ describe('serverHealth ttl (RFC 0144: a probe no older than its ttlMs)', () => {
     }
   });
 });
+
+describe('stdio lifecycle and revisions', () => {
+  it('a stdio server that dies is reported as a transport failure and the next call starts it again', async () => {
+    const family = createMcpFamily({ config: { servers: { s: echoStdioEntry() } }, clock: new SimulatedClock() });
+    try {
+      const mcp = family.surface();
+      expect((await mcp.callTool('s', 'echo', { text: 'one' })).structuredContent).toEqual({ text: 'one' });
+      expect((await rejection(mcp.callTool('s', 'crash', {}))).code).toBe(ErrorCode.MCP_TRANSPORT);
+      expect((await mcp.callTool('s', 'echo', { text: 'two' })).structuredContent).toEqual({ text: 'two' });
+    } finally {
+      await family.close();
+    }
+  });
+
+  it('a stdio command that cannot start is unreachable and calls reject mcp_transport_error', async () => {
+    const family = createMcpFamily({
+      config: { servers: { gone: { transport: 'stdio', command: '/nonexistent/mcp-server' } } },
+      clock: new SimulatedClock(),
+    });
+    try {
+      expect((await family.surface().serverHealth('gone')).status).toBe('unreachable');
+      expect((await rejection(family.surface().callTool('gone', 'echo', {}))).code).toBe(ErrorCode.MCP_TRANSPORT);
+    } finally {
+      await family.close();
+    }
+  });
+
+  it('a 2025-11-25-only server is used at that revision; serverHealth is reachable without a DiscoverResult', async () => {
+    const entry = echoStdioEntry(['--legacy']);
+    const family = createMcpFamily({ config: { servers: { old: entry } }, clock: new SimulatedClock() });
+    const bare = await bareClient(entry);
+    try {
+      const mcp = family.surface();
+      const got = await mcp.callTool('old', 'echo', { text: 'legacy' });
+      expect(got).toEqual(
+        await bare.request({ method: 'tools/call', params: { name: 'echo', arguments: { text: 'legacy' } } }),
+      );
+      expect(await family.connections.revision('old')).toBe('2025-11-25');
+      const h = await mcp.serverHealth('old');
+      expect(h.status).toBe('reachable');
+      expect(h.discover).toBeUndefined();
+    } finally {
+      await family.close();
+      await bare.close();
+    }
+  });
+
+  it('protocol "modern" against a 2025-11-25-only server: incompatible, calls reject mcp_transport_error', async () => {
+    const family = createMcpFamily({
+      config: { servers: { old: echoStdioEntry(['--legacy']) }, protocol: 'modern' },
+      clock: new SimulatedClock(),
+    });
+    try {
+      const h = await family.surface().serverHealth('old');
+      expect(h.status).toBe('incompatible');
+      expect(h.discover).toBeUndefined();
+      expect((await rejection(family.surface().listTools('old'))).code).toBe(ErrorCode.MCP_TRANSPORT);
+    } finally {
+      await family.close();
+    }
+  });
+});

@@ -20,15 +20,23 @@ import type { McpServerHealth } from './mcp-surface.js';
 /** JSON-RPC `UnsupportedProtocolVersion` (2026-07-28): the server answered, but shares no revision with us. */
 const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
+/** A failure of the network or the process (nothing usable answered), as opposed to an answer we cannot use. */
+function isNetworkFailure(err: unknown): boolean {
+  if (err instanceof TypeError) return true; // fetch failed
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code); // ECONNREFUSED, ENOENT, EPIPE, ...
+}
+
 function isIncompatible(err: unknown): boolean {
   if (err instanceof UnsupportedProtocolVersionError) return true;
   if (err instanceof ProtocolError) return err.code === UNSUPPORTED_PROTOCOL_VERSION;
-  if (err instanceof SdkError) {
-    if (err.code === SdkErrorCode.InvalidResult || err.code === SdkErrorCode.UnsupportedResultType) return true;
-    // The probe got an answer it could not use (as opposed to a network failure or a 5xx).
-    return err.code === SdkErrorCode.EraNegotiationFailed && /unusable reply/.test(err.message);
-  }
-  return false;
+  if (!(err instanceof SdkError)) return false;
+  if (err.code === SdkErrorCode.InvalidResult || err.code === SdkErrorCode.UnsupportedResultType) return true;
+  if (err.code !== SdkErrorCode.EraNegotiationFailed) return false;
+  // Negotiation failed: the server answered without a revision we speak, unless the probe never got an answer
+  // (a network or spawn failure, or an HTTP 5xx).
+  const status = (err.data as { status?: unknown } | undefined)?.status;
+  return !(typeof status === 'number' && status >= 500) && !isNetworkFailure(err.cause);
 }
 
 /** The underlying SDK error of a `ctx.mcp` rejection. */

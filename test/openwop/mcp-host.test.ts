@@ -121,6 +121,14 @@ describe('mcp family in the OpenWOP host (RFC 0144, RFC 0204)', () => {
     });
   });
 
+  it('a call carries the W3C traceparent of its MCP span (child of the node span) in params._meta', async () => {
+    const r = await run('conformance-mcp-client', { method: 'callTool', name: 'meta', arguments: {} });
+    expect(r.status).toBe('completed');
+    const meta = (completedResult(r.events) as { structuredContent: { meta: Record<string, unknown> } })
+      .structuredContent.meta;
+    expect(meta.traceparent).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/);
+  });
+
   it('conformance-mcp-tool-roundtrip: the echo call is in the event log with an UNTRUSTED output', async () => {
     const r = await run('conformance-mcp-tool-roundtrip');
     expect(r.status).toBe('completed');

@@ -4,12 +4,14 @@
  * server is configured, the MCP-only `core.ai.callPrompt`), and closes every MCP connection with the host.
  */
 import { TRACEPARENT_META_KEY } from '@modelcontextprotocol/client';
+import { SpanStatusCode } from '@opentelemetry/api';
 import type { Clock } from '../../core/index.js';
 import type { NodeModule } from '../node-registry.js';
 import { mcpCallPromptNode, mcpClientConformanceNode } from '../nodes/mcp-nodes.js';
 import type { ServiceFamily } from '../service-family.js';
+import { contextFrom, startSpan } from '../tracing.js';
 import { McpConnections } from './mcp-connections.js';
-import type { McpConnectionsOptions } from './mcp-connections.js';
+import type { McpConnectionsOptions, McpMethod } from './mcp-connections.js';
 import { McpHealth } from './mcp-health.js';
 import type { McpServersConfig } from './mcp-servers-config.js';
 import type { McpSurface } from './mcp-surface.js';
@@ -42,6 +44,35 @@ function withTrace(params: Record<string, unknown>, traceparent: string | undefi
 }
 
 /**
+ * One client span per MCP request, child of the node span; its traceparent goes into the request's `_meta`.
+ * No session id (2026-07-28 has none) and no tool arguments or results on the span (content stays out of traces).
+ */
+async function traced<T>(
+  connections: McpConnections,
+  method: McpMethod,
+  serverId: string,
+  parent: string | undefined,
+  fn: (traceparent: string | undefined) => Promise<T>,
+): Promise<T> {
+  const { span, traceparent } = startSpan(`mcp ${method}`, contextFrom(parent), {
+    'mcp.method.name': method,
+    'openwop.mcp.server_id': serverId,
+  });
+  try {
+    const out = await fn(traceparent);
+    const revision = await connections.revision(serverId);
+    if (revision) span.setAttribute('mcp.protocol.version', revision);
+    span.setStatus({ code: SpanStatusCode.OK });
+    return out;
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/**
  * `ctx.mcp` over a connection pool: each method resolves to the server's result as decoded by the MCP SDK
  * (no aggregation, no cache, no rewriting) and rejects only `not_found`, `mcp_error` (JSON-RPC error unaltered
  * in `details.error`) or `mcp_transport_error`.
@@ -52,23 +83,15 @@ export function mcpSurface(
   ctx: { signal?: AbortSignal; traceparent?: string | undefined } = {},
 ): McpSurface {
   const { signal, traceparent } = ctx;
+  const send = (serverId: string, method: McpMethod, params: Record<string, unknown>) =>
+    traced(connections, method, serverId, traceparent, (tp) =>
+      connections.request(serverId, method, withTrace(params, tp), signal),
+    );
   return {
     callTool: (serverId, name, args) =>
-      connections.request(
-        serverId,
-        'tools/call',
-        withTrace({ name, ...(args !== undefined ? { arguments: args } : {}) }, traceparent),
-        signal,
-      ),
-    listTools: (serverId, cursor) =>
-      connections.request(
-        serverId,
-        'tools/list',
-        withTrace(cursor !== undefined ? { cursor } : {}, traceparent),
-        signal,
-      ),
-    readResource: (serverId, uri) =>
-      connections.request(serverId, 'resources/read', withTrace({ uri }, traceparent), signal),
+      send(serverId, 'tools/call', { name, ...(args !== undefined ? { arguments: args } : {}) }),
+    listTools: (serverId, cursor) => send(serverId, 'tools/list', cursor !== undefined ? { cursor } : {}),
+    readResource: (serverId, uri) => send(serverId, 'resources/read', { uri }),
     serverHealth: (serverId) => health.check(serverId, signal),
   };
 }

@@ -5,7 +5,13 @@
  * the next call. Every failure leaves as a `HostError`: `not_found`, `mcp_error` (the JSON-RPC error carried
  * unaltered in `details.error`) or `mcp_transport_error`.
  */
-import { Client, ProtocolError, SdkError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
 import type { Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ErrorCode, HostError } from '../../core/index.js';
@@ -13,6 +19,16 @@ import type { McpServerEntry, McpServersConfig } from './mcp-servers-config.js';
 
 /** The stateless revision (no session, `server/discover`); the host speaks it when a server offers it. */
 export const MCP_MODERN_REVISION = '2026-07-28';
+
+/** SDK failures of one request that leave the connection usable. */
+const KEEPS_CONNECTION: ReadonlySet<SdkErrorCode> = new Set([
+  SdkErrorCode.RequestTimeout,
+  SdkErrorCode.InvalidResult,
+  SdkErrorCode.UnsupportedResultType,
+  SdkErrorCode.InputRequiredRoundsExceeded,
+  SdkErrorCode.CapabilityNotSupported,
+  SdkErrorCode.MethodNotSupportedByProtocolVersion,
+]);
 
 /** The request methods `ctx.mcp` sends. */
 export type McpMethod = 'tools/call' | 'tools/list' | 'resources/read' | 'server/discover';
@@ -94,14 +110,17 @@ export class McpConnections {
     return this.config.servers[serverId]!;
   }
 
-  /** The connected client of `serverId` (connecting on first use). Rejects `not_found` or `mcp_transport_error`. */
-  client(serverId: string, signal?: AbortSignal): Promise<Client> {
+  /**
+   * The connected client of `serverId` (connecting on first use, bounded by `requestTimeoutMs`). The connect is
+   * shared by concurrent callers, so no caller's cancellation aborts it. Rejects `not_found` or `mcp_transport_error`.
+   */
+  client(serverId: string): Promise<Client> {
     const entry = this.entry(serverId);
     if (this.closed)
       return Promise.reject(toMcpRejection(serverId, new Error('the MCP client pool is closed'), 'connect'));
     let p = this.clients.get(serverId);
     if (!p) {
-      p = this.open(serverId, entry, signal);
+      p = this.open(serverId, entry);
       this.clients.set(serverId, p);
       // A failed connect is not cached: the next call tries again.
       p.catch(() => {
@@ -111,7 +130,7 @@ export class McpConnections {
     return p;
   }
 
-  private async open(serverId: string, entry: McpServerEntry, signal?: AbortSignal): Promise<Client> {
+  private async open(serverId: string, entry: McpServerEntry): Promise<Client> {
     const protocol = this.config.protocol ?? 'auto';
     const client = new Client(this.opts.clientInfo ?? { name: 'mhs-host', version: '0.1.0' }, {
       versionNegotiation: {
@@ -120,10 +139,7 @@ export class McpConnections {
     });
     const transport = buildTransport(entry, this.opts);
     try {
-      await client.connect(transport, {
-        timeout: this.config.requestTimeoutMs ?? 60_000,
-        ...(signal ? { signal } : {}),
-      });
+      await client.connect(transport, { timeout: this.config.requestTimeoutMs ?? 60_000 });
     } catch (err) {
       await client.close().catch(() => undefined);
       throw toMcpRejection(serverId, err, 'connect');
@@ -138,7 +154,8 @@ export class McpConnections {
 
   /**
    * Sends one request and returns the result as the SDK decoded it (no aggregation, no cache). Rejects
-   * `not_found`, `mcp_error` or `mcp_transport_error`; a transport failure drops the connection.
+   * `not_found`, `mcp_error` or `mcp_transport_error`; a failure of the connection itself drops it (reopened on
+   * the next call).
    */
   async request(
     serverId: string,
@@ -146,13 +163,17 @@ export class McpConnections {
     params: Record<string, unknown>,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown>> {
-    const client = await this.client(serverId, signal);
+    const client = await this.client(serverId);
     try {
+      signal?.throwIfAborted();
       const opts = { timeout: this.config.requestTimeoutMs ?? 60_000, ...(signal ? { signal } : {}) };
       return (await client.request({ method, params }, opts)) as Record<string, unknown>;
     } catch (err) {
       const rejection = toMcpRejection(serverId, err, 'request');
-      if (rejection.code === ErrorCode.MCP_TRANSPORT) await this.drop(serverId);
+      // A caller's cancellation, a slow tool or an odd reply says nothing about the connection (others may use it).
+      const sdkCode = rejection.details.sdkCode as SdkErrorCode | undefined;
+      if (rejection.code === ErrorCode.MCP_TRANSPORT && !signal?.aborted && !(sdkCode && KEEPS_CONNECTION.has(sdkCode)))
+        await this.drop(serverId);
       throw rejection;
     }
   }

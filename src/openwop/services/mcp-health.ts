@@ -74,7 +74,7 @@ export class McpHealth {
     let health: McpServerHealth;
     let ttl = this.failedTtlMs;
     try {
-      const client = await this.pool.client(serverId, signal);
+      const client = await this.pool.client(serverId);
       const timeout = this.pool.config.requestTimeoutMs ?? 60_000;
       if (client.getProtocolEra() === 'modern') {
         const discover = (await client.discover({ timeout, ...(signal ? { signal } : {}) })) as Record<string, unknown>;

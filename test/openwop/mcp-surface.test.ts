@@ -7,7 +7,7 @@ import { ProtocolError } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
-import { createMcpFamily } from '../../src/openwop/services/mcp-family.js';
+import { createMcpFamily, mcpSurface } from '../../src/openwop/services/mcp-family.js';
 import type { McpFamily } from '../../src/openwop/services/mcp-family.js';
 import type { McpServerEntry } from '../../src/openwop/services/mcp-servers-config.js';
 import type { McpSurface } from '../../src/openwop/services/mcp-surface.js';
@@ -180,6 +180,24 @@ describe('stdio lifecycle and revisions', () => {
       expect((await mcp.callTool('s', 'echo', { text: 'one' })).structuredContent).toEqual({ text: 'one' });
       expect((await rejection(mcp.callTool('s', 'crash', {}))).code).toBe(ErrorCode.MCP_TRANSPORT);
       expect((await mcp.callTool('s', 'echo', { text: 'two' })).structuredContent).toEqual({ text: 'two' });
+    } finally {
+      await family.close();
+    }
+  });
+
+  it('a cancelled call rejects but keeps the stdio connection for the next call', async () => {
+    const family = createMcpFamily({ config: { servers: { s: echoStdioEntry() } }, clock: new SimulatedClock() });
+    try {
+      expect((await family.surface().callTool('s', 'noop', {})).content).toEqual([]);
+      const ac = new AbortController();
+      const scoped = mcpSurface(family.connections, family.health, { signal: ac.signal });
+      const pending = scoped.callTool('s', 'hang', {});
+      ac.abort();
+      expect((await rejection(pending)).code).toBe(ErrorCode.MCP_TRANSPORT);
+      expect(await family.connections.revision('s')).toBe('2026-07-28');
+      expect((await family.surface().callTool('s', 'echo', { text: 'still' })).structuredContent).toEqual({
+        text: 'still',
+      });
     } finally {
       await family.close();
     }

@@ -173,16 +173,22 @@ describe('serverHealth ttl (RFC 0144: a probe no older than its ttlMs)', () => {
 });
 
 describe('stdio lifecycle and revisions', () => {
-  it('a stdio server that dies is reported as a transport failure and the next call starts it again', async () => {
+  it('a stdio server that dies is a transport failure, the next call starts it again, close() ends it', async () => {
     const family = createMcpFamily({ config: { servers: { s: echoStdioEntry() } }, clock: new SimulatedClock() });
+    let pid = 0;
     try {
       const mcp = family.surface();
       expect((await mcp.callTool('s', 'echo', { text: 'one' })).structuredContent).toEqual({ text: 'one' });
       expect((await rejection(mcp.callTool('s', 'crash', {}))).code).toBe(ErrorCode.MCP_TRANSPORT);
       expect((await mcp.callTool('s', 'echo', { text: 'two' })).structuredContent).toEqual({ text: 'two' });
+      pid = ((await mcp.callTool('s', 'pid', {})).structuredContent as { pid: number }).pid;
+      // Reused: a second call reaches the same child.
+      expect(((await mcp.callTool('s', 'pid', {})).structuredContent as { pid: number }).pid).toBe(pid);
     } finally {
       await family.close();
     }
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect((await rejection(family.surface().callTool('s', 'echo', { text: 'x' }))).code).toBe(ErrorCode.MCP_TRANSPORT);
   });
 
   it('a cancelled call rejects but keeps the stdio connection for the next call', async () => {

@@ -5,6 +5,8 @@ import { createTokenStore } from '../policy/tokens.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import { startHostServer } from '../server/host-server.js';
+import { createMcpFamily } from '../openwop/services/mcp-family.js';
+import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
 
 function port(v: string): number {
   const n = Number(v);
@@ -31,6 +33,7 @@ export function serveCommand(): Command {
     .option('--no-mhs', 'serve OpenWOP only (no MHS engine, operator API or MHS nodes)')
     .option('--grace-ms <n>', 'how long shutdown waits for in-flight work', port, 10_000)
     .option('--policy <file>', 'approval policy JSON (default: deny by default, a human approves R2+)')
+    .option('--mcp-servers <file>', 'MCP servers JSON for ctx.mcp (RFC 0144; see docs/mcp-client.md)')
     .action(
       async (opts: {
         port: number;
@@ -40,9 +43,13 @@ export function serveCommand(): Command {
         mhs: boolean;
         graceMs: number;
         policy?: string;
+        mcpServers?: string;
       }) => {
         const clock = new RealClock();
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
+        // Validated before anything starts: a bad file is refused whole (MHS.HOST.CONFIG_INVALID).
+        const mcpConfig = opts.mcpServers ? loadMcpServersConfig(opts.mcpServers) : undefined;
+        const families = mcpConfig ? [createMcpFamily({ config: mcpConfig, clock })] : [];
         const location = resolveDbLocation({ flag: opts.db });
         const db = await openDb(location);
         // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
@@ -57,6 +64,7 @@ export function serveCommand(): Command {
           port: opts.port,
           host: opts.host,
           workflows: opts.workflows,
+          families,
         });
         for (const r of server.host.loaded.refused)
           process.stderr.write(`workflow ${r.file} not registered: ${JSON.stringify(r.errors)}\n`);

@@ -72,6 +72,10 @@ export const ErrorCode = {
   FORBIDDEN: 'forbidden',
   CONFLICT: 'conflict',
   HOST_CAPABILITY_MISSING: 'host_capability_missing',
+  /** ctx.mcp (RFC 0144): the MCP server answered with a JSON-RPC error. data: serverId, error {code, message, data?} unaltered. */
+  MCP_ERROR: 'mcp_error',
+  /** ctx.mcp (RFC 0144): the MCP server could not be reached or its reply was unusable (connect, send, timeout). data: serverId, sdkCode?. */
+  MCP_TRANSPORT: 'mcp_transport_error',
   INTERNAL: 'internal_error',
 } as const;
 

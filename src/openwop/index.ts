@@ -55,6 +55,13 @@ export type { GraphState, NodeState, NodeStatus, Decision } from './graph.js';
 export { mhsNodes, mhsInvokeNode, mhsTaskNode } from './nodes/mhs-nodes.js';
 export type { MhsNodeDeps } from './nodes/mhs-nodes.js';
 export type { MhsApprovals } from './nodes/mhs-approvals.js';
+export { createMcpFamily, mcpSurface } from './services/mcp-family.js';
+export type { McpFamily, McpFamilyOptions } from './services/mcp-family.js';
+export { loadMcpServersConfig, parseMcpServersConfig } from './services/mcp-servers-config.js';
+export type { McpServersConfig, McpServerEntry } from './services/mcp-servers-config.js';
+export { mcpWireError } from './services/mcp-connections.js';
+export type { McpSurface, McpServerHealth } from './services/mcp-surface.js';
+export { executeMcpToolCall, mcpCallPromptNode, mcpClientConformanceNode } from './nodes/mcp-nodes.js';
 export { TERMINAL_STATUSES, TERMINAL_EVENT_TYPES } from './types.js';
 export type {
   CreateRunRequest,

@@ -1,0 +1,204 @@
+/**
+ * One lazily opened, reused MCP client per configured `serverId` (RFC 0144 §mcp), on the official MCP v2 client.
+ * The revision is negotiated by the SDK (`versionNegotiation`: `server/discover` first, 2026-07-28 when offered,
+ * else the 2025-11-25 `initialize` handshake). A connection whose transport closes is dropped and reopened on
+ * the next call. Every failure leaves as a `HostError`: `not_found`, `mcp_error` (the JSON-RPC error carried
+ * unaltered in `details.error`) or `mcp_transport_error`.
+ */
+import {
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client';
+import type { Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { ErrorCode, HostError } from '../../core/index.js';
+import type { McpServerEntry, McpServersConfig } from './mcp-servers-config.js';
+
+/** The stateless revision (no session, `server/discover`); the host speaks it when a server offers it. */
+export const MCP_MODERN_REVISION = '2026-07-28';
+
+/** SDK failures of one request that leave the connection usable. */
+const KEEPS_CONNECTION: ReadonlySet<SdkErrorCode> = new Set([
+  SdkErrorCode.RequestTimeout,
+  SdkErrorCode.InvalidResult,
+  SdkErrorCode.UnsupportedResultType,
+  SdkErrorCode.InputRequiredRoundsExceeded,
+  SdkErrorCode.CapabilityNotSupported,
+  SdkErrorCode.MethodNotSupportedByProtocolVersion,
+]);
+
+/** The request methods `ctx.mcp` sends. */
+export type McpMethod = 'tools/call' | 'tools/list' | 'resources/read' | 'server/discover';
+
+/** Options of {@link McpConnections}. */
+export interface McpConnectionsOptions {
+  /** Client identity sent to servers (default `mhs-host` 0.1.0). */
+  clientInfo?: { name: string; version: string };
+  /** stdio children's stderr (default `ignore`; `inherit` for debugging). */
+  stderr?: 'ignore' | 'inherit';
+}
+
+/** The `{code, message, data?}` of a JSON-RPC error response, as the server sent it. */
+export interface McpWireError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** The MCP error carried by a `mcp_error` rejection, or undefined for any other error. */
+export function mcpWireError(err: unknown): McpWireError | undefined {
+  if (!(err instanceof HostError) || err.code !== ErrorCode.MCP_ERROR) return undefined;
+  return err.details.error as McpWireError;
+}
+
+/** Maps anything a client call threw to the `ctx.mcp` rejection vocabulary. */
+export function toMcpRejection(serverId: string, err: unknown, phase: 'connect' | 'request'): HostError {
+  if (err instanceof HostError) return err;
+  if (err instanceof ProtocolError) {
+    const error: McpWireError = { code: err.code, message: err.message };
+    if (err.data !== undefined) error.data = err.data;
+    return new HostError(ErrorCode.MCP_ERROR, err.message, { serverId, error }, { cause: err });
+  }
+  const sdkCode = err instanceof SdkError ? err.code : undefined;
+  const message = err instanceof Error ? err.message : String(err);
+  return new HostError(
+    ErrorCode.MCP_TRANSPORT,
+    `MCP server ${serverId}: ${message}`,
+    { serverId, phase, ...(sdkCode ? { sdkCode } : {}) },
+    // Nothing reached the server when the connection could not be opened, so a retry is safe.
+    { cause: err, retryable: phase === 'connect' },
+  );
+}
+
+function buildTransport(entry: McpServerEntry, opts: McpConnectionsOptions): Transport {
+  if (entry.transport === 'stdio') {
+    return new StdioClientTransport({
+      command: entry.command,
+      args: entry.args ?? [],
+      env: { ...getDefaultEnvironment(), ...entry.env },
+      ...(entry.cwd ? { cwd: entry.cwd } : {}),
+      stderr: opts.stderr ?? 'ignore',
+    });
+  }
+  return new StreamableHTTPClientTransport(new URL(entry.url), {
+    ...(entry.headers ? { requestInit: { headers: entry.headers } } : {}),
+  });
+}
+
+/** The client pool: one client per serverId, opened on first use, closed by {@link McpConnections.close}. */
+export class McpConnections {
+  private readonly clients = new Map<string, Promise<Client>>();
+  private closed = false;
+
+  constructor(
+    readonly config: McpServersConfig,
+    private readonly opts: McpConnectionsOptions = {},
+  ) {}
+
+  /** True when `serverId` is configured. */
+  has(serverId: string): boolean {
+    return Object.hasOwn(this.config.servers, serverId);
+  }
+
+  /** Raises `not_found` (details: serverId) for a serverId the host does not configure. */
+  entry(serverId: string): McpServerEntry {
+    if (!this.has(serverId))
+      throw new HostError(ErrorCode.NOT_FOUND, `no MCP server is configured as ${serverId}`, { serverId });
+    return this.config.servers[serverId]!;
+  }
+
+  /**
+   * The connected client of `serverId` (connecting on first use, bounded by `requestTimeoutMs`). The connect is
+   * shared by concurrent callers, so no caller's cancellation aborts it. Rejects `not_found` or `mcp_transport_error`.
+   */
+  client(serverId: string): Promise<Client> {
+    const entry = this.entry(serverId);
+    if (this.closed)
+      return Promise.reject(toMcpRejection(serverId, new Error('the MCP client pool is closed'), 'connect'));
+    let p = this.clients.get(serverId);
+    if (!p) {
+      p = this.open(serverId, entry);
+      this.clients.set(serverId, p);
+      // A failed connect is not cached: the next call tries again.
+      p.catch(() => {
+        if (this.clients.get(serverId) === p) this.clients.delete(serverId);
+      });
+    }
+    return p;
+  }
+
+  private async open(serverId: string, entry: McpServerEntry): Promise<Client> {
+    const protocol = this.config.protocol ?? 'auto';
+    const client = new Client(this.opts.clientInfo ?? { name: 'mhs-host', version: '0.1.0' }, {
+      versionNegotiation: {
+        mode: protocol === 'modern' ? { pin: MCP_MODERN_REVISION } : protocol,
+      },
+    });
+    const transport = buildTransport(entry, this.opts);
+    try {
+      await client.connect(transport, { timeout: this.config.requestTimeoutMs ?? 60_000 });
+    } catch (err) {
+      await client.close().catch(() => undefined);
+      throw toMcpRejection(serverId, err, 'connect');
+    }
+    const mine = this.clients.get(serverId);
+    // A stdio child that exits (or a transport that closes) drops the client; the next call reconnects.
+    client.onclose = () => {
+      if (this.clients.get(serverId) === mine) this.clients.delete(serverId);
+    };
+    return client;
+  }
+
+  /**
+   * Sends one request and returns the result as the SDK decoded it (no aggregation, no cache). Rejects
+   * `not_found`, `mcp_error` or `mcp_transport_error`; a failure of the connection itself drops it (reopened on
+   * the next call).
+   */
+  async request(
+    serverId: string,
+    method: McpMethod,
+    params: Record<string, unknown>,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>> {
+    const client = await this.client(serverId);
+    try {
+      signal?.throwIfAborted();
+      const opts = { timeout: this.config.requestTimeoutMs ?? 60_000, ...(signal ? { signal } : {}) };
+      return (await client.request({ method, params }, opts)) as Record<string, unknown>;
+    } catch (err) {
+      const rejection = toMcpRejection(serverId, err, 'request');
+      // A caller's cancellation, a slow tool or an odd reply says nothing about the connection (others may use it).
+      const sdkCode = rejection.details.sdkCode as SdkErrorCode | undefined;
+      if (rejection.code === ErrorCode.MCP_TRANSPORT && !signal?.aborted && !(sdkCode && KEEPS_CONNECTION.has(sdkCode)))
+        await this.drop(serverId);
+      throw rejection;
+    }
+  }
+
+  /** The negotiated revision of an open connection (undefined when none is open). */
+  async revision(serverId: string): Promise<string | undefined> {
+    const p = this.clients.get(serverId);
+    if (!p) return undefined;
+    try {
+      return (await p).getNegotiatedProtocolVersion();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Closes and forgets the connection of one server. */
+  async drop(serverId: string): Promise<void> {
+    const p = this.clients.get(serverId);
+    this.clients.delete(serverId);
+    if (p) await p.then((c) => c.close()).catch(() => undefined);
+  }
+
+  /** Closes every connection (stdio children exit); later calls reject `mcp_transport_error`. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.clients.keys()].map((id) => this.drop(id)));
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The `mcp` host service family (RFC 0144 §mcp, RFC 0020): advertises `mcp.supported`, binds `ctx.mcp` for every
+ * node against the host-configured servers, brings the `core.conformance.mcp-client` node (and, when a default
+ * server is configured, the MCP-only `core.ai.callPrompt`), and closes every MCP connection with the host.
+ */
+import { TRACEPARENT_META_KEY } from '@modelcontextprotocol/client';
+import { SpanStatusCode } from '@opentelemetry/api';
+import type { Clock } from '../../core/index.js';
+import type { NodeModule } from '../node-registry.js';
+import { mcpCallPromptNode, mcpClientConformanceNode } from '../nodes/mcp-nodes.js';
+import type { ServiceFamily } from '../service-family.js';
+import { contextFrom, startSpan } from '../tracing.js';
+import { McpConnections } from './mcp-connections.js';
+import type { McpConnectionsOptions, McpMethod } from './mcp-connections.js';
+import { McpHealth } from './mcp-health.js';
+import type { McpServersConfig } from './mcp-servers-config.js';
+import type { McpSurface } from './mcp-surface.js';
+
+/** Options of {@link createMcpFamily}. */
+export interface McpFamilyOptions extends McpConnectionsOptions {
+  /** Validated config (see `loadMcpServersConfig` / `parseMcpServersConfig`). */
+  config: McpServersConfig;
+  /** Decides the age of `serverHealth` verdicts (inject a `SimulatedClock` in tests). */
+  clock: Clock;
+  /**
+   * Register `core.ai.callPrompt` for `config.mcp` tool calls (default: when `config.defaultServer` is set).
+   * Turn it off when another family owns `core.ai.callPrompt`; that node can delegate to `executeMcpToolCall`.
+   */
+  callPromptNode?: boolean;
+}
+
+/** The `mcp` family plus handles tests and the CLI use. */
+export interface McpFamily extends ServiceFamily {
+  readonly connections: McpConnections;
+  readonly health: McpHealth;
+  /** A `ctx.mcp` surface not tied to a node (no cancellation signal, no traceparent). */
+  surface(): McpSurface;
+  /** Closes every MCP connection (stdio children exit). */
+  close(): Promise<void>;
+}
+
+function withTrace(params: Record<string, unknown>, traceparent: string | undefined): Record<string, unknown> {
+  return traceparent ? { ...params, _meta: { [TRACEPARENT_META_KEY]: traceparent } } : params;
+}
+
+/**
+ * One client span per MCP request, child of the node span; its traceparent goes into the request's `_meta`.
+ * No session id (2026-07-28 has none) and no tool arguments or results on the span (content stays out of traces).
+ */
+async function traced<T>(
+  connections: McpConnections,
+  method: McpMethod,
+  serverId: string,
+  parent: string | undefined,
+  fn: (traceparent: string | undefined) => Promise<T>,
+): Promise<T> {
+  const { span, traceparent } = startSpan(`mcp ${method}`, contextFrom(parent), {
+    'mcp.method.name': method,
+    'openwop.mcp.server_id': serverId,
+  });
+  try {
+    const out = await fn(traceparent);
+    const revision = await connections.revision(serverId);
+    if (revision) span.setAttribute('mcp.protocol.version', revision);
+    span.setStatus({ code: SpanStatusCode.OK });
+    return out;
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/**
+ * `ctx.mcp` over a connection pool: each method resolves to the server's result as decoded by the MCP SDK
+ * (no aggregation, no cache, no rewriting) and rejects only `not_found`, `mcp_error` (JSON-RPC error unaltered
+ * in `details.error`) or `mcp_transport_error`.
+ */
+export function mcpSurface(
+  connections: McpConnections,
+  health: McpHealth,
+  ctx: { signal?: AbortSignal; traceparent?: string | undefined } = {},
+): McpSurface {
+  const { signal, traceparent } = ctx;
+  const send = (serverId: string, method: McpMethod, params: Record<string, unknown>) =>
+    traced(connections, method, serverId, traceparent, (tp) =>
+      connections.request(serverId, method, withTrace(params, tp), signal),
+    );
+  return {
+    callTool: (serverId, name, args) =>
+      send(serverId, 'tools/call', { name, ...(args !== undefined ? { arguments: args } : {}) }),
+    listTools: (serverId, cursor) => send(serverId, 'tools/list', cursor !== undefined ? { cursor } : {}),
+    readResource: (serverId, uri) => send(serverId, 'resources/read', { uri }),
+    serverHealth: (serverId) => health.check(serverId, signal),
+  };
+}
+
+/**
+ * Builds the `mcp` family. Nothing connects until a node calls `ctx.mcp` (lazy); connections are reused across
+ * nodes and runs and closed by `close()` (stdio children exit).
+ */
+export function createMcpFamily(o: McpFamilyOptions): McpFamily {
+  const connections = new McpConnections(o.config, {
+    ...(o.clientInfo ? { clientInfo: o.clientInfo } : {}),
+    ...(o.stderr ? { stderr: o.stderr } : {}),
+  });
+  const health = new McpHealth(connections, o.clock, o.config.failedHealthTtlMs ?? 0);
+  const nodes: NodeModule[] = [mcpClientConformanceNode];
+  if (o.callPromptNode ?? o.config.defaultServer !== undefined) nodes.push(mcpCallPromptNode(o.config.defaultServer));
+  return {
+    name: 'mcp',
+    connections,
+    health,
+    nodes,
+    capabilities: () => ({ mcp: { supported: true } }),
+    bind: (ctx) => ({ mcp: mcpSurface(connections, health, ctx) }),
+    surface: () => mcpSurface(connections, health),
+    close: () => connections.close(),
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The host-configured MCP servers behind `ctx.mcp` (RFC 0144 §mcp): `serverId` → a stdio command or a
+ * Streamable HTTP URL. Loaded from a trusted operator file, validated whole with ajv; a bad file is refused
+ * with `MHS.HOST.CONFIG_INVALID` and nothing of it is applied.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { ErrorCode, HostError } from '../../core/index.js';
+
+/** A server started as a child process and spoken to over stdio. */
+export interface McpStdioServer {
+  transport: 'stdio';
+  command: string;
+  args?: string[];
+  /** Extra environment on top of the MCP SDK's safe default environment. */
+  env?: Record<string, string>;
+  cwd?: string;
+}
+
+/** A server reached over Streamable HTTP. */
+export interface McpHttpServer {
+  transport: 'streamable-http';
+  url: string;
+  /** Extra request headers (e.g. `Authorization`), sent on every request to this server only. */
+  headers?: Record<string, string>;
+}
+
+export type McpServerEntry = McpStdioServer | McpHttpServer;
+
+/** The whole `--mcp-servers` file. */
+export interface McpServersConfig {
+  servers: Record<string, McpServerEntry>;
+  /** The server a node without a `serverId` calls (`core.ai.callPrompt` with `config.mcp`). */
+  defaultServer?: string;
+  /**
+   * Revision policy: `auto` (default) probes with `server/discover` and speaks 2026-07-28 when offered, else
+   * the 2025-11-25 `initialize` handshake; `modern` pins 2026-07-28; `legacy` never probes.
+   */
+  protocol?: 'auto' | 'modern' | 'legacy';
+  /** Per-request timeout (default 60 000 ms); a request that exceeds it is a transport failure. */
+  requestTimeoutMs?: number;
+  /** How long an `unreachable`/`incompatible` health verdict is reused (no DiscoverResult, so no ttlMs). Default 0. */
+  failedHealthTtlMs?: number;
+}
+
+const SERVER_ID = '^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$';
+const STRING_MAP = { type: 'object', additionalProperties: { type: 'string' } } as const;
+const SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['servers'],
+  properties: {
+    servers: {
+      type: 'object',
+      propertyNames: { pattern: SERVER_ID },
+      additionalProperties: {
+        oneOf: [
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['transport', 'command'],
+            properties: {
+              transport: { const: 'stdio' },
+              command: { type: 'string', minLength: 1 },
+              args: { type: 'array', items: { type: 'string' } },
+              env: STRING_MAP,
+              cwd: { type: 'string', minLength: 1 },
+            },
+          },
+          {
+            type: 'object',
+            additionalProperties: false,
+            required: ['transport', 'url'],
+            properties: {
+              transport: { const: 'streamable-http' },
+              url: { type: 'string', pattern: '^https?://' },
+              headers: STRING_MAP,
+            },
+          },
+        ],
+      },
+    },
+    defaultServer: { type: 'string', pattern: SERVER_ID },
+    protocol: { enum: ['auto', 'modern', 'legacy'] },
+    requestTimeoutMs: { type: 'integer', minimum: 1 },
+    failedHealthTtlMs: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
+const validate = new Ajv2020({ allErrors: true, strict: true }).compile(SCHEMA);
+
+function invalid(source: string, problems: Array<{ path: string; message: string }>): HostError {
+  return new HostError(
+    ErrorCode.HOST_CONFIG_INVALID,
+    `MCP servers config ${source} is invalid`,
+    { source, problems },
+    { remediation: 'Fix the file (see docs/mcp-client.md); nothing of it was applied.' },
+  );
+}
+
+/**
+ * Validates a parsed config. Raises `MHS.HOST.CONFIG_INVALID` (details: source, problems) for a schema
+ * violation, a URL that does not parse, or a `defaultServer` that names no server. Returns a deep copy.
+ */
+export function parseMcpServersConfig(value: unknown, source = 'mcp-servers'): McpServersConfig {
+  if (!validate(value)) {
+    throw invalid(
+      source,
+      (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message ?? e.keyword })),
+    );
+  }
+  const cfg = structuredClone(value) as McpServersConfig;
+  const problems: Array<{ path: string; message: string }> = [];
+  for (const [id, s] of Object.entries(cfg.servers)) {
+    if (s.transport !== 'streamable-http') continue;
+    try {
+      new URL(s.url);
+    } catch {
+      problems.push({ path: `/servers/${id}/url`, message: 'is not a URL' });
+    }
+  }
+  if (cfg.defaultServer !== undefined && !(cfg.defaultServer in cfg.servers))
+    problems.push({ path: '/defaultServer', message: `names no configured server (${cfg.defaultServer})` });
+  if (problems.length) throw invalid(source, problems);
+  return cfg;
+}
+
+/** Reads and validates a config file; an unreadable or non-JSON file is `MHS.HOST.CONFIG_INVALID` too. */
+export function loadMcpServersConfig(file: string): McpServersConfig {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw invalid(file, [{ path: '/', message: err instanceof Error ? err.message : String(err) }]);
+  }
+  return parseMcpServersConfig(parsed, file);
+}

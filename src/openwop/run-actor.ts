@@ -302,6 +302,7 @@ export class RunActor {
         halt: this.halt.signal,
         traceparent,
         children: this.deps.children,
+        workflow: this.run.definition,
       });
       Object.assign(ctx, bindServices(this.deps.families ?? [], ctx));
       const mod = this.deps.registry.get(node.typeId);

@@ -5,6 +5,8 @@ import { createTokenStore } from '../policy/tokens.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import { startHostServer } from '../server/host-server.js';
+import { buildServiceFamilies } from './service-families.js';
+import type { FamilyFlags } from './service-families.js';
 
 function port(v: string): number {
   const n = Number(v);
@@ -31,20 +33,27 @@ export function serveCommand(): Command {
     .option('--no-mhs', 'serve OpenWOP only (no MHS engine, operator API or MHS nodes)')
     .option('--grace-ms <n>', 'how long shutdown waits for in-flight work', port, 10_000)
     .option('--policy <file>', 'approval policy JSON (default: deny by default, a human approves R2+)')
+    .option('--prompts [dir]', 'ctx.promptLibrary: built-in conformance templates, plus the template JSON files in dir')
+    .option('--prompt-observability <mode>', 'prompt.composed bodies: hashed (default) or full')
+    .option('--ai-script <file>', 'ctx.aiEnvelope over the scripted model playing this agent script')
+    .option('--envelopes <file>', 'vendor envelope kinds for ctx.aiEnvelope: JSON {kind: payload JSON Schema}')
     .action(
-      async (opts: {
-        port: number;
-        host: string;
-        db?: string;
-        workflows: boolean;
-        mhs: boolean;
-        graceMs: number;
-        policy?: string;
-      }) => {
+      async (
+        opts: {
+          port: number;
+          host: string;
+          db?: string;
+          workflows: boolean;
+          mhs: boolean;
+          graceMs: number;
+          policy?: string;
+        } & FamilyFlags,
+      ) => {
         const clock = new RealClock();
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
         const location = resolveDbLocation({ flag: opts.db });
         const db = await openDb(location);
+        const families = await buildServiceFamilies(opts, db, clock, (l) => process.stderr.write(`${l}\n`));
         // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
         const mhs = opts.mhs ? await openHostRuntime({ db, clock, policy, attachEnabled: true }) : undefined;
         for (const f of mhs?.failed ?? [])
@@ -57,6 +66,7 @@ export function serveCommand(): Command {
           port: opts.port,
           host: opts.host,
           workflows: opts.workflows,
+          families,
         });
         for (const r of server.host.loaded.refused)
           process.stderr.write(`workflow ${r.file} not registered: ${JSON.stringify(r.errors)}\n`);

@@ -1,3 +1,4 @@
+import { aiEnvelopeNode } from '../nodes/ai-envelope-node.js';
 import type { ServiceFamily } from '../service-family.js';
 import { generateEnvelope } from './ai-envelope-generate.js';
 import type { EnvelopeLimits } from './ai-envelope-generate.js';
@@ -18,7 +19,7 @@ export interface AiEnvelopeFamilyOptions {
  * `ctx.aiEnvelope.generate` (RFC 0144 §aiEnvelope) over a model provider. Advertises `aiEnvelope`, the envelope
  * catalog (`supportedEnvelopes`: the universal four plus configured kinds) and the limits it enforces
  * (`clarificationRounds: 0`: a clarification request breaches; `schemaRounds`; `envelopesPerTurn: 1`). It does not
- * expose or advertise `aiEnvelope.await`.
+ * expose or advertise `aiEnvelope.await`. Installs the `local.ai.envelope` node.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` for a bad envelope kind or schema.
  */
 export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamily {
@@ -31,6 +32,7 @@ export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamil
       supportedEnvelopes: catalog.kinds(),
       limits: { ...limits },
     }),
+    nodes: [aiEnvelopeNode],
     bind: (ctx) => ({
       aiEnvelope: { generate: (request) => generateEnvelope(ctx, { model: o.model, catalog, limits }, request) },
     }),

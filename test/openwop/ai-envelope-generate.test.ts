@@ -1,8 +1,8 @@
 // Guarantees (RFC 0144 §aiEnvelope, ai-envelope.md): ctx.aiEnvelope.generate returns an envelope valid against
 // ai-envelope.schema.json and its kind's payload schema; invalid answers are re-asked up to limits.schemaRounds then
-// fail envelope_validation_failed; schema.request is answered with the kind's schema; a clarification.request
-// breaches clarificationRounds 0; the envelope catalog and limits advertised are the ones enforced and the document
-// validates; `await` is neither exposed nor advertised; each answer is recorded in the run's log, so a host restarted
+// fail envelope_validation_failed; schema.request is answered with the kind's schema; a clarification.request is
+// lifted to a clarification interrupt (clarificationRounds bound it); the envelope catalog and limits advertised are
+// the ones enforced and the document validates; `await` is neither exposed nor advertised; each answer is recorded in the run's log, so a host restarted
 // mid-node does not call the model again and returns the same envelope.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ScriptedProvider, parseAgentScript } from '../../src/ai/index.js';
@@ -68,9 +68,15 @@ const genNode: NodeModule = {
   },
 };
 
-async function start(model: () => EnvelopeModel, config: Record<string, unknown> = {}) {
+async function start(model: () => EnvelopeModel, config: Record<string, unknown> = {}, clarificationRounds?: number) {
   const fx = new HostFixture(async () => ({
-    families: [createAiEnvelopeFamily({ model: model(), envelopes: { 'vendor.mhs.summary': SUMMARY } })],
+    families: [
+      createAiEnvelopeFamily({
+        model: model(),
+        envelopes: { 'vendor.mhs.summary': SUMMARY },
+        ...(clarificationRounds !== undefined ? { clarificationRounds } : {}),
+      }),
+    ],
     nodes: [genNode],
   }));
   fixtures.push(fx);
@@ -101,7 +107,7 @@ describe('aiEnvelope family (RFC 0144 §aiEnvelope)', () => {
       'vendor.mhs.summary',
     ]);
     expect(doc.limits).toMatchObject({
-      clarificationRounds: 0,
+      clarificationRounds: 2,
       schemaRounds: 2,
       envelopesPerTurn: 1,
       maxNodeExecutions: 1000,
@@ -154,11 +160,32 @@ describe('aiEnvelope family (RFC 0144 §aiEnvelope)', () => {
     expect(JSON.parse(String(model.calls[1]!.at(-1)!.content).replace(/^[^{]*/, ''))).toEqual(SUMMARY);
   });
 
-  it('a clarification.request breaches clarificationRounds 0 (cap.breached, cap_breached)', async () => {
-    const model = new ListModel([
-      JSON.stringify({ type: 'clarification.request', payload: { questions: [{ id: 'q', question: 'Which pump?' }] } }),
-    ]);
-    const r = await runGen(await start(() => model));
+  const clarify = JSON.stringify({
+    type: 'clarification.request',
+    payload: { questions: [{ id: 'q', question: 'Which pump?' }] },
+  });
+
+  it('lifts a clarification.request to a clarification interrupt and feeds the answer back, across a restart', async () => {
+    const models: ListModel[] = [];
+    const fx = await start(() => {
+      const m = new ListModel(models.length ? [ok('P1')] : [clarify]);
+      models.push(m);
+      return m;
+    });
+    const { run } = await fx.host.runs.createRun({ workflowId: 'gen' }, { principal: 't' });
+    const asked = await waitForEvent(fx.host, run.runId, (e) => e.type === 'interrupt.requested');
+    expect(asked.payload).toMatchObject({ kind: 'clarification', data: { questions: [{ id: 'q' }] } });
+    await fx.reopen();
+    await resolveWhenPending(fx.host, run.runId, { resumeValue: { answers: [{ id: 'q', answer: 'P1' }] } });
+    expect(await fx.host.runs.waitTerminal(run.runId)).toBe('completed');
+    await expectValidEvents(fx.host, run.runId);
+    expect(models.map((m) => m.calls.length)).toEqual([1, 1]);
+    expect(String(models[1]!.calls[0]!.at(-1)!.content)).toContain('"answer":"P1"');
+  });
+
+  it('a clarification.request past clarificationRounds breaches (cap.breached, cap_breached)', async () => {
+    const model = new ListModel([clarify]);
+    const r = await runGen(await start(() => model, {}, 0));
     expect([r.status, r.code]).toEqual(['failed', 'cap_breached']);
     expect(r.events.find((e) => e.type === 'cap.breached')!.payload).toMatchObject({ kind: 'clarification', limit: 0 });
   });

@@ -13,18 +13,25 @@ export interface AiEnvelopeFamilyOptions {
   envelopes?: Record<string, object>;
   /** Invalid answers / schema requests allowed per generation (default 2). */
   schemaRounds?: number;
+  /** Clarification requests per generation lifted to a clarification interrupt (default 2; 0 refuses them). */
+  clarificationRounds?: number;
 }
 
 /**
  * `ctx.aiEnvelope.generate` (RFC 0144 §aiEnvelope) over a model provider. Advertises `aiEnvelope`, the envelope
  * catalog (`supportedEnvelopes`: the universal four plus configured kinds) and the limits it enforces
- * (`clarificationRounds: 0`: a clarification request breaches; `schemaRounds`; `envelopesPerTurn: 1`). It does not
+ * (`clarificationRounds`: clarification requests lifted to a clarification interrupt; `schemaRounds`;
+ * `envelopesPerTurn: 1`). It does not
  * expose or advertise `aiEnvelope.await`. Installs the `local.ai.envelope` node.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` for a bad envelope kind or schema.
  */
 export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamily {
   const catalog = new EnvelopeCatalog(o.envelopes ?? {});
-  const limits: EnvelopeLimits = { clarificationRounds: 0, schemaRounds: o.schemaRounds ?? 2, envelopesPerTurn: 1 };
+  const limits: EnvelopeLimits = {
+    clarificationRounds: o.clarificationRounds ?? 2,
+    schemaRounds: o.schemaRounds ?? 2,
+    envelopesPerTurn: 1,
+  };
   return {
     name: 'aiEnvelope',
     capabilities: () => ({

@@ -7,8 +7,8 @@ import type { EnvelopeCatalog } from './envelope-validation.js';
 
 /** The engine limits `generate` enforces (advertised under `limits`). */
 export interface EnvelopeLimits {
-  /** Clarification envelopes per generation; 0: a `clarification.request` breaches (the host lifts none). */
-  clarificationRounds: 0;
+  /** `clarification.request`s per generation lifted to a clarification interrupt; one more breaches. */
+  clarificationRounds: number;
   /** Invalid answers and `schema.request`s per generation before the node fails. */
   schemaRounds: number;
   /** Envelopes one model turn may carry (a JSON array answer). */
@@ -86,12 +86,13 @@ export async function generateEnvelope(
     { role: 'user', content: request.userMessage ?? '' },
   ];
   let schemaRounds = 0;
+  let clarifications = 0;
   const breach = async (kind: 'schema' | 'clarification' | 'envelopes', limit: number, observed: number) => {
     await ctx.emit([{ type: 'cap.breached', payload: { kind, limit, observed, nodeId: ctx.node.id } }]);
     return new NodeFailure(ErrorCode.CAP_BREACHED, `aiEnvelope ${kind} limit ${limit} exceeded`, { kind, limit });
   };
   // Every turn either returns, consumes a schema round, or is a schema.response ack (bounded by the same budget).
-  for (let turn = 0; turn <= 2 * deps.limits.schemaRounds + 1; turn++) {
+  for (let turn = 0; turn <= 2 * deps.limits.schemaRounds + deps.limits.clarificationRounds + 1; turn++) {
     const answer = await modelTurn(ctx, deps.model, `${key}:turn:${turn}`, messages);
     messages.push({ role: 'assistant', content: answer, toolCalls: [] });
     const parsed = parseAnswer(answer);
@@ -119,7 +120,17 @@ export async function generateEnvelope(
       issues = deps.catalog.check(envelope);
       const type = String(envelope.type);
       if (!issues.length && type === 'clarification.request') {
-        throw await breach('clarification', deps.limits.clarificationRounds, 1);
+        // ai-envelope.md: lifted to a `clarification` interrupt (durable: a resumed node gets the recorded answer).
+        clarifications++;
+        if (clarifications > deps.limits.clarificationRounds)
+          throw await breach('clarification', deps.limits.clarificationRounds, clarifications);
+        const outcome = await ctx.interrupt({
+          kind: 'clarification',
+          data: envelope.payload as Record<string, unknown>,
+        });
+        if (outcome.timedOut) throw new NodeFailure('clarification_timeout', 'the clarification was not answered', {});
+        messages.push({ role: 'user', content: `Answers to your questions: ${JSON.stringify(outcome.resumeValue)}` });
+        continue;
       }
       if (!issues.length && type === 'schema.response') continue; // side-channel ack: ask again
       if (!issues.length && type === 'schema.request') {

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Clock } from '../../core/index.js';
 import type { Db } from '../../ledger/index.js';
+import { callPromptNode } from '../nodes/call-prompt-node.js';
 import { mockAiNode } from '../nodes/mock-ai-node.js';
 import { REPO_ROOT } from '../schemas.js';
 import type { ServiceFamily } from '../service-family.js';
@@ -39,7 +40,8 @@ export interface PromptLibraryFamily extends ServiceFamily {
 
 /**
  * `ctx.promptLibrary` (RFC 0144) plus node-execution PromptRef resolution (RFC 0027 Phase A, RFC 0029 chain):
- * seeds the durable library from template files, installs `local.sample.demo.mock-ai`, and advertises
+ * seeds the durable library from template files, installs `local.sample.demo.mock-ai` and `local.ai.callPrompt`
+ * (which also needs aiEnvelope), and advertises
  * `promptLibrary` and `prompts.supported` (the REST surface `/v1/prompts*` is not served: `endpointsSupported`
  * false).
  * @throws HostError `MHS.HOST.CONFIG_INVALID` for an unreadable folder or an invalid default ref.
@@ -77,7 +79,7 @@ export async function createPromptLibraryFamily(o: PromptLibraryFamilyOptions): 
         ...(Object.keys(defaults).length ? { defaults } : {}),
       },
     }),
-    nodes: [mockAiNode(resolver)],
+    nodes: [mockAiNode(resolver), callPromptNode(resolver)],
     bind: () => ({ promptLibrary: { get: (ref) => resolver.get(ref) } }),
   };
 }

@@ -5,6 +5,7 @@ import { openwopSchemas, schemaId } from '../schemas.js';
 import type { RunEvent, RunEventInput } from '../types.js';
 import type { EnvelopeModel } from './ai-envelope-model.js';
 import type { AgentRefLike, AgentRuntimeSurface } from './agent-runtime-surface.js';
+import { recallCheckpoint } from './recorded.js';
 
 /** A manifest agent the runtime can spawn (agent-manifest.schema.json: agentId, persona, modelClass, ...). */
 export interface RuntimeManifest {
@@ -37,14 +38,6 @@ const PREFIX = 'agentRuntime:';
 
 function fail(code: string, message: string, details: Record<string, unknown> = {}): NodeFailure {
   return new NodeFailure(code, message, details);
-}
-
-function recall(ctx: NodeContext, name: string): { found: boolean; value: unknown } {
-  for (const e of ctx.history) {
-    const f = e.payload.fields as { checkpoint?: string; value?: unknown } | undefined;
-    if (e.type === 'log.appended' && f?.checkpoint === name) return { found: true, value: f.value };
-  }
-  return { found: false, value: undefined };
 }
 
 /** Records of one operation kind anywhere in the run (checkpoint values named `agentRuntime:<op>:*`). */
@@ -111,7 +104,7 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
     const k = key(req as { idempotencyKey?: unknown });
     const name = `${PREFIX}${op}:${k}`;
     const digest = H(req);
-    const prior = recall(ctx, name);
+    const prior = recallCheckpoint(ctx, name);
     if (prior.found) {
       const v = prior.value as { request: string; result: T };
       if (v.request !== digest)
@@ -132,7 +125,7 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
     user: string,
     also: (v: unknown) => RunEventInput[] = () => [],
   ): Promise<unknown> {
-    const prior = recall(ctx, name);
+    const prior = recallCheckpoint(ctx, name);
     if (prior.found) return prior.value;
     const v = (await ask(ctx, deps.model, system, user)) ?? null;
     await ctx.emit([

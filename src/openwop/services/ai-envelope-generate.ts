@@ -4,6 +4,7 @@ import type { NodeContext } from '../node-registry.js';
 import type { AiEnvelopeRequest, AiEnvelopeResult } from './ai-envelope-surface.js';
 import type { EnvelopeModel, EnvelopeModelMessage } from './ai-envelope-model.js';
 import type { EnvelopeCatalog } from './envelope-validation.js';
+import { recallCheckpoint } from './recorded.js';
 
 /** The engine limits `generate` enforces (advertised under `limits`). */
 export interface EnvelopeLimits {
@@ -189,11 +190,8 @@ export async function generateEnvelope(
 }
 
 function recall<T>(ctx: NodeContext, name: string): T | undefined {
-  for (const e of ctx.history) {
-    const f = e.payload.fields as { checkpoint?: string; value?: unknown } | undefined;
-    if (e.type === 'log.appended' && f?.checkpoint === name) return f.value as T;
-  }
-  return undefined;
+  const r = recallCheckpoint(ctx, name);
+  return r.found ? (r.value as T) : undefined;
 }
 
 /** One model call, recorded under `name`: a resumed node reads the recorded answer instead of calling again. */

@@ -35,6 +35,8 @@ interface Instance {
 }
 
 const PREFIX = 'agentRuntime:';
+/** Upper bound on consensus rounds (each round asks every participant once). */
+const MAX_ROUNDS = 10;
 
 function fail(code: string, message: string, details: Record<string, unknown> = {}): NodeFailure {
   return new NodeFailure(code, message, details);
@@ -228,8 +230,12 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
         const participants = agentRefs(req.participants, '/participants');
         if (typeof req.proposal !== 'object' || req.proposal === null)
           throw fail(ErrorCode.VALIDATION_ERROR, 'proposal must be an object', { path: '/proposal' });
-        const threshold = typeof req.threshold === 'number' ? req.threshold : 0.5;
-        const maxRounds = Number.isInteger(req.maxRounds) && (req.maxRounds ?? 0) > 0 ? req.maxRounds! : 3;
+        const threshold = req.threshold ?? 0.5;
+        if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1))
+          throw fail(ErrorCode.VALIDATION_ERROR, 'threshold must be in (0, 1]', { path: '/threshold' });
+        const maxRounds = req.maxRounds ?? 3;
+        if (!Number.isInteger(maxRounds) || maxRounds < 1 || maxRounds > MAX_ROUNDS)
+          throw fail(ErrorCode.VALIDATION_ERROR, `maxRounds must be 1-${MAX_ROUNDS}`, { path: '/maxRounds' });
         let proposal: unknown = req.proposal;
         let votes: Record<string, unknown> = {};
         for (let round = 1; round <= maxRounds; round++) {

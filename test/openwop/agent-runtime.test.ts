@@ -216,6 +216,16 @@ describe('agentRuntime family (RFC 0144 §agentRuntime)', () => {
       'conflict',
     ],
     [
+      'a consensus threshold above 1',
+      [
+        {
+          op: 'consensus',
+          req: { proposal: {}, participants: [{ agentId: 'host:one' }], threshold: 2, idempotencyKey: 'x' },
+        },
+      ],
+      'validation_error',
+    ],
+    [
       'a delegate without agents',
       [{ op: 'delegate', req: { task: 't', agents: [], idempotencyKey: 'x' } }],
       'validation_error',

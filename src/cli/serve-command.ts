@@ -5,8 +5,8 @@ import { createTokenStore } from '../policy/tokens.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import { startHostServer } from '../server/host-server.js';
-import { createMcpFamily } from '../openwop/services/mcp-family.js';
-import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
+import { buildServiceFamilies } from './service-families.js';
+import type { FamilyFlags } from './service-families.js';
 
 function port(v: string): number {
   const n = Number(v);
@@ -34,24 +34,27 @@ export function serveCommand(): Command {
     .option('--grace-ms <n>', 'how long shutdown waits for in-flight work', port, 10_000)
     .option('--policy <file>', 'approval policy JSON (default: deny by default, a human approves R2+)')
     .option('--mcp-servers <file>', 'MCP servers JSON for ctx.mcp (RFC 0144; see docs/mcp-client.md)')
+    .option('--prompts [dir]', 'ctx.promptLibrary: built-in conformance templates, plus the template JSON files in dir')
+    .option('--prompt-observability <mode>', 'prompt.composed bodies: hashed (default) or full')
+    .option('--ai-script <file>', 'ctx.aiEnvelope over the scripted model playing this agent script')
+    .option('--envelopes <file>', 'vendor envelope kinds for ctx.aiEnvelope: JSON {kind: payload JSON Schema}')
     .action(
-      async (opts: {
-        port: number;
-        host: string;
-        db?: string;
-        workflows: boolean;
-        mhs: boolean;
-        graceMs: number;
-        policy?: string;
-        mcpServers?: string;
-      }) => {
+      async (
+        opts: {
+          port: number;
+          host: string;
+          db?: string;
+          workflows: boolean;
+          mhs: boolean;
+          graceMs: number;
+          policy?: string;
+        } & FamilyFlags,
+      ) => {
         const clock = new RealClock();
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
-        // Validated before anything starts: a bad file is refused whole (MHS.HOST.CONFIG_INVALID).
-        const mcpConfig = opts.mcpServers ? loadMcpServersConfig(opts.mcpServers) : undefined;
-        const families = mcpConfig ? [createMcpFamily({ config: mcpConfig, clock })] : [];
         const location = resolveDbLocation({ flag: opts.db });
         const db = await openDb(location);
+        const families = await buildServiceFamilies(opts, db, clock, (l) => process.stderr.write(`${l}\n`));
         // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
         const mhs = opts.mhs ? await openHostRuntime({ db, clock, policy, attachEnabled: true }) : undefined;
         for (const f of mhs?.failed ?? [])

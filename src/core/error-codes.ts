@@ -77,6 +77,37 @@ export const ErrorCode = {
   /** ctx.mcp (RFC 0144): the MCP server could not be reached or its reply was unusable (connect, send, timeout). data: serverId, sdkCode?. */
   MCP_TRANSPORT: 'mcp_transport_error',
   INTERNAL: 'internal_error',
+  // Host service families ctx.promptLibrary / ctx.aiEnvelope / ctx.agentRuntime (RFC 0144, RFC 0027-0029).
+  /** A PromptRef names no template in the library (host-capabilities.md §host.promptLibrary). data: ref. */
+  PROMPT_NOT_FOUND: 'prompt_not_found',
+  /** A pinned PromptRef's version is not in the library (never substituted, RFC 0144). data: ref, available. */
+  PROMPT_VERSION_PINNED: 'prompt_version_pinned',
+  /** `ctx.promptLibrary.get` was given a PromptRef without `@version` (RFC 0144: never substitute one). data: ref. */
+  PROMPT_REF_UNPINNED: 'prompt_ref_unpinned',
+  /** A PromptRef does not match prompt-ref.schema.json, or names a kind other than its slot. data: ref, errors. */
+  PROMPT_REF_INVALID: 'prompt_ref_invalid',
+  /** A template file fails prompt-template.schema.json or cannot be read (RFC 0028 §C). data: file, errors. */
+  PROMPT_TEMPLATE_INVALID: 'prompt_template_invalid',
+  /** A template id@version already stored with a different body (templates are immutable). data: ref. */
+  PROMPT_TEMPLATE_CONFLICT: 'prompt_template_conflict',
+  /** A required template variable has no binding (RFC 0027 §A). data: ref, variable. */
+  PROMPT_VARIABLE_UNRESOLVED: 'prompt_variable_unresolved',
+  /** The model's answer is not a valid envelope after `limits.schemaRounds` rounds. data: envelopeType, errors. */
+  ENVELOPE_VALIDATION_FAILED: 'envelope_validation_failed',
+  /** An envelope kind the host does not list in `supportedEnvelopes` (ai-envelope.md). data: envelopeType. */
+  UNKNOWN_ENVELOPE_KIND: 'unknown_envelope_kind',
+  /** Same idempotencyKey reused with a different request (ai-envelope.md correlation conflict). data: key. */
+  ENVELOPE_CORRELATION_CONFLICT: 'envelope_correlation_conflict',
+  /** The model provider failed or refused the call. data: provider, cause. */
+  PROVIDER_UNAVAILABLE: 'provider_unavailable',
+  /** An engine limit (`limits.*`) was exceeded; `cap.breached` is in the run log. data: kind, limit. */
+  CAP_BREACHED: 'cap_breached',
+  /** An agent id, manifest id or agent instance is unknown to the agent runtime. data: agentId. */
+  AGENT_NOT_FOUND: 'agent_not_found',
+  /** More agent instances spawned in a run than the runtime allows. data: limit. */
+  AGENT_SPAWN_QUOTA_EXHAUSTED: 'agent_spawn_quota_exhausted',
+  /** Consensus ran `maxRounds` rounds without reaching the threshold. data: rounds, threshold. */
+  CONSENSUS_MAX_ROUNDS_EXCEEDED: 'consensus_max_rounds_exceeded',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -20,7 +20,7 @@ export interface HostLimits {
 export function baseCapabilities(limits: HostLimits, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     protocolVersion: '1.0',
-    // No AI envelopes: the host runs no LLM envelope nodes, so the envelope catalog is empty and its limits 0.
+    // No AI envelopes unless the aiEnvelope family is installed (it replaces the catalog and these limits).
     supportedEnvelopes: [],
     schemaVersions: {},
     limits: {

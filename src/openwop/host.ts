@@ -83,9 +83,11 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     maxNodeExecutions: limits.maxNodeExecutions,
     families,
   });
-  const base = baseCapabilities(
-    limits,
-    mergeCapabilities(...families.map((f) => f.capabilities()), o.capabilities ?? {}),
+  // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
+  const base = mergeCapabilities(
+    baseCapabilities(limits),
+    ...families.map((f) => f.capabilities()),
+    o.capabilities ?? {},
   );
   const fixtures = runnableFixtures(registry, base);
   for (const f of fixtures) await store.putWorkflow(f, 'fixture');

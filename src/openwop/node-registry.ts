@@ -1,7 +1,7 @@
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { NodeServices, ServiceName } from './service-family.js';
-import type { RunEvent, RunEventInput, WorkflowNode } from './types.js';
+import type { RunEvent, RunEventInput, WorkflowDefinition, WorkflowNode } from './types.js';
 
 /** Who resolves an interrupt (from the bearer token). */
 export interface Caller {
@@ -83,6 +83,8 @@ export interface NodeContext {
   readonly nodeOutputs?: Readonly<Record<string, Record<string, unknown> | undefined>>;
   /** The run's `RunOptions.configurable` (e.g. `escalationThreshold`). */
   readonly configurable?: Readonly<Record<string, unknown>>;
+  /** The run's workflow definition (read-only; e.g. `defaults.promptRefs`, RFC 0029 layer 3). */
+  readonly workflow?: WorkflowDefinition;
   /** Host service surfaces (RFC 0144): present only when the host installs and advertises the family. */
   readonly aiEnvelope?: NodeServices['aiEnvelope'];
   readonly promptLibrary?: NodeServices['promptLibrary'];

@@ -304,6 +304,7 @@ export class RunActor {
         children: this.deps.children,
         nodeOutputs: nodes,
         configurable: this.run.configurable,
+        workflow: this.run.definition,
       });
       Object.assign(ctx, bindServices(this.deps.families ?? [], ctx));
       const mod = wrapModule(this.deps.families ?? [], node, this.deps.registry.get(node.typeId));

@@ -2,7 +2,7 @@ import type { Clock } from '../core/index.js';
 import { RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, InterruptOutcome, InterruptRequest, NodeContext } from './node-registry.js';
 import type { RunPatch } from './store.js';
-import type { RunEvent, RunEventInput, RunStatus, WorkflowNode } from './types.js';
+import type { RunEvent, RunEventInput, RunStatus, WorkflowDefinition, WorkflowNode } from './types.js';
 
 /** Thrown into waits when the host shuts down: the node resumes after restart, nothing is recorded. */
 export class RunHalted extends Error {
@@ -52,6 +52,8 @@ interface ContextOptions {
   children: ChildRuns;
   nodeOutputs?: Record<string, Record<string, unknown> | undefined>;
   configurable?: Record<string, unknown>;
+  /** The run's workflow definition (for run-scoped defaults such as `defaults.promptRefs`). */
+  workflow?: WorkflowDefinition;
 }
 
 const WAITING: Record<string, RunStatus> = { approval: 'waiting-approval', 'external-event': 'waiting-external' };
@@ -117,6 +119,7 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
     traceparent: o.traceparent,
     nodeOutputs: o.nodeOutputs ?? {},
     configurable: o.configurable ?? {},
+    ...(o.workflow ? { workflow: o.workflow } : {}),
     children: {
       start: (opts) => o.children.start(opts),
       settled: (runId) => interruptible(o, () => o.children.settled(runId)),

@@ -1,0 +1,47 @@
+import { aiEnvelopeNode } from '../nodes/ai-envelope-node.js';
+import type { ServiceFamily } from '../service-family.js';
+import { generateEnvelope } from './ai-envelope-generate.js';
+import type { EnvelopeLimits } from './ai-envelope-generate.js';
+import type { EnvelopeModel } from './ai-envelope-model.js';
+import { EnvelopeCatalog } from './envelope-validation.js';
+
+/** Options of {@link createAiEnvelopeFamily}. */
+export interface AiEnvelopeFamilyOptions {
+  /** The model (the CLI passes the scripted provider of `src/ai`; no network). */
+  model: EnvelopeModel;
+  /** Vendor envelope kinds with their payload JSON Schemas, e.g. `{"vendor.mhs.summary": {...}}`. */
+  envelopes?: Record<string, object>;
+  /** Invalid answers / schema requests allowed per generation (default 2). */
+  schemaRounds?: number;
+  /** Clarification requests per generation lifted to a clarification interrupt (default 2; 0 refuses them). */
+  clarificationRounds?: number;
+}
+
+/**
+ * `ctx.aiEnvelope.generate` (RFC 0144 §aiEnvelope) over a model provider. Advertises `aiEnvelope`, the envelope
+ * catalog (`supportedEnvelopes`: the universal four plus configured kinds) and the limits it enforces
+ * (`clarificationRounds`: clarification requests lifted to a clarification interrupt; `schemaRounds`;
+ * `envelopesPerTurn: 1`). It does not
+ * expose or advertise `aiEnvelope.await`. Installs the `local.ai.envelope` node.
+ * @throws HostError `MHS.HOST.CONFIG_INVALID` for a bad envelope kind or schema.
+ */
+export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamily {
+  const catalog = new EnvelopeCatalog(o.envelopes ?? {});
+  const limits: EnvelopeLimits = {
+    clarificationRounds: o.clarificationRounds ?? 2,
+    schemaRounds: o.schemaRounds ?? 2,
+    envelopesPerTurn: 1,
+  };
+  return {
+    name: 'aiEnvelope',
+    capabilities: () => ({
+      aiEnvelope: { supported: true },
+      supportedEnvelopes: catalog.kinds(),
+      limits: { ...limits },
+    }),
+    nodes: [aiEnvelopeNode],
+    bind: (ctx) => ({
+      aiEnvelope: { generate: (request) => generateEnvelope(ctx, { model: o.model, catalog, limits }, request) },
+    }),
+  };
+}

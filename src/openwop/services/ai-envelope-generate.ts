@@ -1,0 +1,217 @@
+import { ErrorCode, H, isoAt, sha256Hex } from '../../core/index.js';
+import { NodeFailure } from '../node-registry.js';
+import type { NodeContext } from '../node-registry.js';
+import type { AiEnvelopeRequest, AiEnvelopeResult } from './ai-envelope-surface.js';
+import type { EnvelopeModel, EnvelopeModelMessage } from './ai-envelope-model.js';
+import type { EnvelopeCatalog } from './envelope-validation.js';
+import { recallCheckpoint } from './recorded.js';
+
+/** The engine limits `generate` enforces (advertised under `limits`). */
+export interface EnvelopeLimits {
+  /** `clarification.request`s per generation lifted to a clarification interrupt; one more breaches. */
+  clarificationRounds: number;
+  /** Invalid answers and `schema.request`s per generation before the node fails. */
+  schemaRounds: number;
+  /** Envelopes one model turn may carry (a JSON array answer). */
+  envelopesPerTurn: number;
+}
+
+interface Recorded {
+  request: string;
+  result: AiEnvelopeResult;
+}
+
+const FORMAT = (kind: string): string =>
+  `Reply with exactly one JSON object {"type": "${kind}", "payload": <payload>} and nothing else. ` +
+  'If you cannot, reply {"type": "error", "payload": {"code": "...", "message": "..."}}.';
+
+function requestProblems(r: AiEnvelopeRequest): string[] {
+  const out: string[] = [];
+  if (typeof r?.systemPrompt !== 'string') out.push('/systemPrompt');
+  if (typeof r?.envelopeType !== 'string' || !r.envelopeType) out.push('/envelopeType');
+  if (typeof r?.idempotencyKey !== 'string' || !r.idempotencyKey) out.push('/idempotencyKey');
+  if (r?.userMessage !== undefined && typeof r.userMessage !== 'string') out.push('/userMessage');
+  return out;
+}
+
+function parseAnswer(text: string): { ok: true; items: unknown[] } | { ok: false; reason: string } {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return { ok: false, reason: 'the answer is not JSON' };
+  }
+  return { ok: true, items: Array.isArray(v) ? v : [v] };
+}
+
+/**
+ * One `ctx.aiEnvelope.generate` (host-capabilities.md §host.aiEnvelope, ai-envelope.md production flow): asks the
+ * model for an envelope of `envelopeType`, validates shape, kind and payload, answers `schema.request` with the
+ * kind's schema, re-asks after an invalid answer up to `schemaRounds`, and returns the accepted envelope. Every
+ * model answer and the result are checkpointed in the run's event log, so a resumed or replayed node gets the
+ * recorded envelope without calling the model again.
+ */
+export async function generateEnvelope(
+  ctx: NodeContext,
+  deps: { model: EnvelopeModel; catalog: EnvelopeCatalog; limits: EnvelopeLimits },
+  request: AiEnvelopeRequest,
+): Promise<AiEnvelopeResult> {
+  const bad = requestProblems(request);
+  if (bad.length)
+    throw new NodeFailure(ErrorCode.VALIDATION_ERROR, 'aiEnvelope.generate request is invalid', { paths: bad });
+  const { envelopeType, idempotencyKey } = request;
+  if (!deps.catalog.has(envelopeType)) {
+    throw new NodeFailure(ErrorCode.UNKNOWN_ENVELOPE_KIND, `${envelopeType} is not in supportedEnvelopes`, {
+      envelopeType,
+    });
+  }
+  const requestDigest = H(request);
+  const key = `aiEnvelope:${idempotencyKey}`;
+  const prior = recall<Recorded>(ctx, key);
+  if (prior) {
+    if (prior.request !== requestDigest) {
+      throw new NodeFailure(
+        ErrorCode.ENVELOPE_CORRELATION_CONFLICT,
+        `idempotencyKey ${idempotencyKey} was used for another request`,
+        {
+          idempotencyKey,
+        },
+      );
+    }
+    return prior.result;
+  }
+  let correlationId = `${ctx.runId}:${ctx.node.id}:${ctx.activation}:${idempotencyKey}`;
+  if (correlationId.length > 128) correlationId = `sha256:${sha256Hex(correlationId)}`;
+  const messages: EnvelopeModelMessage[] = [
+    { role: 'system', content: `${request.systemPrompt}\n\n${FORMAT(envelopeType)}` },
+    { role: 'user', content: request.userMessage ?? '' },
+  ];
+  let schemaRounds = 0;
+  let clarifications = 0;
+  const breach = async (kind: 'schema' | 'clarification' | 'envelopes', limit: number, observed: number) => {
+    await ctx.emit([{ type: 'cap.breached', payload: { kind, limit, observed, nodeId: ctx.node.id } }]);
+    return new NodeFailure(ErrorCode.CAP_BREACHED, `aiEnvelope ${kind} limit ${limit} exceeded`, { kind, limit });
+  };
+  // Every turn either returns, consumes a schema round, or is a schema.response ack (bounded by the same budget).
+  for (let turn = 0; turn <= 2 * deps.limits.schemaRounds + deps.limits.clarificationRounds + 1; turn++) {
+    const answer = await modelTurn(ctx, deps.model, `${key}:turn:${turn}`, messages);
+    messages.push({ role: 'assistant', content: answer, toolCalls: [] });
+    const parsed = parseAnswer(answer);
+    let problem: string | undefined;
+    let issues: unknown[] = [];
+    if (parsed.ok && parsed.items.length > deps.limits.envelopesPerTurn) {
+      throw await breach('envelopes', deps.limits.envelopesPerTurn, parsed.items.length);
+    }
+    if (!parsed.ok) problem = parsed.reason;
+    else {
+      const raw = parsed.items[0] as { type?: unknown; payload?: unknown; schemaVersion?: unknown } | undefined;
+      const envelope: Record<string, unknown> = {
+        type: raw?.type,
+        envelopeId: `env_${sha256Hex(correlationId).slice(0, 26)}`,
+        correlationId,
+        nodeId: ctx.node.id,
+        payload: raw?.payload,
+        meta: {
+          source: 'ai-generation',
+          ts: isoAt(await ctx.checkpoint(`${key}:ts`, () => ctx.clock.now())),
+          ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+        },
+        ...(raw?.schemaVersion !== undefined ? { schemaVersion: raw.schemaVersion } : {}),
+      };
+      issues = deps.catalog.check(envelope);
+      const type = String(envelope.type);
+      if (!issues.length && type === 'clarification.request') {
+        // ai-envelope.md: lifted to a `clarification` interrupt (durable: a resumed node gets the recorded answer).
+        clarifications++;
+        if (clarifications > deps.limits.clarificationRounds)
+          throw await breach('clarification', deps.limits.clarificationRounds, clarifications);
+        const outcome = await ctx.interrupt({
+          kind: 'clarification',
+          data: envelope.payload as Record<string, unknown>,
+        });
+        if (outcome.timedOut) throw new NodeFailure('clarification_timeout', 'the clarification was not answered', {});
+        messages.push({ role: 'user', content: `Answers to your questions: ${JSON.stringify(outcome.resumeValue)}` });
+        continue;
+      }
+      if (!issues.length && type === 'schema.response') continue; // side-channel ack: ask again
+      if (!issues.length && type === 'schema.request') {
+        schemaRounds++;
+        if (schemaRounds > deps.limits.schemaRounds)
+          throw await breach('schema', deps.limits.schemaRounds, schemaRounds);
+        const asked = String((envelope.payload as { envelopeType: string }).envelopeType);
+        const schema = deps.catalog.payloadSchema(asked);
+        messages.push({
+          role: 'user',
+          content: schema
+            ? `Payload JSON Schema of ${asked}: ${JSON.stringify(schema)}`
+            : `${asked} is not a supported envelope kind (unknown_envelope_kind).`,
+        });
+        continue;
+      }
+      if (!issues.length && type !== envelopeType && type !== 'error')
+        problem = `asked for ${envelopeType}, got ${type}`;
+      if (!issues.length && !problem) {
+        const result: AiEnvelopeResult = {
+          envelopeType: type,
+          payload: envelope.payload,
+          envelopeId: String(envelope.envelopeId),
+          model: deps.model.name,
+          envelope,
+        };
+        if (type === 'error') {
+          await ctx.emit([
+            {
+              type: 'log.appended',
+              payload: {
+                level: 'error',
+                message: 'model returned an error envelope',
+                nodeId: ctx.node.id,
+                fields: { envelope },
+              },
+            },
+          ]);
+        }
+        await ctx.checkpoint(key, (): Recorded => ({ request: requestDigest, result }));
+        return result;
+      }
+      problem ??= 'the envelope does not validate';
+    }
+    schemaRounds++;
+    if (schemaRounds > deps.limits.schemaRounds) {
+      throw new NodeFailure(ErrorCode.ENVELOPE_VALIDATION_FAILED, `no valid ${envelopeType} envelope: ${problem}`, {
+        envelopeType,
+        rounds: schemaRounds,
+        errors: issues,
+      });
+    }
+    messages.push({ role: 'user', content: `Your answer was refused (${problem}). ${FORMAT(envelopeType)}` });
+  }
+  throw new NodeFailure(ErrorCode.ENVELOPE_VALIDATION_FAILED, `no valid ${envelopeType} envelope`, { envelopeType });
+}
+
+function recall<T>(ctx: NodeContext, name: string): T | undefined {
+  const r = recallCheckpoint(ctx, name);
+  return r.found ? (r.value as T) : undefined;
+}
+
+/** One model call, recorded under `name`: a resumed node reads the recorded answer instead of calling again. */
+async function modelTurn(
+  ctx: NodeContext,
+  model: EnvelopeModel,
+  name: string,
+  messages: readonly EnvelopeModelMessage[],
+): Promise<string> {
+  const prior = recall<string>(ctx, name);
+  if (prior !== undefined) return prior;
+  let text: string;
+  try {
+    const reply = await model.next({ messages: [...messages], tools: [], signal: ctx.signal });
+    text = reply.kind === 'final' ? reply.text : (reply.text ?? '');
+  } catch (err) {
+    throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
+      provider: model.name,
+      cause: err instanceof Error ? err.message : String(err),
+    });
+  }
+  return ctx.checkpoint(name, () => text);
+}

@@ -38,6 +38,8 @@ export function serveCommand(): Command {
     .option('--prompt-observability <mode>', 'prompt.composed bodies: hashed (default) or full')
     .option('--ai-script <file>', 'ctx.aiEnvelope over the scripted model playing this agent script')
     .option('--envelopes <file>', 'vendor envelope kinds for ctx.aiEnvelope: JSON {kind: payload JSON Schema}')
+    .option('--agent-packs <dir>', 'install the agent packs in dir (RFC 0070 manifestRuntime; also ctx.agentRuntime)')
+    .option('--agent-script <file>', 'agent script the manifest agents model plays (default --ai-script, else echo)')
     .action(
       async (
         opts: {

@@ -5,6 +5,10 @@ import { ScriptedProvider, loadAgentScript } from '../ai/index.js';
 import type { Db } from '../ledger/index.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { createAiEnvelopeFamily } from '../openwop/services/ai-envelope-family.js';
+import { createAgentRuntimeFamily } from '../openwop/services/agent-runtime-family.js';
+import { createManifestRuntimeFamily } from '../openwop/agents/manifest-runtime-family.js';
+import type { AgentModel } from '../openwop/agents/manifest-agent-node.js';
+import { PromptStore } from '../openwop/services/prompt-store.js';
 import { agentsFamily } from '../openwop/agents/agents-family.js';
 import { createMcpFamily } from '../openwop/services/mcp-family.js';
 import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
@@ -22,12 +26,25 @@ export interface FamilyFlags {
   envelopes?: string;
   /** `--mcp-servers <file>`: MCP servers JSON for ctx.mcp. */
   mcpServers?: string;
+  /** `--agent-packs <dir>`: install the agent packs in dir (RFC 0003/0070); advertises manifestRuntime + agentRuntime. */
+  agentPacks?: string;
+  /** `--agent-script <file>`: the agent script the manifest agents' model plays (default `--ai-script`, else echo). */
+  agentScript?: string;
 }
+
+/** The model of manifest agents when no script is given: it answers at once with the task it was handed. */
+const ECHO_MODEL: AgentModel = {
+  name: 'echo',
+  next: (req) => {
+    const user = req.messages.find((m) => m.role === 'user');
+    return Promise.resolve({ kind: 'final', text: user && 'content' in user ? String(user.content) : '{}' });
+  },
+};
 
 /**
  * Builds the families the flags ask for, always with the multi-agent execution model (agents); writes refused
- * template files to `warn`. agentRuntime is not offered:
- * advertising it implies agents.manifestRuntime, which this host does not meet yet.
+ * template files and agent packs to `warn`. With `--agent-packs` the agent-manifest runtime (RFC 0070) and, since
+ * the host then meets it, `ctx.agentRuntime` (RFC 0144) are installed and advertised together.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` (bad folder, envelopes file or observability),
  * `MHS.HOST.AGENT_SCRIPT_INVALID` (bad script).
  */
@@ -41,6 +58,7 @@ export async function buildServiceFamilies(
   const mcpConfig = flags.mcpServers ? loadMcpServersConfig(flags.mcpServers) : undefined;
   const out: ServiceFamily[] = [agentsFamily()];
   if (mcpConfig) out.push(createMcpFamily({ config: mcpConfig, clock }));
+  let promptStore: PromptStore | undefined;
   if (flags.prompts) {
     const obs = flags.promptObservability ?? 'hashed';
     if (obs !== 'hashed' && obs !== 'full')
@@ -52,6 +70,7 @@ export async function buildServiceFamilies(
       ...(typeof flags.prompts === 'string' ? { dirs: [flags.prompts] } : {}),
     });
     for (const r of family.seeded.refused) warn(`prompt template ${r.file} not loaded: ${r.code}`);
+    promptStore = family.store;
     out.push(family);
   }
   if (flags.aiScript) {
@@ -64,6 +83,25 @@ export async function buildServiceFamilies(
       }
     }
     out.push(createAiEnvelopeFamily({ model: new ScriptedProvider(loadAgentScript(flags.aiScript)), envelopes }));
+  }
+  if (flags.agentPacks) {
+    const script = flags.agentScript ?? flags.aiScript;
+    const model = script ? new ScriptedProvider(loadAgentScript(script)) : ECHO_MODEL;
+    if (!promptStore) {
+      promptStore = new PromptStore(db, clock);
+      await promptStore.init();
+    }
+    const manifest = await createManifestRuntimeFamily({
+      db,
+      clock,
+      packsDir: flags.agentPacks,
+      prompts: promptStore,
+      model,
+    });
+    for (const r of manifest.refused) warn(`agent pack ${r.pack} not installed: ${r.code}`);
+    out.push(manifest);
+    const manifests = manifest.registry.list().map((a) => a.manifest);
+    out.push(createAgentRuntimeFamily({ db, clock, model, manifests, manifestRuntimeMet: true }));
   }
   return out;
 }

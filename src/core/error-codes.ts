@@ -108,6 +108,25 @@ export const ErrorCode = {
   AGENT_SPAWN_QUOTA_EXHAUSTED: 'agent_spawn_quota_exhausted',
   /** Consensus ran `maxRounds` rounds without reaching the threshold. data: rounds, threshold. */
   CONSENSUS_MAX_ROUNDS_EXCEEDED: 'consensus_max_rounds_exceeded',
+  // Agent-manifest runtime (RFC 0070, RFC 0003 installAgents).
+  /** An agent pack's pack.json is unreadable or fails node-pack-manifest / agent-manifest schema (RFC 0003 §A). data: pack, errors. */
+  AGENT_PACK_INVALID: 'agent_pack_invalid',
+  /** An agentId outside its pack's namespace (RFC 0003 §B). data: pack, agentId. */
+  AGENT_PACK_NAMESPACE: 'agent_pack_namespace_violation',
+  /** A pack name@version already installed with other content, or an agentId another pack installed. data: pack, agentId?. */
+  AGENT_PACK_CONFLICT: 'agent_pack_conflict',
+  /** An agent's systemPromptRef does not resolve (missing, not UTF-8, escapes the pack, or not in the prompt library; RFC 0003 §C). data: pack, agentId, ref, cause. */
+  AGENT_PROMPT_UNRESOLVED: 'agent_prompt_unresolved',
+  /** A handoff.*SchemaRef is missing, escapes the pack or is not a JSON Schema 2020-12 document (RFC 0003 §D). data: pack, agentId, ref. */
+  AGENT_HANDOFF_SCHEMA_INVALID: 'agent_handoff_schema_invalid',
+  /** A dispatched agent's task payload fails its handoff.taskSchemaRef (RFC 0070 handoffValidation). data: agentId, errors. */
+  HANDOFF_TASK_INVALID: 'handoff_task_invalid',
+  /** A dispatched agent's result fails its handoff.returnSchemaRef (RFC 0070 handoffValidation). data: agentId, errors. */
+  HANDOFF_RETURN_INVALID: 'handoff_return_invalid',
+  /** A manifest agent called a tool outside its toolAllowlist; the tool was not invoked (RFC 0002 §A14). data: agentId, toolName. */
+  TOOL_NOT_ALLOWED: 'tool_not_allowed',
+  /** A manifest agent called an allowlisted tool this host does not provide. data: agentId, toolName. */
+  TOOL_UNAVAILABLE: 'tool_unavailable',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

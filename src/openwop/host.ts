@@ -91,6 +91,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
   );
   const fixtures = runnableFixtures(registry, base);
   for (const f of fixtures) await store.putWorkflow(f, 'fixture');
+  for (const f of families) for (const def of f.workflows?.() ?? []) await catalog.register(def, `family:${f.name}`);
   const wf =
     o.workflowsDir === false
       ? { loaded: [], refused: [] }

@@ -25,6 +25,8 @@ export interface ServiceFamily {
   /** Fragment deep-merged into the capabilities document (capabilities.schema.json). */
   capabilities(): Record<string, unknown>;
   readonly nodes?: readonly NodeModule[];
+  /** Host-provided workflow definitions the host registers at start (e.g. one per installed manifest agent). */
+  workflows?(): readonly unknown[];
   /** The `ctx` surfaces for one node execution (bound to its run, node and event log). */
   bind?(ctx: NodeContext): Partial<NodeServices>;
   /** Runs `node` under an execution layer (e.g. agent identity for an agent-pinned node); undefined leaves it as is. */

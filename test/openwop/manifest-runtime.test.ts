@@ -43,10 +43,16 @@ const analystScript = new ScriptedProvider(
   }),
 );
 const strictScript = new ScriptedProvider(parseAgentScript({ turns: [{ final: '{"verdict": "maybe"}' }] }));
+/** Tool names the model was offered, by the first word of the system prompt. */
+const offered = new Map<string, string[]>();
 const model: AgentModel = {
   name: 'by-prompt',
   next: (req) => {
     const system = req.messages[0]?.role === 'system' ? String(req.messages[0].content) : '';
+    offered.set(
+      system.split(':')[0]!,
+      req.tools.map((t) => t.name),
+    );
     return (system.startsWith('STRICT') ? strictScript : analystScript).next(req as never);
   },
 };
@@ -152,6 +158,7 @@ describe('RFC 0070 agent-manifest runtime', () => {
     ]);
     const phases = events.filter((e) => e.type === 'core.workflowChain.event').map((e) => e.payload.phase);
     expect(phases).toEqual(['dispatch.began', 'dispatch.succeeded', 'child.completed', 'output.harvested']);
+    expect(offered.get('ANALYST')).toEqual(['openwop:echo', 'vendor.test:credential']);
     expect(JSON.stringify(events)).not.toContain(SECRET);
     const verdict = (await fx.host.runs.snapshot(r.runId)).variables.verdict as Record<string, unknown>;
     expect(verdict).toEqual({ verdict: 'pass', note: 'used [redacted]' });
@@ -171,6 +178,7 @@ describe('RFC 0070 agent-manifest runtime', () => {
       const failed = events.find((e) => e.type === 'core.workflowChain.event' && e.payload.phase === 'child.failed');
       expect((failed!.payload.error as { code: string }).code).toBe(code);
     }
+    expect(offered.get('STRICT')).toEqual([]); // no toolAllowlist: no tools (host policy, agent-manifest.schema.json)
   });
 
   it('a restarted host has the same registry without the folder; dispatch still works', async () => {

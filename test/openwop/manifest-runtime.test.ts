@@ -45,9 +45,19 @@ const analystScript = new ScriptedProvider(
 const strictScript = new ScriptedProvider(parseAgentScript({ turns: [{ final: '{"verdict": "maybe"}' }] }));
 /** Tool names the model was offered, by the first word of the system prompt. */
 const offered = new Map<string, string[]>();
+/** Turns asked of the analyst's model, by turn index; `hold` (when set) answers instead of the script. */
+const asked: number[] = [];
+let hold: ((turn: number) => Promise<never> | undefined) | undefined;
+let credentialCalls = 0;
 const model: AgentModel = {
   name: 'by-prompt',
   next: (req) => {
+    const turn = req.messages.filter((m) => m.role === 'assistant').length;
+    if (String(req.messages[0]?.content).startsWith('ANALYST')) {
+      asked[turn] = (asked[turn] ?? 0) + 1;
+      const held = hold?.(turn);
+      if (held) return held;
+    }
     const system = req.messages[0]?.role === 'system' ? String(req.messages[0].content) : '';
     offered.set(
       system.split(':')[0]!,
@@ -71,7 +81,14 @@ const fx = new HostFixture(async (db) => {
       ['openwop:echo', { description: 'echo', inputSchema: {}, call: (a) => Promise.resolve({ echo: a }) }],
       [
         'vendor.test:credential',
-        { description: 'cred', inputSchema: {}, call: () => Promise.resolve({ token: SECRET }) },
+        {
+          description: 'cred',
+          inputSchema: {},
+          call: () => {
+            credentialCalls++;
+            return Promise.resolve({ token: SECRET });
+          },
+        },
       ],
       [
         'mcp:fs/delete',
@@ -193,6 +210,38 @@ describe('RFC 0070 agent-manifest runtime', () => {
     const r = await run(dispatchWorkflow('dispatch-after-restart', [ANALYST], 'S-3'));
     expect(r.status).toBe('completed');
     expect((await fx.host.runs.snapshot(r.runId)).variables.verdict).toEqual({
+      verdict: 'pass',
+      note: 'used [redacted]',
+    });
+  });
+
+  it('a host stopped mid-agent resumes the dispatched agent without asking again or repeating a tool call', async () => {
+    let release!: (err: Error) => void;
+    let blocked!: () => void;
+    const isBlocked = new Promise<void>((r) => (blocked = r));
+    hold = (turn) =>
+      turn === 1
+        ? new Promise<never>((_, reject) => {
+            release = reject;
+            blocked();
+          })
+        : undefined;
+    asked.length = 0;
+    credentialCalls = 0;
+    const wf = dispatchWorkflow('dispatch-restart-mid-agent', [ANALYST], 'S-4');
+    await fx.host.catalog.register(wf);
+    const { run: started } = await fx.host.runs.createRun({ workflowId: wf.id }, { principal: 't' });
+    await isBlocked;
+    hold = undefined;
+    const reopening = fx.reopen(); // halts the run actors at once; the held model call then fails, unrecorded
+    release(new Error('host stopped'));
+    await reopening;
+    expect(await fx.host.runs.waitTerminal(started.runId)).toBe('completed');
+    expect([asked, credentialCalls]).toEqual([[1, 2], 1]);
+    const events = await allEvents(started.runId);
+    expect(events.filter((e) => e.type === 'agent.toolReturned')).toHaveLength(3);
+    expect(JSON.stringify(events)).not.toContain(SECRET);
+    expect((await fx.host.runs.snapshot(started.runId)).variables.verdict).toEqual({
       verdict: 'pass',
       note: 'used [redacted]',
     });

@@ -127,6 +127,10 @@ export const ErrorCode = {
   TOOL_NOT_ALLOWED: 'tool_not_allowed',
   /** A manifest agent called an allowlisted tool this host does not provide. data: agentId, toolName. */
   TOOL_UNAVAILABLE: 'tool_unavailable',
+  /** A host tool a manifest agent called failed. data: agentId, toolName. */
+  TOOL_FAILED: 'tool_failed',
+  /** A pack needs a capability tier this host does not meet (RFC 0070 §D refusal). data: pack, requiredCapability, agentId?. */
+  UNSUPPORTED_CAPABILITY: 'unsupported_capability',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

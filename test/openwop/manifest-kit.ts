@@ -67,14 +67,17 @@ export function packsDir(): string {
     'schemas/return.schema.json': RETURN_SCHEMA,
   });
   write(join(dir, 'b-lib'), {
-    'pack.json': pack('vendor.acme.lib', [
-      {
-        agentId: WRITER,
-        persona: 'Writer',
-        modelClass: 'writing',
-        systemPromptRef: 'prompt:conformance.prompt.writer-system',
-      },
-    ]),
+    'pack.json': withPeers(
+      pack('vendor.acme.lib', [
+        {
+          agentId: WRITER,
+          persona: 'Writer',
+          modelClass: 'writing',
+          systemPromptRef: 'prompt:conformance.prompt.writer-system',
+        },
+      ]),
+      { 'agents.manifestRuntime': 'supported' },
+    ),
   });
   const bad = (folder: string, agent: Record<string, unknown>, extra: Record<string, unknown> = {}): void =>
     write(join(dir, folder), {
@@ -100,7 +103,22 @@ export function packsDir(): string {
     { agentId: 'vendor.bad.xhandoff.a', handoff: { taskSchemaRef: 'schemas/task.json' } },
     { 'schemas/task.json': '{ not json' },
   );
+  bad('x-memory', { agentId: 'vendor.bad.xmemory.a', memoryShape: { longTerm: true } });
+  write(join(dir, 'x-peer'), {
+    'pack.json': withPeers(
+      pack('vendor.bad.xpeer', [
+        { agentId: 'vendor.bad.xpeer.a', persona: 'P', modelClass: 'general', systemPrompt: 'x' },
+      ]),
+      {
+        'openwop.agents.memoryBackends': '>=longTerm',
+      },
+    ),
+  });
   return dir;
+}
+
+function withPeers(p: Record<string, unknown>, peerDependencies: Record<string, string>): Record<string, unknown> {
+  return { ...p, peerDependencies };
 }
 
 /** The refusal code expected for each bad pack folder. */
@@ -110,6 +128,8 @@ export const EXPECTED_REFUSALS: Record<string, string> = {
   'vendor.bad.xtraversal': 'agent_prompt_unresolved',
   'vendor.bad.xlibrary': 'agent_prompt_unresolved',
   'vendor.bad.xhandoff': 'agent_handoff_schema_invalid',
+  'vendor.bad.xmemory': 'unsupported_capability',
+  'vendor.bad.xpeer': 'unsupported_capability',
 };
 
 /** Supervisor dispatches `workers` (one turn each), then terminates; the dispatch maps sample → task, result → verdict. */

@@ -117,15 +117,25 @@ function handoffSchema(root: string, agentId: string, ref: string): object {
   return schema as object;
 }
 
+/** Pack `peerDependencies` the manifest runtime floor meets (with `ctx.agentRuntime` installed alongside). */
+export const MET_BY_FLOOR: ReadonlySet<string> = new Set([
+  'agents.manifestRuntime',
+  'agents.dispatch',
+  'agents.orchestrator',
+  'host.agentRuntime',
+]);
+
 /**
  * Validates and resolves one pack folder (`<root>/pack.json`, RFC 0003): pack.json against
  * node-pack-manifest.schema.json (each `agents[]` entry against agent-manifest.schema.json), every agentId in the
  * pack's namespace (§B), `systemPromptRef` resolved (§C: a pack file, or a `prompt:` ref pinned through the prompt
- * library) and `handoff.*SchemaRef` loaded and compiled (§D).
+ * library) and `handoff.*SchemaRef` loaded and compiled (§D). A `peerDependencies` key outside `met`, or an agent
+ * with `memoryShape.longTerm` (no memory backends here), is refused `unsupported_capability` (RFC 0070 §D).
  */
 export async function resolvePack(
   root: string,
   prompts?: PromptLookup,
+  met: ReadonlySet<string> = MET_BY_FLOOR,
 ): Promise<{ ok: true; pack: ResolvedPack } | { ok: false; refused: RefusedPack }> {
   let label = root;
   try {
@@ -137,12 +147,26 @@ export async function resolvePack(
     }
     const errors = openwopSchemas().check(schemaId('node-pack-manifest'), raw);
     if (errors.length) throw new Refusal(ErrorCode.AGENT_PACK_INVALID, { errors });
-    const manifest = raw as { name: string; version: string; agents?: Array<ResolvedAgent['manifest']> };
+    const manifest = raw as {
+      name: string;
+      version: string;
+      agents?: Array<ResolvedAgent['manifest']>;
+      peerDependencies?: Record<string, string>;
+    };
     label = manifest.name;
+    // RFC 0070 §D: a tier this host does not meet is refused, never silently accepted (RFC 0003 §E).
+    for (const dep of Object.keys(manifest.peerDependencies ?? {})) {
+      if (!met.has(dep)) throw new Refusal(ErrorCode.UNSUPPORTED_CAPABILITY, { requiredCapability: dep });
+    }
     const agents: ResolvedAgent[] = [];
     for (const m of manifest.agents ?? []) {
       if (!m.agentId.startsWith(`${manifest.name}.`) || m.agentId.slice(manifest.name.length + 1).includes('.'))
         throw new Refusal(ErrorCode.AGENT_PACK_NAMESPACE, { agentId: m.agentId });
+      if ((m.memoryShape as { longTerm?: unknown } | undefined)?.longTerm === true)
+        throw new Refusal(ErrorCode.UNSUPPORTED_CAPABILITY, {
+          agentId: m.agentId,
+          requiredCapability: 'agents.memoryBackends',
+        });
       const prompt = await resolvePrompt(root, m, prompts);
       const h = (m.handoff ?? {}) as { taskSchemaRef?: string; returnSchemaRef?: string };
       agents.push({

@@ -187,7 +187,7 @@ async function runManifestAgent(ctx: NodeContext, d: ManifestAgentDeps): Promise
             body = { status: 'ok', outcome: clean(await tool.call(call.arguments)) };
           } catch (err) {
             const message = clean(err instanceof Error ? err.message : String(err)) || 'tool failed';
-            body = { status: 'error', error: { code: 'tool_failed', message } };
+            body = { status: 'error', error: { code: ErrorCode.TOOL_FAILED, message } };
           }
         }
         [returned] = await ctx.emit([

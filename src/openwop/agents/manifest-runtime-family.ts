@@ -6,6 +6,7 @@ import type { ServiceFamily } from '../service-family.js';
 import type { WorkflowDefinition, WorkflowNode } from '../types.js';
 import { packFolders, resolvePack } from './agent-packs.js';
 import type { PromptLookup, RefusedPack } from './agent-packs.js';
+export { MET_BY_FLOOR } from './agent-packs.js';
 import { AgentRegistry } from './agent-registry.js';
 import { MANIFEST_AGENT_NODE, manifestAgentNode } from './manifest-agent-node.js';
 import type { AgentModel, AgentTool } from './manifest-agent-node.js';
@@ -18,6 +19,8 @@ export interface ManifestRuntimeOptions {
   packsDir?: string;
   /** The prompt library, for `systemPromptRef: "prompt:<id>[@<version>]"` (pinned at install). */
   prompts?: PromptLookup;
+  /** Pack `peerDependencies` this host meets (default {@link MET_BY_FLOOR}: it includes `host.agentRuntime`). */
+  capabilitiesMet?: ReadonlySet<string>;
   /** The model behind every manifest agent (the CLI's scripted provider; no network). */
   model: AgentModel;
   /** Host tools by toolId (default: `openwop:echo`). */
@@ -115,7 +118,7 @@ export async function createManifestRuntimeFamily(o: ManifestRuntimeOptions): Pr
   const installed: string[] = [];
   const refused: RefusedPack[] = [];
   for (const dir of o.packsDir ? packFolders(o.packsDir) : []) {
-    const r = await resolvePack(dir, o.prompts);
+    const r = await resolvePack(dir, o.prompts, o.capabilitiesMet);
     if (!r.ok) {
       refused.push(r.refused);
       continue;

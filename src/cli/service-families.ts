@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { ScriptedProvider, loadAgentScript } from '../ai/index.js';
@@ -45,7 +45,7 @@ const ECHO_MODEL: AgentModel = {
  * Builds the families the flags ask for, always with the multi-agent execution model (agents); writes refused
  * template files and agent packs to `warn`. With `--agent-packs` the agent-manifest runtime (RFC 0070) and, since
  * the host then meets it, `ctx.agentRuntime` (RFC 0144) are installed and advertised together.
- * @throws HostError `MHS.HOST.CONFIG_INVALID` (bad folder, envelopes file or observability),
+ * @throws HostError `MHS.HOST.CONFIG_INVALID` (bad folder, agent packs folder, envelopes file or observability),
  * `MHS.HOST.AGENT_SCRIPT_INVALID` (bad script).
  */
 export async function buildServiceFamilies(
@@ -85,6 +85,10 @@ export async function buildServiceFamilies(
     out.push(createAiEnvelopeFamily({ model: new ScriptedProvider(loadAgentScript(flags.aiScript)), envelopes }));
   }
   if (flags.agentPacks) {
+    if (!statSync(flags.agentPacks, { throwIfNoEntry: false })?.isDirectory())
+      throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `--agent-packs ${flags.agentPacks} is not a folder`, {
+        dir: flags.agentPacks,
+      });
     const script = flags.agentScript ?? flags.aiScript;
     const model = script ? new ScriptedProvider(loadAgentScript(script)) : ECHO_MODEL;
     if (!promptStore) {

@@ -63,7 +63,7 @@ describe('serve --agent-packs', () => {
     expect([snap2.status, snap2.variables.verdict]).toEqual(['completed', { verdict: 'pass' }]);
   });
 
-  it('without the flag builds neither family', async () => {
+  it('without the flag builds neither family; a missing packs folder is a config error', async () => {
     const db = await openDb(tempDb());
     try {
       const families = await buildServiceFamilies({}, db, new RealClock(), () => undefined);
@@ -72,6 +72,9 @@ describe('serve --agent-packs', () => {
         agentRuntime?: unknown;
       };
       expect([doc.agents.manifestRuntime, doc.agentRuntime]).toEqual([undefined, undefined]);
+      await expect(
+        buildServiceFamilies({ agentPacks: join(tmpdir(), 'no-such-packs') }, db, new RealClock(), () => undefined),
+      ).rejects.toMatchObject({ code: 'MHS.HOST.CONFIG_INVALID' });
     } finally {
       await db.close();
     }

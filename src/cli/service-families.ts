@@ -54,15 +54,30 @@ export async function buildServiceFamilies(
   clock: Clock,
   warn: (line: string) => void,
 ): Promise<ServiceFamily[]> {
-  // Every file is read and validated before any family touches the store: a bad one is refused whole.
+  // Every flag and file is checked before any family touches the store: a bad one is refused whole.
   const mcpConfig = flags.mcpServers ? loadMcpServersConfig(flags.mcpServers) : undefined;
+  const obs = flags.promptObservability ?? 'hashed';
+  if (obs !== 'hashed' && obs !== 'full')
+    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, '--prompt-observability must be hashed or full', { obs });
+  let envelopes: Record<string, object> = {};
+  if (flags.envelopes) {
+    try {
+      envelopes = JSON.parse(readFileSync(flags.envelopes, 'utf8')) as Record<string, object>;
+    } catch (err) {
+      throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `cannot read ${flags.envelopes}`, {}, { cause: err });
+    }
+  }
+  const aiScript = flags.aiScript ? loadAgentScript(flags.aiScript) : undefined;
+  const agentScript = flags.agentScript ? loadAgentScript(flags.agentScript) : aiScript;
+  if (flags.agentPacks && !statSync(flags.agentPacks, { throwIfNoEntry: false })?.isDirectory())
+    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `--agent-packs ${flags.agentPacks} is not a folder`, {
+      dir: flags.agentPacks,
+    });
+
   const out: ServiceFamily[] = [agentsFamily()];
   if (mcpConfig) out.push(createMcpFamily({ config: mcpConfig, clock }));
   let promptStore: PromptStore | undefined;
   if (flags.prompts) {
-    const obs = flags.promptObservability ?? 'hashed';
-    if (obs !== 'hashed' && obs !== 'full')
-      throw new HostError(ErrorCode.HOST_CONFIG_INVALID, '--prompt-observability must be hashed or full', { obs });
     const family = await createPromptLibraryFamily({
       db,
       clock,
@@ -73,24 +88,9 @@ export async function buildServiceFamilies(
     promptStore = family.store;
     out.push(family);
   }
-  if (flags.aiScript) {
-    let envelopes: Record<string, object> = {};
-    if (flags.envelopes) {
-      try {
-        envelopes = JSON.parse(readFileSync(flags.envelopes, 'utf8')) as Record<string, object>;
-      } catch (err) {
-        throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `cannot read ${flags.envelopes}`, {}, { cause: err });
-      }
-    }
-    out.push(createAiEnvelopeFamily({ model: new ScriptedProvider(loadAgentScript(flags.aiScript)), envelopes }));
-  }
+  if (aiScript) out.push(createAiEnvelopeFamily({ model: new ScriptedProvider(aiScript), envelopes }));
   if (flags.agentPacks) {
-    if (!statSync(flags.agentPacks, { throwIfNoEntry: false })?.isDirectory())
-      throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `--agent-packs ${flags.agentPacks} is not a folder`, {
-        dir: flags.agentPacks,
-      });
-    const script = flags.agentScript ?? flags.aiScript;
-    const model = script ? new ScriptedProvider(loadAgentScript(script)) : ECHO_MODEL;
+    const model = agentScript ? new ScriptedProvider(agentScript) : ECHO_MODEL;
     if (!promptStore) {
       promptStore = new PromptStore(db, clock);
       await promptStore.init();

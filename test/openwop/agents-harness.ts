@@ -1,44 +1,91 @@
 /**
- * Shared set-up of the agents tests: a real OpenWOP host with the agents family over a real SQLite file, and
- * helpers that run a workflow, read its event log and check every event against the OpenWOP schemas.
+ * Shared set-up of the agents tests: a real OpenWOP host with the agents family over a real store (a HostFixture of
+ * service-test-kit), the supervisor ⇄ dispatch loop and gated worker definitions, and helpers that run a workflow,
+ * wait on its child runs, read its event log and check every event against the OpenWOP schemas.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'vitest';
-import { RealClock } from '../../src/core/index.js';
-import { openDb } from '../../src/ledger/index.js';
-import type { Db } from '../../src/ledger/index.js';
 import { agentsFamily } from '../../src/openwop/agents/agents-family.js';
 import type { AgentsFamilyOptions } from '../../src/openwop/agents/agents-family.js';
-import { createOpenwopHost } from '../../src/openwop/host.js';
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import { openwopSchemas } from '../../src/openwop/schemas.js';
-import type { RunEvent, RunStatus } from '../../src/openwop/types.js';
+import type { RunEvent, RunStatus, WorkflowDefinition } from '../../src/openwop/types.js';
+import { HostFixture, oneNode, tempDbFile as kitTempDbFile, workflowNode } from './service-test-kit.js';
 
-export const clock = new RealClock();
+export { clock } from './service-test-kit.js';
 
-export interface Opened {
-  host: OpenwopHost;
-  db: Db;
-  file: string;
-}
+/** An agents host: `host`, `db`, `file` (its store), `close()` and `reopen()`. */
+export type Opened = HostFixture;
 
 /** A temp SQLite file path. */
 export function tempDbFile(): string {
-  return join(mkdtempSync(join(tmpdir(), 'mhs-agents-')), 'host.db');
+  return kitTempDbFile('mhs-agents-');
 }
 
-/** Opens a host with the agents family on `file` (a new temp file by default). */
+/** What `host.close()` gives node work in flight by default (run-manager shutdown). */
+const HOST_DEFAULT_GRACE_MS = 10_000;
+
+/** Opens a host with the agents family on `file` (a SQLite path or PostgreSQL URL; a new temp file by default). */
 export async function openAgentsHost(file = tempDbFile(), opts: AgentsFamilyOptions = {}): Promise<Opened> {
-  const db = await openDb(file);
-  const host = await createOpenwopHost({ db, clock, workflowsDir: false, families: [agentsFamily(opts)] });
-  return { host, db, file };
+  const fx = new HostFixture(async () => ({ families: [agentsFamily(opts)] }), file, HOST_DEFAULT_GRACE_MS);
+  await fx.open();
+  return fx;
 }
 
 export async function closeHost(o: Opened): Promise<void> {
-  await o.host.close();
-  await o.db.close();
+  await o.close();
+}
+
+/** A supervisor ⇄ dispatch loop with a scripted plan (`dispatch` is the dispatch node's config). */
+export function supervisorLoop(
+  id: string,
+  plan: unknown[],
+  dispatch: Record<string, unknown> = {},
+  variables: WorkflowDefinition['variables'] = [],
+): WorkflowDefinition {
+  return {
+    id,
+    name: id,
+    version: '1',
+    nodes: [
+      workflowNode({
+        id: 'supervisor',
+        typeId: 'core.orchestrator.supervisor',
+        name: 's',
+        config: { mockDispatchPlan: plan },
+      }),
+      workflowNode({ id: 'dispatch', typeId: 'core.dispatch', name: 'd', position: { x: 1, y: 0 }, config: dispatch }),
+    ],
+    edges: [
+      { id: 'e1', sourceNodeId: 'supervisor', targetNodeId: 'dispatch' },
+      { id: 'e2', sourceNodeId: 'dispatch', targetNodeId: 'supervisor' },
+    ],
+    triggers: [{ id: 'manual', type: 'manual' }],
+    variables,
+    metadata: {},
+    settings: {},
+  };
+}
+
+/** A worker held on an approval gate (node 'gate') whose variable childOutcome defaults to `outcome`. */
+export function gatedWorker(id: string, outcome: string, gateConfig: Record<string, unknown> = {}): WorkflowDefinition {
+  return oneNode(
+    id,
+    { id: 'gate', name: 'gate', typeId: 'core.approvalGate', config: gateConfig },
+    { name: 'gated child', variables: [{ name: 'childOutcome', type: 'string', defaultValue: outcome }] },
+  );
+}
+
+/** A loop that dispatches `workerId` once and harvests its childOutcome into parentResult. */
+export function harvestingLoop(id: string, workerId: string, name = id): WorkflowDefinition {
+  return {
+    ...supervisorLoop(
+      id,
+      [{ kind: 'next-worker', nextWorkerIds: [workerId] }],
+      { outputMapping: { parentResult: 'childOutcome' } },
+      [{ name: 'parentResult', type: 'string', defaultValue: '' }],
+    ),
+    name,
+  };
 }
 
 /** Starts a run of `workflowId`. */
@@ -70,6 +117,36 @@ export async function untilStatus(host: OpenwopHost, runId: string, status: RunS
     await new Promise<void>((res) => setImmediate(res));
   }
   throw new Error(`run ${runId} never reached ${status}`);
+}
+
+/** Polls the child runs of `runId` until one has `status`; its run id, or undefined after `tries` polls. */
+export async function untilChild(
+  host: OpenwopHost,
+  runId: string,
+  status: RunStatus,
+  tries = 2000,
+): Promise<string | undefined> {
+  let childId: string | undefined;
+  for (let i = 0; !childId && i < tries; i++) {
+    childId = (await host.store.childRuns(runId)).find((c) => c.status === status)?.runId;
+    if (!childId) await new Promise<void>((res) => setImmediate(res));
+  }
+  return childId;
+}
+
+/**
+ * Accepts the gate of the waiting worker `childId` (once its resumed host has it waiting again) and waits for
+ * the parent `runId` to end; its terminal status and events.
+ */
+export async function acceptGateAndFinish(
+  host: OpenwopHost,
+  runId: string,
+  childId: string,
+): Promise<{ status: RunStatus; events: RunEvent[] }> {
+  await untilStatus(host, childId, 'waiting-approval');
+  await host.runs.resolveInterrupt(childId, 'gate', { action: 'accept' }, { principal: 'operator' });
+  const status = await host.runs.waitTerminal(runId);
+  return { status, events: await host.store.events(runId) };
 }
 
 /** Every event validates against run-event.schema.json and its payload $def. */

@@ -22,6 +22,7 @@ import {
   untilStatus,
 } from './agents-harness.js';
 import type { Opened } from './agents-harness.js';
+import { oneNode } from './service-test-kit.js';
 
 let o: Opened;
 let host: OpenwopHost;
@@ -43,28 +44,19 @@ afterAll(async () => {
 
 const AGENT_TYPES = /^agent\./;
 
+/** A one-node workflow on core.identity, pinned to `agent` when given. */
 function single(id: string, config: Record<string, unknown>, agent?: Record<string, unknown>): WorkflowDefinition {
-  return {
-    id,
-    name: id,
-    version: '1',
-    nodes: [
-      {
-        id: 'n',
-        typeId: 'core.identity',
-        name: 'n',
-        position: { x: 0, y: 0 },
-        config,
-        inputs: {},
-        ...(agent ? { agent } : {}),
-      },
-    ],
-    edges: [],
-    triggers: [{ id: 'manual', type: 'manual' }],
-    variables: [],
-    metadata: {},
-    settings: {},
-  };
+  return oneNode(id, { typeId: 'core.identity', config, ...(agent ? { agent } : {}) });
+}
+
+/** Answers the low-conf-decider approval of `runId` through the REST interrupt route. */
+function answerApproval(runId: string, action: 'accept' | 'reject') {
+  return app.inject({
+    method: 'POST',
+    url: `/v1/runs/${runId}/interrupts/low-conf-decider`,
+    headers: auth,
+    payload: { action },
+  });
 }
 
 describe('agent identity (RFC 0002 / 0023)', () => {
@@ -132,12 +124,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
     const snap = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}`, headers: auth })).json();
     expect(snap.status).toBe('waiting-approval');
 
-    const res = await app.inject({
-      method: 'POST',
-      url: `/v1/runs/${runId}/interrupts/low-conf-decider`,
-      headers: auth,
-      payload: { action: 'accept' },
-    });
+    const res = await answerApproval(runId, 'accept');
     expect(res.statusCode).toBe(200);
     expect(await host.runs.waitTerminal(runId)).toBe('completed');
     const all = await host.store.events(runId);
@@ -149,12 +136,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
   it('CP-1: reject through REST fails the node and the run with approval_rejected', async () => {
     const runId = await start(host, 'conformance-agent-low-confidence');
     await untilStatus(host, runId, 'waiting-approval');
-    const res = await app.inject({
-      method: 'POST',
-      url: `/v1/runs/${runId}/interrupts/low-conf-decider`,
-      headers: auth,
-      payload: { action: 'reject' },
-    });
+    const res = await answerApproval(runId, 'reject');
     expect(res.statusCode).toBe(200);
     expect(await host.runs.waitTerminal(runId)).toBe('failed');
     const snap = await host.runs.snapshot(runId);

@@ -11,7 +11,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDb } from '../../src/ledger/index.js';
 import type { RunEvent, WorkflowDefinition } from '../../src/openwop/types.js';
-import { closeHost, expectValidEvents, ofType, openAgentsHost, start, untilStatus } from './agents-harness.js';
+import {
+  acceptGateAndFinish,
+  closeHost,
+  expectValidEvents,
+  gatedWorker,
+  harvestingLoop,
+  ofType,
+  openAgentsHost,
+  start,
+  untilChild,
+  untilStatus,
+} from './agents-harness.js';
 import type { Opened } from './agents-harness.js';
 
 const open: Opened[] = [];
@@ -19,7 +30,8 @@ afterEach(async () => {
   for (const o of open.splice(0)) await closeHost(o);
 });
 
-async function reopen(file: string): Promise<Opened> {
+/** Opens an agents host on `file` (a new temp file by default), closed after the test unless closed before. */
+async function openTracked(file?: string): Promise<Opened> {
   const o = await openAgentsHost(file);
   open.push(o);
   return o;
@@ -29,63 +41,33 @@ const CHAIN = 'core.workflowChain.event';
 const count = (events: readonly RunEvent[], type: string, nodeId?: string): number =>
   events.filter((e) => e.type === type && (nodeId === undefined || e.nodeId === nodeId)).length;
 
-const gatedChild: WorkflowDefinition = {
-  id: 'agents-gated-child',
-  name: 'gated child',
-  version: '1',
-  nodes: [
-    {
-      id: 'gate',
-      typeId: 'core.approvalGate',
-      name: 'gate',
-      position: { x: 0, y: 0 },
-      config: { title: 'hold the worker' },
-      inputs: {},
-    },
-  ],
-  edges: [],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [{ name: 'childOutcome', type: 'string', defaultValue: 'after-restart' }],
-  metadata: {},
-  settings: {},
-};
+const gatedChild = gatedWorker('agents-gated-child', 'after-restart', { title: 'hold the worker' });
+const parent = harvestingLoop('agents-restart-parent', gatedChild.id, 'restart parent');
 
-const parent: WorkflowDefinition = {
-  id: 'agents-restart-parent',
-  name: 'restart parent',
-  version: '1',
-  nodes: [
-    {
-      id: 'supervisor',
-      typeId: 'core.orchestrator.supervisor',
-      name: 's',
-      position: { x: 0, y: 0 },
-      config: { mockDispatchPlan: [{ kind: 'next-worker', nextWorkerIds: ['agents-gated-child'] }] },
-      inputs: {},
-    },
-    {
-      id: 'dispatch',
-      typeId: 'core.dispatch',
-      name: 'd',
-      position: { x: 1, y: 0 },
-      config: { outputMapping: { parentResult: 'childOutcome' } },
-      inputs: {},
-    },
-  ],
-  edges: [
-    { id: 'e1', sourceNodeId: 'supervisor', targetNodeId: 'dispatch' },
-    { id: 'e2', sourceNodeId: 'dispatch', targetNodeId: 'supervisor' },
-  ],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [{ name: 'parentResult', type: 'string', defaultValue: '' }],
-  metadata: {},
-  settings: {},
-};
+/** Opens a host, starts the parent and waits until its worker holds on the gate; the host, run and child. */
+async function parentWithWaitingChild(): Promise<{ first: Opened; runId: string; childId: string | undefined }> {
+  const first = await openTracked();
+  await first.host.catalog.register(gatedChild);
+  await first.host.catalog.register(parent);
+  const runId = await start(first.host, parent.id);
+  return { first, runId, childId: await untilChild(first.host, runId, 'waiting-approval') };
+}
+
+/** The handoff chain of a resumed dispatch, with its four phases checked. */
+function expectFullChain(events: readonly RunEvent[]): RunEvent[] {
+  const chain = ofType(events, CHAIN);
+  expect(chain.map((e) => e.payload.phase)).toEqual([
+    'dispatch.began',
+    'dispatch.succeeded',
+    'child.completed',
+    'output.harvested',
+  ]);
+  return chain;
+}
 
 describe('restart mid-run (replay determinism)', () => {
   it('a supervisor held on CP-1 keeps its recorded decision across a restart, even if the plan changed', async () => {
-    const first = await openAgentsHost();
-    open.push(first);
+    const first = await openTracked();
     const runId = await start(first.host, 'conformance-orchestrator-low-confidence');
     const before = await untilStatus(first.host, runId, 'waiting-approval');
     await closeHost(open.pop()!);
@@ -100,7 +82,7 @@ describe('restart mid-run (replay determinism)', () => {
     await raw.run('UPDATE openwop_runs SET definition = ? WHERE run_id = ?', [JSON.stringify(def), runId]);
     await raw.close();
 
-    const second = await reopen(first.file);
+    const second = await openTracked(first.file);
     const resumed = await untilStatus(second.host, runId, 'waiting-approval');
     expect(second.host.runs.pendingInterrupts().map((p) => [p.runId, p.nodeId])).toEqual([[runId, 'supervisor']]);
     expect(resumed.slice(0, before.length)).toEqual(before);
@@ -122,13 +104,12 @@ describe('restart mid-run (replay determinism)', () => {
   });
 
   it('an agent-pinned node held on CP-1 resumes after a restart without re-emitting its agent events', async () => {
-    const first = await openAgentsHost();
-    open.push(first);
+    const first = await openTracked();
     const held = await start(first.host, 'conformance-agent-low-confidence');
     const before = await untilStatus(first.host, held, 'waiting-approval');
     await closeHost(open.pop()!);
 
-    const second = await reopen(first.file);
+    const second = await openTracked(first.file);
     await untilStatus(second.host, held, 'waiting-approval');
     await second.host.runs.resolveInterrupt(held, 'low-conf-decider', { action: 'accept' }, { principal: 'operator' });
     expect(await second.host.runs.waitTerminal(held)).toBe('completed');
@@ -140,34 +121,17 @@ describe('restart mid-run (replay determinism)', () => {
   });
 
   it('a dispatch stopped while its child waits resumes the same child; the handoff chain has no duplicates', async () => {
-    const first = await openAgentsHost();
-    open.push(first);
-    await first.host.catalog.register(gatedChild);
-    await first.host.catalog.register(parent);
-    const runId = await start(first.host, parent.id);
-    let childId: string | undefined;
-    for (let i = 0; !childId && i < 2000; i++) {
-      childId = (await first.host.store.childRuns(runId)).find((c) => c.status === 'waiting-approval')?.runId;
-      if (!childId) await new Promise<void>((res) => setImmediate(res));
-    }
+    const { first, runId, childId } = await parentWithWaitingChild();
     expect(childId).toBeDefined();
     const before = await first.host.store.events(runId);
     expect(ofType(before, CHAIN).map((e) => e.payload.phase)).toEqual(['dispatch.began', 'dispatch.succeeded']);
     await closeHost(open.pop()!);
 
-    const second = await reopen(first.file);
-    await untilStatus(second.host, childId!, 'waiting-approval');
-    await second.host.runs.resolveInterrupt(childId!, 'gate', { action: 'accept' }, { principal: 'operator' });
-    expect(await second.host.runs.waitTerminal(runId)).toBe('completed');
-    const events = await second.host.store.events(runId);
+    const second = await openTracked(first.file);
+    const { status, events } = await acceptGateAndFinish(second.host, runId, childId!);
+    expect(status).toBe('completed');
     expectValidEvents(events);
-    const chain = ofType(events, CHAIN);
-    expect(chain.map((e) => e.payload.phase)).toEqual([
-      'dispatch.began',
-      'dispatch.succeeded',
-      'child.completed',
-      'output.harvested',
-    ]);
+    const chain = expectFullChain(events);
     expect(chain.slice(0, 2)).toEqual(ofType(before, CHAIN));
     expect(chain[2]!.causationId).toBe(chain[1]!.eventId);
     expect(chain[3]!.causationId).toBe(chain[2]!.eventId);
@@ -180,16 +144,7 @@ describe('restart mid-run (replay determinism)', () => {
   });
 
   it('a crash between creating the child and recording dispatch.succeeded finds the same child again', async () => {
-    const first = await openAgentsHost();
-    open.push(first);
-    await first.host.catalog.register(gatedChild);
-    await first.host.catalog.register(parent);
-    const runId = await start(first.host, parent.id);
-    let childId: string | undefined;
-    for (let i = 0; !childId && i < 2000; i++) {
-      childId = (await first.host.store.childRuns(runId)).find((c) => c.status === 'waiting-approval')?.runId;
-      if (!childId) await new Promise<void>((res) => setImmediate(res));
-    }
+    const { first, runId, childId } = await parentWithWaitingChild();
     const before = await first.host.store.events(runId);
     const last = before.at(-1)!;
     expect([last.type, last.payload.phase]).toEqual([CHAIN, 'dispatch.succeeded']);
@@ -209,19 +164,11 @@ describe('restart mid-run (replay determinism)', () => {
     await raw.exec(trig.sql);
     await raw.close();
 
-    const second = await reopen(first.file);
-    await untilStatus(second.host, childId!, 'waiting-approval');
-    await second.host.runs.resolveInterrupt(childId!, 'gate', { action: 'accept' }, { principal: 'operator' });
-    expect(await second.host.runs.waitTerminal(runId)).toBe('completed');
-    const events = await second.host.store.events(runId);
+    const second = await openTracked(first.file);
+    const { status, events } = await acceptGateAndFinish(second.host, runId, childId!);
+    expect(status).toBe('completed');
     expectValidEvents(events);
-    const chain = ofType(events, CHAIN);
-    expect(chain.map((e) => e.payload.phase)).toEqual([
-      'dispatch.began',
-      'dispatch.succeeded',
-      'child.completed',
-      'output.harvested',
-    ]);
+    const chain = expectFullChain(events);
     expect(chain[1]!.payload.childRunId).toBe(childId);
     expect(chain[1]!.causationId).toBe(chain[0]!.eventId);
     expect((await second.host.store.childRuns(runId)).map((c) => c.runId)).toEqual([childId]);

@@ -1,5 +1,6 @@
-// Shared setup for the host-service family tests (prompts-*, ai-envelope-*, agent-runtime-*): a real OpenWOP host
-// over a real SQLite file, reopened on the same file for restart tests, and a wait on the run's event log.
+// Shared setup for the OpenWOP host tests (service families, agents, mcp, event log): a real OpenWOP host over a real
+// SQLite file or PostgreSQL schema, reopened on the same store for restart tests, a fresh Db per store backend,
+// workflow builders, and a wait on the run's event log.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { expect } from 'vitest';
 import { RealClock } from '../../src/core/index.js';
 import { openDb } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
+import type { Backend } from '../ledger/helpers.js';
 import { createOpenwopHost } from '../../src/openwop/host.js';
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import type { InterruptRequest, NodeModule } from '../../src/openwop/node-registry.js';
@@ -16,28 +18,42 @@ import type { RunEvent, WorkflowDefinition, WorkflowNode } from '../../src/openw
 
 export const clock = new RealClock();
 
-/** One host process over one SQLite file; `reopen` closes it and starts another on the same file. */
+/** A temp SQLite file path in a new temp folder. */
+export function tempDbFile(prefix = 'mhs-svc-'): string {
+  return join(mkdtempSync(join(tmpdir(), prefix)), 'host.db');
+}
+
+/**
+ * One host process over one store (a SQLite file, or a PostgreSQL URL; a new temp SQLite file by default);
+ * `reopen` closes it and starts another on the same store. `graceMs` is what `close` gives node work in flight.
+ */
 export class HostFixture {
   host!: OpenwopHost;
   db!: Db;
   readonly file: string;
+  private isOpen = false;
 
   constructor(
     private readonly make: (db: Db) => Promise<{ families?: ServiceFamily[]; nodes?: NodeModule[] }>,
     file?: string,
+    private readonly graceMs = 100,
   ) {
-    this.file = file ?? join(mkdtempSync(join(tmpdir(), 'mhs-svc-')), 'host.db');
+    this.file = file ?? tempDbFile();
   }
 
   async open(): Promise<OpenwopHost> {
     this.db = await openDb(this.file);
     const extra = await this.make(this.db);
     this.host = await createOpenwopHost({ db: this.db, clock, workflowsDir: false, ...extra });
+    this.isOpen = true;
     return this.host;
   }
 
+  /** Closes the host and its Db; a no-op when already closed. */
   async close(): Promise<void> {
-    await this.host.close(100);
+    if (!this.isOpen) return;
+    this.isOpen = false;
+    await this.host.close(this.graceMs);
     await this.db.close();
   }
 
@@ -47,13 +63,36 @@ export class HostFixture {
   }
 }
 
-/** A one-node manual workflow. */
-export function oneNode(id: string, node: Partial<WorkflowNode> & { typeId: string }, extra = {}): WorkflowDefinition {
+/**
+ * A Db on a fresh store of `backend`; closing it and removing the store is pushed onto `cleanups` (one entry, so
+ * the caller's order of running them decides when).
+ */
+export async function freshDb(backend: Backend, cleanups: Array<() => Promise<void>>): Promise<Db> {
+  const h = await backend.fresh();
+  const db = await openDb(h.location);
+  cleanups.push(async () => {
+    await db.close();
+    await h.cleanup();
+  });
+  return db;
+}
+
+/** A workflow node; id and name default to 'n', config and inputs to empty, position to the origin. */
+export function workflowNode(node: Partial<WorkflowNode> & { typeId: string }): WorkflowNode {
+  return { id: 'n', name: 'n', position: { x: 0, y: 0 }, config: {}, inputs: {}, ...node };
+}
+
+/** A one-node manual workflow (`extra` overrides any top-level field). */
+export function oneNode(
+  id: string,
+  node: Partial<WorkflowNode> & { typeId: string },
+  extra: Partial<WorkflowDefinition> = {},
+): WorkflowDefinition {
   return {
     id,
     name: id,
     version: '1',
-    nodes: [{ id: 'n', name: 'n', position: { x: 0, y: 0 }, config: {}, inputs: {}, ...node }],
+    nodes: [workflowNode(node)],
     edges: [],
     triggers: [{ id: 'manual', type: 'manual' }],
     variables: [],

@@ -9,7 +9,13 @@ import type { AgentsFamilyOptions } from '../../src/openwop/agents/agents-family
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import { openwopSchemas } from '../../src/openwop/schemas.js';
 import type { RunEvent, RunStatus, WorkflowDefinition } from '../../src/openwop/types.js';
-import { HostFixture, oneNode, tempDbFile as kitTempDbFile, workflowNode } from './service-test-kit.js';
+import {
+  HOST_DEFAULT_GRACE_MS,
+  HostFixture,
+  oneNode,
+  tempDbFile as kitTempDbFile,
+  workflowNode,
+} from './service-test-kit.js';
 
 export { clock } from './service-test-kit.js';
 
@@ -20,9 +26,6 @@ export type Opened = HostFixture;
 export function tempDbFile(): string {
   return kitTempDbFile('mhs-agents-');
 }
-
-/** What `host.close()` gives node work in flight by default (run-manager shutdown). */
-const HOST_DEFAULT_GRACE_MS = 10_000;
 
 /** Opens a host with the agents family on `file` (a SQLite path or PostgreSQL URL; a new temp file by default). */
 export async function openAgentsHost(file = tempDbFile(), opts: AgentsFamilyOptions = {}): Promise<Opened> {

@@ -18,6 +18,9 @@ import type { RunEvent, WorkflowDefinition, WorkflowNode } from '../../src/openw
 
 export const clock = new RealClock();
 
+/** What `host.close()` gives node work in flight when not told (the run manager's shutdown default). */
+export const HOST_DEFAULT_GRACE_MS = 10_000;
+
 /** A temp SQLite file path in a new temp folder. */
 export function tempDbFile(prefix = 'mhs-svc-'): string {
   return join(mkdtempSync(join(tmpdir(), prefix)), 'host.db');

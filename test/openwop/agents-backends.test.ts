@@ -6,13 +6,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../ledger/helpers.js';
 import {
   acceptGateAndFinish,
-  closeHost,
   expectValidEvents,
   gatedWorker,
   harvestingLoop,
   ofType,
   openAgentsHost,
-  untilChild,
+  startUntilWorkerHolds,
 } from './agents-harness.js';
 import type { Opened } from './agents-harness.js';
 
@@ -24,7 +23,7 @@ afterEach(async () => {
 /** An agents host on `location`, closed after the test (before its store is removed) unless closed before. */
 async function openOn(location: string): Promise<Opened> {
   const o = await openAgentsHost(location);
-  cleanups.push(() => closeHost(o));
+  cleanups.push(() => o.close());
   return o;
 }
 
@@ -52,19 +51,16 @@ describe.each(BACKENDS)('agents loop on $name', (backend) => {
     const h = await backend.fresh();
     cleanups.push(h.cleanup);
     const first = await openOn(h.location);
-    await first.host.catalog.register(child);
-    await first.host.catalog.register(parent);
-    const { run } = await first.host.runs.createRun({ workflowId: parent.id }, { principal: 't' });
-    const childId = await untilChild(first.host, run.runId, 'waiting-approval', 5000);
+    const { runId, childId } = await startUntilWorkerHolds(first.host, child, parent, 5000);
     expect(childId).toBeDefined();
     await first.close();
 
     const second = await openOn(h.location);
-    const { status, events } = await acceptGateAndFinish(second.host, run.runId, childId!);
+    const { status, events } = await acceptGateAndFinish(second.host, runId, childId!);
     expect(status).toBe('completed');
     expectValidEvents(events);
     expect(ofType(events, CHAIN).map((e) => e.payload.phase)).toEqual(FULL);
-    expect((await second.host.store.childRuns(run.runId)).map((c) => c.runId)).toEqual([childId]);
-    expect((await second.host.runs.snapshot(run.runId)).variables.parentResult).toBe('kept');
+    expect((await second.host.store.childRuns(runId)).map((c) => c.runId)).toEqual([childId]);
+    expect((await second.host.runs.snapshot(runId)).variables.parentResult).toBe('kept');
   });
 });

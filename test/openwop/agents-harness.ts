@@ -138,6 +138,22 @@ export async function untilChild(
 }
 
 /**
+ * Registers `worker` (a gated worker) and `parent` (a loop dispatching it), starts the parent and waits until the
+ * worker holds on its gate; the parent run and the worker's child run (undefined if not held after `tries` polls).
+ */
+export async function startUntilWorkerHolds(
+  host: OpenwopHost,
+  worker: WorkflowDefinition,
+  parent: WorkflowDefinition,
+  tries = 2000,
+): Promise<{ runId: string; childId: string | undefined }> {
+  await host.catalog.register(worker);
+  await host.catalog.register(parent);
+  const runId = await start(host, parent.id);
+  return { runId, childId: await untilChild(host, runId, 'waiting-approval', tries) };
+}
+
+/**
  * Accepts the gate of the waiting worker `childId` (once its resumed host has it waiting again) and waits for
  * the parent `runId` to end; its terminal status and events.
  */

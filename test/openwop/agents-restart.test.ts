@@ -8,27 +8,24 @@
 // → child.completed → output.harvested, the post-restart records caused by the pre-restart ones. (3) A crash
 // between creating the child and recording dispatch.succeeded (simulated by removing that last record from the
 // file) resumes in `dispatching`: the same child is found again by its key and dispatch.succeeded is recorded once.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDb } from '../../src/ledger/index.js';
 import type { RunEvent, WorkflowDefinition } from '../../src/openwop/types.js';
 import {
   acceptGateAndFinish,
-  closeHost,
   expectValidEvents,
   gatedWorker,
   harvestingLoop,
   ofType,
   openAgentsHost,
   start,
-  untilChild,
+  startUntilWorkerHolds,
   untilStatus,
 } from './agents-harness.js';
 import type { Opened } from './agents-harness.js';
+import { closedAfterEach } from './service-test-kit.js';
 
-const open: Opened[] = [];
-afterEach(async () => {
-  for (const o of open.splice(0)) await closeHost(o);
-});
+const open = closedAfterEach<Opened>();
 
 /** Opens an agents host on `file` (a new temp file by default), closed after the test unless closed before. */
 async function openTracked(file?: string): Promise<Opened> {
@@ -47,10 +44,16 @@ const parent = harvestingLoop('agents-restart-parent', gatedChild.id, 'restart p
 /** Opens a host, starts the parent and waits until its worker holds on the gate; the host, run and child. */
 async function parentWithWaitingChild(): Promise<{ first: Opened; runId: string; childId: string | undefined }> {
   const first = await openTracked();
-  await first.host.catalog.register(gatedChild);
-  await first.host.catalog.register(parent);
-  const runId = await start(first.host, parent.id);
-  return { first, runId, childId: await untilChild(first.host, runId, 'waiting-approval') };
+  return { first, ...(await startUntilWorkerHolds(first.host, gatedChild, parent)) };
+}
+
+/** Opens a host, starts `workflowId`, waits until it holds on its approval and stops the host; its store and run. */
+async function heldThenStopped(workflowId: string): Promise<{ file: string; runId: string; before: RunEvent[] }> {
+  const first = await openTracked();
+  const runId = await start(first.host, workflowId);
+  const before = await untilStatus(first.host, runId, 'waiting-approval');
+  await first.close();
+  return { file: first.file, runId, before };
 }
 
 /** The handoff chain of a resumed dispatch, with its four phases checked. */
@@ -67,13 +70,10 @@ function expectFullChain(events: readonly RunEvent[]): RunEvent[] {
 
 describe('restart mid-run (replay determinism)', () => {
   it('a supervisor held on CP-1 keeps its recorded decision across a restart, even if the plan changed', async () => {
-    const first = await openTracked();
-    const runId = await start(first.host, 'conformance-orchestrator-low-confidence');
-    const before = await untilStatus(first.host, runId, 'waiting-approval');
-    await closeHost(open.pop()!);
+    const { file, runId, before } = await heldThenStopped('conformance-orchestrator-low-confidence');
 
     // While the host is down, change the stored run's plan: a host that re-decided would now pick terminate.
-    const raw = await openDb(first.file);
+    const raw = await openDb(file);
     const row = (await raw.get<{ definition: string }>('SELECT definition FROM openwop_runs WHERE run_id = ?', [
       runId,
     ]))!;
@@ -82,7 +82,7 @@ describe('restart mid-run (replay determinism)', () => {
     await raw.run('UPDATE openwop_runs SET definition = ? WHERE run_id = ?', [JSON.stringify(def), runId]);
     await raw.close();
 
-    const second = await openTracked(first.file);
+    const second = await openTracked(file);
     const resumed = await untilStatus(second.host, runId, 'waiting-approval');
     expect(second.host.runs.pendingInterrupts().map((p) => [p.runId, p.nodeId])).toEqual([[runId, 'supervisor']]);
     expect(resumed.slice(0, before.length)).toEqual(before);
@@ -104,12 +104,9 @@ describe('restart mid-run (replay determinism)', () => {
   });
 
   it('an agent-pinned node held on CP-1 resumes after a restart without re-emitting its agent events', async () => {
-    const first = await openTracked();
-    const held = await start(first.host, 'conformance-agent-low-confidence');
-    const before = await untilStatus(first.host, held, 'waiting-approval');
-    await closeHost(open.pop()!);
+    const { file, runId: held, before } = await heldThenStopped('conformance-agent-low-confidence');
 
-    const second = await openTracked(first.file);
+    const second = await openTracked(file);
     await untilStatus(second.host, held, 'waiting-approval');
     await second.host.runs.resolveInterrupt(held, 'low-conf-decider', { action: 'accept' }, { principal: 'operator' });
     expect(await second.host.runs.waitTerminal(held)).toBe('completed');
@@ -125,7 +122,7 @@ describe('restart mid-run (replay determinism)', () => {
     expect(childId).toBeDefined();
     const before = await first.host.store.events(runId);
     expect(ofType(before, CHAIN).map((e) => e.payload.phase)).toEqual(['dispatch.began', 'dispatch.succeeded']);
-    await closeHost(open.pop()!);
+    await first.close();
 
     const second = await openTracked(first.file);
     const { status, events } = await acceptGateAndFinish(second.host, runId, childId!);
@@ -148,7 +145,7 @@ describe('restart mid-run (replay determinism)', () => {
     const before = await first.host.store.events(runId);
     const last = before.at(-1)!;
     expect([last.type, last.payload.phase]).toEqual([CHAIN, 'dispatch.succeeded']);
-    await closeHost(open.pop()!);
+    await first.close();
 
     // Undo the last append, as if the process died before it committed (the table is append-only: lift the
     // delete trigger for this one statement, then put it back).

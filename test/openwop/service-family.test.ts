@@ -1,18 +1,14 @@
 // RFC 0144 seam: a host service family's surface reaches pack code through ctx, its capability fragment is merged
 // into a discovery document that still validates, and a node that requires a family the host lacks fails with
 // host_capability_missing instead of running without it.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import type { NodeModule } from '../../src/openwop/node-registry.js';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
 import type { ServiceFamily } from '../../src/openwop/service-family.js';
-import { HOST_DEFAULT_GRACE_MS, HostFixture, oneNode, tempDbFile } from './service-test-kit.js';
+import { HOST_DEFAULT_GRACE_MS, HostFixture, closedAfterEach, oneNode, tempDbFile } from './service-test-kit.js';
 
-const open: HostFixture[] = [];
-
-afterEach(async () => {
-  for (const o of open.splice(0)) await o.close();
-});
+const open = closedAfterEach<HostFixture>();
 
 const health: NodeModule = {
   typeId: 'test.mcp-health',

@@ -4,7 +4,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import { RealClock } from '../../src/core/index.js';
 import { openDb } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
@@ -14,7 +14,7 @@ import type { OpenwopHost } from '../../src/openwop/host.js';
 import type { InterruptRequest, NodeModule } from '../../src/openwop/node-registry.js';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
 import type { ServiceFamily } from '../../src/openwop/service-family.js';
-import type { RunEvent, WorkflowDefinition, WorkflowNode } from '../../src/openwop/types.js';
+import type { RunEvent, RunStatus, WorkflowDefinition, WorkflowNode } from '../../src/openwop/types.js';
 
 export const clock = new RealClock();
 
@@ -64,6 +64,25 @@ export class HostFixture {
     await this.close();
     return this.open();
   }
+
+  /**
+   * Restarts the host on the same store, answers the interrupt of the held run `runId` with `body` once its resumed
+   * node holds on it again, and waits for the run to end; its terminal status.
+   */
+  async restartAndResolve(runId: string, body: Record<string, unknown>): Promise<RunStatus> {
+    await this.reopen();
+    await resolveWhenPending(this.host, runId, body);
+    return this.host.runs.waitTerminal(runId);
+  }
+}
+
+/** A list whose members are closed, in order, after each test: push every fixture a test opens. */
+export function closedAfterEach<T extends { close(): Promise<void> }>(): T[] {
+  const list: T[] = [];
+  afterEach(async () => {
+    for (const f of list.splice(0)) await f.close();
+  });
+  return list;
 }
 
 /**
@@ -145,6 +164,26 @@ export function expectValidCapabilities(host: OpenwopHost): Record<string, unkno
   const doc = host.capabilities();
   expect(openwopSchemas().check(schemaId('capabilities'), doc)).toEqual([]);
   return doc;
+}
+
+/** Runs `workflowId` to a terminal status: its id, status, events (each checked against the schemas) and error code. */
+export async function runToTerminal(
+  host: OpenwopHost,
+  workflowId: string,
+): Promise<{ runId: string; status: RunStatus; events: RunEvent[]; code: string | undefined }> {
+  const { run } = await host.runs.createRun({ workflowId }, { principal: 't' });
+  const status = await host.runs.waitTerminal(run.runId);
+  const events = await expectValidEvents(host, run.runId);
+  return { runId: run.runId, status, events, code: await runErrorCode(host, run.runId) };
+}
+
+/** Starts `workflowId` and waits until the run asks for input; its id and the interrupt.requested event. */
+export async function startUntilAsked(
+  host: OpenwopHost,
+  workflowId: string,
+): Promise<{ runId: string; asked: RunEvent }> {
+  const { run } = await host.runs.createRun({ workflowId }, { principal: 't' });
+  return { runId: run.runId, asked: await waitForEvent(host, run.runId, (e) => e.type === 'interrupt.requested') };
 }
 
 /** The failed run's error code. */

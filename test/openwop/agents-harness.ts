@@ -101,6 +101,16 @@ export async function start(
   return run.runId;
 }
 
+/** Starts a run of `workflowId` and waits until it has `status` (e.g. held on an approval); its id and events. */
+export async function startUntil(
+  host: OpenwopHost,
+  workflowId: string,
+  status: RunStatus,
+): Promise<{ runId: string; events: RunEvent[] }> {
+  const runId = await start(host, workflowId);
+  return { runId, events: await untilStatus(host, runId, status) };
+}
+
 /** Runs `workflowId` to a terminal status. */
 export async function runToEnd(
   host: OpenwopHost,

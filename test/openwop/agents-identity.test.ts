@@ -17,7 +17,7 @@ import {
   ofType,
   openAgentsHost,
   runToEnd,
-  start,
+  startUntil,
   types,
   untilStatus,
 } from './agents-harness.js';
@@ -106,8 +106,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
   });
 
   it('CP-1 conformance-agent-low-confidence: suspends low-confidence, waiting-approval; accept through REST completes', async () => {
-    const runId = await start(host, 'conformance-agent-low-confidence');
-    const events = await untilStatus(host, runId, 'waiting-approval');
+    const { runId, events } = await startUntil(host, 'conformance-agent-low-confidence', 'waiting-approval');
     expectValidEvents(events);
     const decided = ofType(events, 'agent.decided');
     expect(decided).toHaveLength(1);
@@ -134,8 +133,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
   });
 
   it('CP-1: reject through REST fails the node and the run with approval_rejected', async () => {
-    const runId = await start(host, 'conformance-agent-low-confidence');
-    await untilStatus(host, runId, 'waiting-approval');
+    const { runId } = await startUntil(host, 'conformance-agent-low-confidence', 'waiting-approval');
     const res = await answerApproval(runId, 'reject');
     expect(res.statusCode).toBe(200);
     expect(await host.runs.waitTerminal(runId)).toBe('failed');
@@ -155,8 +153,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
     const ok = await runToEnd(host, 'agents-confident');
     expect(ok.status).toBe('completed');
     expect(ofType(ok.events, 'node.suspended')).toEqual([]);
-    const strictRun = await start(host, 'agents-strict');
-    const ev = await untilStatus(host, strictRun, 'waiting-approval');
+    const { runId: strictRun, events: ev } = await startUntil(host, 'agents-strict', 'waiting-approval');
     expect(ofType(ev, 'node.suspended')[0]!.payload).toMatchObject({ reason: 'low-confidence', threshold: 0.9 });
     await host.runs.cancel(strictRun, { principal: 't' });
     // RunOptions.configurable.escalationThreshold overrides per run.

@@ -25,6 +25,7 @@ import {
   openAgentsHost,
   runToEnd,
   start,
+  startUntil,
   supervisorLoop,
   tempDbFile,
   untilChild,
@@ -202,8 +203,7 @@ describe('supervisor → dispatch → harvest loop', () => {
         { kind: 'next-worker', nextWorkerIds: ['conformance-noop'], confidence: 0.2 },
       ]),
     );
-    const runId = await start(host, 'agents-escalate-drop');
-    await untilStatus(host, runId, 'waiting-input');
+    const { runId } = await startUntil(host, 'agents-escalate-drop', 'waiting-input');
     await host.runs.resolveInterrupt(runId, 'dispatch', { resumeValue: { confirm: false } }, { principal: 'operator' });
     expect(await host.runs.waitTerminal(runId)).toBe('completed');
     const events = await host.store.events(runId);
@@ -331,8 +331,7 @@ describe('dispatch mappings (RFC 0022)', () => {
 
   it('ask-user suspends on a clarification and hands the answer back to the next turn', async () => {
     await host.catalog.register(supervisorLoop('agents-ask-user', [{ kind: 'ask-user', prompt: 'Which sample?' }]));
-    const runId = await start(host, 'agents-ask-user');
-    await untilStatus(host, runId, 'waiting-input');
+    const { runId } = await startUntil(host, 'agents-ask-user', 'waiting-input');
     await host.runs.resolveInterrupt(runId, 'dispatch', { resumeValue: 'sample-7' }, { principal: 'operator' });
     expect(await host.runs.waitTerminal(runId)).toBe('completed');
     const done = ofType(await host.store.events(runId), 'node.completed').filter((e) => e.nodeId === 'dispatch');

@@ -18,7 +18,7 @@ import {
   harvestingLoop,
   ofType,
   openAgentsHost,
-  start,
+  startUntil,
   startUntilWorkerHolds,
   untilStatus,
 } from './agents-harness.js';
@@ -50,14 +50,24 @@ async function parentWithWaitingChild(): Promise<{ first: Opened; runId: string;
 /** Opens a host, starts `workflowId`, waits until it holds on its approval and stops the host; its store and run. */
 async function heldThenStopped(workflowId: string): Promise<{ file: string; runId: string; before: RunEvent[] }> {
   const first = await openTracked();
-  const runId = await start(first.host, workflowId);
-  const before = await untilStatus(first.host, runId, 'waiting-approval');
+  const { runId, events: before } = await startUntil(first.host, workflowId, 'waiting-approval');
   await first.close();
   return { file: first.file, runId, before };
 }
 
-/** The handoff chain of a resumed dispatch, with its four phases checked. */
-function expectFullChain(events: readonly RunEvent[]): RunEvent[] {
+/**
+ * Reopens a host on `file`, accepts the held worker's gate and checks that the parent completed with a valid log
+ * and the four-phase handoff chain; the host, the parent's events and its chain.
+ */
+async function resumeToFullChain(
+  file: string,
+  runId: string,
+  childId: string,
+): Promise<{ second: Opened; events: RunEvent[]; chain: RunEvent[] }> {
+  const second = await openTracked(file);
+  const { status, events } = await acceptGateAndFinish(second.host, runId, childId);
+  expect(status).toBe('completed');
+  expectValidEvents(events);
   const chain = ofType(events, CHAIN);
   expect(chain.map((e) => e.payload.phase)).toEqual([
     'dispatch.began',
@@ -65,7 +75,7 @@ function expectFullChain(events: readonly RunEvent[]): RunEvent[] {
     'child.completed',
     'output.harvested',
   ]);
-  return chain;
+  return { second, events, chain };
 }
 
 describe('restart mid-run (replay determinism)', () => {
@@ -124,11 +134,7 @@ describe('restart mid-run (replay determinism)', () => {
     expect(ofType(before, CHAIN).map((e) => e.payload.phase)).toEqual(['dispatch.began', 'dispatch.succeeded']);
     await first.close();
 
-    const second = await openTracked(first.file);
-    const { status, events } = await acceptGateAndFinish(second.host, runId, childId!);
-    expect(status).toBe('completed');
-    expectValidEvents(events);
-    const chain = expectFullChain(events);
+    const { second, events, chain } = await resumeToFullChain(first.file, runId, childId!);
     expect(chain.slice(0, 2)).toEqual(ofType(before, CHAIN));
     expect(chain[2]!.causationId).toBe(chain[1]!.eventId);
     expect(chain[3]!.causationId).toBe(chain[2]!.eventId);
@@ -161,11 +167,7 @@ describe('restart mid-run (replay determinism)', () => {
     await raw.exec(trig.sql);
     await raw.close();
 
-    const second = await openTracked(first.file);
-    const { status, events } = await acceptGateAndFinish(second.host, runId, childId!);
-    expect(status).toBe('completed');
-    expectValidEvents(events);
-    const chain = expectFullChain(events);
+    const { second, chain } = await resumeToFullChain(first.file, runId, childId!);
     expect(chain[1]!.payload.childRunId).toBe(childId);
     expect(chain[1]!.causationId).toBe(chain[0]!.eventId);
     expect((await second.host.store.childRuns(runId)).map((c) => c.runId)).toEqual([childId]);

@@ -9,21 +9,19 @@ import { ErrorCode, RealClock } from '../../src/core/index.js';
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
 import { createMcpFamily } from '../../src/openwop/services/mcp-family.js';
-import type { McpFamily } from '../../src/openwop/services/mcp-family.js';
 import type { RunEvent } from '../../src/openwop/types.js';
 import { DOWN_URL, bareClient, startEchoHttp } from '../helpers/mcp-echo.js';
 import type { EchoHttp } from '../helpers/mcp-echo.js';
 import { HOST_DEFAULT_GRACE_MS, HostFixture, oneNode, tempDbFile } from './service-test-kit.js';
 
 let server: EchoHttp;
-let family: McpFamily;
 let fx: HostFixture;
 let host: OpenwopHost;
 let bare: Client;
 
 beforeAll(async () => {
   server = await startEchoHttp();
-  family = createMcpFamily({
+  const family = createMcpFamily({
     config: {
       servers: {
         conformance: { transport: 'streamable-http', url: server.url },

@@ -34,6 +34,7 @@ export async function openAgentsHost(file = tempDbFile(), opts: AgentsFamilyOpti
   return fx;
 }
 
+/** Closes the host and its Db (a no-op when already closed). */
 export async function closeHost(o: Opened): Promise<void> {
   await o.close();
 }

@@ -3,7 +3,7 @@
 // after a host restart return the recorded result without asking the model again; bad input fails with stable
 // codes. The family advertises agentRuntime (and the agents.manifestRuntime it implies) only when told the host
 // meets manifestRuntime; otherwise it binds nothing and a node requiring it fails host_capability_missing.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NodeContext, NodeModule } from '../../src/openwop/node-registry.js';
 import type { ServiceFamily } from '../../src/openwop/service-family.js';
 import type { EnvelopeModel } from '../../src/openwop/services/ai-envelope-model.js';
@@ -14,12 +14,12 @@ import {
   HOLD,
   HostFixture,
   clock,
+  closedAfterEach,
   expectValidCapabilities,
   expectValidEvents,
   oneNode,
-  resolveWhenPending,
-  runErrorCode,
-  waitForEvent,
+  runToTerminal,
+  startUntilAsked,
 } from './service-test-kit.js';
 
 type Answer = (system: string, user: Record<string, unknown>) => unknown;
@@ -65,10 +65,7 @@ const opsNode: NodeModule = {
   },
 };
 
-const fixtures: HostFixture[] = [];
-afterEach(async () => {
-  for (const f of fixtures.splice(0)) await f.close();
-});
+const fixtures = closedAfterEach<HostFixture>();
 
 /** A host whose test family binds the surface without advertising it (the real family does not bind unadvertised). */
 async function start(models: Array<() => EnvelopeModel>, opts: { advertise?: boolean; bindForTest?: boolean } = {}) {
@@ -101,13 +98,11 @@ async function start(models: Array<() => EnvelopeModel>, opts: { advertise?: boo
 
 async function run(fx: HostFixture, wf: WorkflowDefinition) {
   await fx.host.catalog.register(wf);
-  const { run } = await fx.host.runs.createRun({ workflowId: wf.id }, { principal: 't' });
-  const status = await fx.host.runs.waitTerminal(run.runId);
-  const events = await expectValidEvents(fx.host, run.runId);
-  const outputs = events
+  const r = await runToTerminal(fx.host, wf.id);
+  const outputs = r.events
     .filter((e) => e.type === 'node.completed')
     .map((e) => (e.payload.outputs as { results: unknown[] }).results);
-  return { status, events, outputs, code: await runErrorCode(fx.host, run.runId) };
+  return { ...r, outputs };
 }
 
 const ops = (id: string, list: unknown[], extra: Record<string, unknown> = {}): WorkflowDefinition =>
@@ -311,13 +306,10 @@ describe('agentRuntime family (RFC 0144 §agentRuntime)', () => {
         { hold: true },
       ),
     );
-    const { run: started } = await fx.host.runs.createRun({ workflowId: 'restart' }, { principal: 't' });
-    await waitForEvent(fx.host, started.runId, (e) => e.type === 'interrupt.requested');
-    const before = (await fx.host.store.events(started.runId)).filter((e) => e.type === 'agent.decided').length;
-    await fx.reopen();
-    await resolveWhenPending(fx.host, started.runId, { action: 'accept' });
-    expect(await fx.host.runs.waitTerminal(started.runId)).toBe('completed');
-    const events = await expectValidEvents(fx.host, started.runId);
+    const { runId } = await startUntilAsked(fx.host, 'restart');
+    const before = (await fx.host.store.events(runId)).filter((e) => e.type === 'agent.decided').length;
+    expect(await fx.restartAndResolve(runId, { action: 'accept' })).toBe('completed');
+    const events = await expectValidEvents(fx.host, runId);
     expect(events.filter((e) => e.type === 'agent.decided')).toHaveLength(before);
     expect([first.calls, second.calls]).toEqual([4, 0]);
     const out = events.find((e) => e.type === 'node.completed')!.payload.outputs as { results: unknown[] };

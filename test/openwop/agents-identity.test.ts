@@ -17,11 +17,12 @@ import {
   ofType,
   openAgentsHost,
   runToEnd,
-  start,
+  startUntil,
   types,
   untilStatus,
 } from './agents-harness.js';
 import type { Opened } from './agents-harness.js';
+import { oneNode } from './service-test-kit.js';
 
 let o: Opened;
 let host: OpenwopHost;
@@ -43,28 +44,19 @@ afterAll(async () => {
 
 const AGENT_TYPES = /^agent\./;
 
+/** A one-node workflow on core.identity, pinned to `agent` when given. */
 function single(id: string, config: Record<string, unknown>, agent?: Record<string, unknown>): WorkflowDefinition {
-  return {
-    id,
-    name: id,
-    version: '1',
-    nodes: [
-      {
-        id: 'n',
-        typeId: 'core.identity',
-        name: 'n',
-        position: { x: 0, y: 0 },
-        config,
-        inputs: {},
-        ...(agent ? { agent } : {}),
-      },
-    ],
-    edges: [],
-    triggers: [{ id: 'manual', type: 'manual' }],
-    variables: [],
-    metadata: {},
-    settings: {},
-  };
+  return oneNode(id, { typeId: 'core.identity', config, ...(agent ? { agent } : {}) });
+}
+
+/** Answers the low-conf-decider approval of `runId` through the REST interrupt route. */
+function answerApproval(runId: string, action: 'accept' | 'reject') {
+  return app.inject({
+    method: 'POST',
+    url: `/v1/runs/${runId}/interrupts/low-conf-decider`,
+    headers: auth,
+    payload: { action },
+  });
 }
 
 describe('agent identity (RFC 0002 / 0023)', () => {
@@ -114,8 +106,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
   });
 
   it('CP-1 conformance-agent-low-confidence: suspends low-confidence, waiting-approval; accept through REST completes', async () => {
-    const runId = await start(host, 'conformance-agent-low-confidence');
-    const events = await untilStatus(host, runId, 'waiting-approval');
+    const { runId, events } = await startUntil(host, 'conformance-agent-low-confidence', 'waiting-approval');
     expectValidEvents(events);
     const decided = ofType(events, 'agent.decided');
     expect(decided).toHaveLength(1);
@@ -132,12 +123,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
     const snap = (await app.inject({ method: 'GET', url: `/v1/runs/${runId}`, headers: auth })).json();
     expect(snap.status).toBe('waiting-approval');
 
-    const res = await app.inject({
-      method: 'POST',
-      url: `/v1/runs/${runId}/interrupts/low-conf-decider`,
-      headers: auth,
-      payload: { action: 'accept' },
-    });
+    const res = await answerApproval(runId, 'accept');
     expect(res.statusCode).toBe(200);
     expect(await host.runs.waitTerminal(runId)).toBe('completed');
     const all = await host.store.events(runId);
@@ -147,14 +133,8 @@ describe('agent identity (RFC 0002 / 0023)', () => {
   });
 
   it('CP-1: reject through REST fails the node and the run with approval_rejected', async () => {
-    const runId = await start(host, 'conformance-agent-low-confidence');
-    await untilStatus(host, runId, 'waiting-approval');
-    const res = await app.inject({
-      method: 'POST',
-      url: `/v1/runs/${runId}/interrupts/low-conf-decider`,
-      headers: auth,
-      payload: { action: 'reject' },
-    });
+    const { runId } = await startUntil(host, 'conformance-agent-low-confidence', 'waiting-approval');
+    const res = await answerApproval(runId, 'reject');
     expect(res.statusCode).toBe(200);
     expect(await host.runs.waitTerminal(runId)).toBe('failed');
     const snap = await host.runs.snapshot(runId);
@@ -173,8 +153,7 @@ describe('agent identity (RFC 0002 / 0023)', () => {
     const ok = await runToEnd(host, 'agents-confident');
     expect(ok.status).toBe('completed');
     expect(ofType(ok.events, 'node.suspended')).toEqual([]);
-    const strictRun = await start(host, 'agents-strict');
-    const ev = await untilStatus(host, strictRun, 'waiting-approval');
+    const { runId: strictRun, events: ev } = await startUntil(host, 'agents-strict', 'waiting-approval');
     expect(ofType(ev, 'node.suspended')[0]!.payload).toMatchObject({ reason: 'low-confidence', threshold: 0.9 });
     await host.runs.cancel(strictRun, { principal: 't' });
     // RunOptions.configurable.escalationThreshold overrides per run.

@@ -15,16 +15,20 @@ import { createOpenwopHost } from '../../src/openwop/host.js';
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
 import { contextFrom } from '../../src/openwop/tracing.js';
-import type { RunEvent, WorkflowDefinition } from '../../src/openwop/types.js';
+import type { RunEvent } from '../../src/openwop/types.js';
 import {
   clock,
   closeHost,
   expectValidEvents,
+  harvestingLoop,
   ofType,
   openAgentsHost,
   runToEnd,
   start,
+  startUntil,
+  supervisorLoop,
   tempDbFile,
+  untilChild,
   untilStatus,
 } from './agents-harness.js';
 import type { Opened } from './agents-harness.js';
@@ -43,39 +47,6 @@ afterAll(async () => {
 
 const CHAIN = 'core.workflowChain.event';
 const phases = (events: readonly RunEvent[]): string[] => ofType(events, CHAIN).map((e) => e.payload.phase as string);
-
-/** A supervisor ⇄ dispatch loop with a scripted plan. */
-function loop(
-  id: string,
-  plan: unknown[],
-  dispatch: Record<string, unknown> = {},
-  variables: WorkflowDefinition['variables'] = [],
-): WorkflowDefinition {
-  return {
-    id,
-    name: id,
-    version: '1',
-    nodes: [
-      {
-        id: 'supervisor',
-        typeId: 'core.orchestrator.supervisor',
-        name: 's',
-        position: { x: 0, y: 0 },
-        config: { mockDispatchPlan: plan },
-        inputs: {},
-      },
-      { id: 'dispatch', typeId: 'core.dispatch', name: 'd', position: { x: 1, y: 0 }, config: dispatch, inputs: {} },
-    ],
-    edges: [
-      { id: 'e1', sourceNodeId: 'supervisor', targetNodeId: 'dispatch' },
-      { id: 'e2', sourceNodeId: 'dispatch', targetNodeId: 'supervisor' },
-    ],
-    triggers: [{ id: 'manual', type: 'manual' }],
-    variables,
-    metadata: {},
-    settings: {},
-  };
-}
 
 /** Each chain event is caused by the prior one of its worker; the first by a runOrchestrator.decided. */
 function expectCausationChain(events: readonly RunEvent[]): void {
@@ -228,10 +199,11 @@ describe('supervisor → dispatch → harvest loop', () => {
 
   it('RFC 0039 §A: answering confirm=false drops the decision; nothing is dispatched', async () => {
     await host.catalog.register(
-      loop('agents-escalate-drop', [{ kind: 'next-worker', nextWorkerIds: ['conformance-noop'], confidence: 0.2 }]),
+      supervisorLoop('agents-escalate-drop', [
+        { kind: 'next-worker', nextWorkerIds: ['conformance-noop'], confidence: 0.2 },
+      ]),
     );
-    const runId = await start(host, 'agents-escalate-drop');
-    await untilStatus(host, runId, 'waiting-input');
+    const { runId } = await startUntil(host, 'agents-escalate-drop', 'waiting-input');
     await host.runs.resolveInterrupt(runId, 'dispatch', { resumeValue: { confirm: false } }, { principal: 'operator' });
     expect(await host.runs.waitTerminal(runId)).toBe('completed');
     const events = await host.store.events(runId);
@@ -263,7 +235,7 @@ describe('dispatch mappings (RFC 0022)', () => {
 
   it('RFC 0022 §D: the parent variable bag is the handoff channel between sequential workers', async () => {
     await host.catalog.register(
-      loop(
+      supervisorLoop(
         'agents-cross-worker',
         [
           {
@@ -307,14 +279,7 @@ describe('dispatch mappings (RFC 0022)', () => {
   });
 
   it('HVMAP-1b-failed: a failed child is recorded child.failed and never harvested', async () => {
-    await host.catalog.register(
-      loop(
-        'agents-fail-child',
-        [{ kind: 'next-worker', nextWorkerIds: ['conformance-dispatch-deterministic-fail-child'] }],
-        { outputMapping: { parentResult: 'childOutcome' } },
-        [{ name: 'parentResult', type: 'string', defaultValue: '' }],
-      ),
-    );
+    await host.catalog.register(harvestingLoop('agents-fail-child', 'conformance-dispatch-deterministic-fail-child'));
     const r = await runToEnd(host, 'agents-fail-child');
     expect(r.status).toBe('completed');
     expectValidEvents(r.events);
@@ -325,20 +290,9 @@ describe('dispatch mappings (RFC 0022)', () => {
   });
 
   it('HVMAP-1b-cancelled: a cancelled child is recorded child.cancelled and never harvested', async () => {
-    await host.catalog.register(
-      loop(
-        'agents-cancel-child',
-        [{ kind: 'next-worker', nextWorkerIds: ['conformance-dispatch-cancellable-child'] }],
-        { outputMapping: { parentResult: 'childOutcome' } },
-        [{ name: 'parentResult', type: 'string', defaultValue: '' }],
-      ),
-    );
+    await host.catalog.register(harvestingLoop('agents-cancel-child', 'conformance-dispatch-cancellable-child'));
     const runId = await start(host, 'agents-cancel-child');
-    let child: string | undefined;
-    for (let i = 0; !child && i < 2000; i++) {
-      child = (await host.store.childRuns(runId)).find((c) => c.status === 'running')?.runId;
-      if (!child) await new Promise<void>((res) => setImmediate(res));
-    }
+    const child = await untilChild(host, runId, 'running');
     await host.runs.cancel(child!, { principal: 'operator' });
     expect(await host.runs.waitTerminal(runId)).toBe('completed');
     const events = await host.store.events(runId);
@@ -349,7 +303,7 @@ describe('dispatch mappings (RFC 0022)', () => {
 
   it('a worker that cannot be created is recorded dispatch.failed without a childRunId; the loop goes on', async () => {
     await host.catalog.register(
-      loop('agents-missing-worker', [{ kind: 'next-worker', nextWorkerIds: ['no-such-workflow'] }]),
+      supervisorLoop('agents-missing-worker', [{ kind: 'next-worker', nextWorkerIds: ['no-such-workflow'] }]),
     );
     const r = await runToEnd(host, 'agents-missing-worker');
     expect(r.status).toBe('completed');
@@ -363,9 +317,11 @@ describe('dispatch mappings (RFC 0022)', () => {
 
   it("fanOutPolicy 'reject' fails a multi-worker decision with fan_out_unsupported", async () => {
     await host.catalog.register(
-      loop('agents-fanout-reject', [{ kind: 'next-worker', nextWorkerIds: ['conformance-noop', 'conformance-noop'] }], {
-        fanOutPolicy: 'reject',
-      }),
+      supervisorLoop(
+        'agents-fanout-reject',
+        [{ kind: 'next-worker', nextWorkerIds: ['conformance-noop', 'conformance-noop'] }],
+        { fanOutPolicy: 'reject' },
+      ),
     );
     const r = await runToEnd(host, 'agents-fanout-reject');
     expect(r.status).toBe('failed');
@@ -374,9 +330,8 @@ describe('dispatch mappings (RFC 0022)', () => {
   });
 
   it('ask-user suspends on a clarification and hands the answer back to the next turn', async () => {
-    await host.catalog.register(loop('agents-ask-user', [{ kind: 'ask-user', prompt: 'Which sample?' }]));
-    const runId = await start(host, 'agents-ask-user');
-    await untilStatus(host, runId, 'waiting-input');
+    await host.catalog.register(supervisorLoop('agents-ask-user', [{ kind: 'ask-user', prompt: 'Which sample?' }]));
+    const { runId } = await startUntil(host, 'agents-ask-user', 'waiting-input');
     await host.runs.resolveInterrupt(runId, 'dispatch', { resumeValue: 'sample-7' }, { principal: 'operator' });
     expect(await host.runs.waitTerminal(runId)).toBe('completed');
     const done = ofType(await host.store.events(runId), 'node.completed').filter((e) => e.nodeId === 'dispatch');
@@ -416,7 +371,7 @@ describe('run snapshot and caps', () => {
 
   it('dispatch iterationCap fails the run with cap.breached once exceeded', async () => {
     const worker = { kind: 'next-worker', nextWorkerIds: ['conformance-noop'] };
-    await host.catalog.register(loop('agents-iteration-cap', [worker, worker, worker], { iterationCap: 2 }));
+    await host.catalog.register(supervisorLoop('agents-iteration-cap', [worker, worker, worker], { iterationCap: 2 }));
     const r = await runToEnd(host, 'agents-iteration-cap');
     expect(r.status).toBe('failed');
     expectValidEvents(r.events);
@@ -432,16 +387,12 @@ describe('run snapshot and caps', () => {
 describe('cancellation', () => {
   it('cancelling the parent while a worker runs cancels the child and ends the parent cancelled', async () => {
     await host.catalog.register(
-      loop('agents-cancel-parent', [
+      supervisorLoop('agents-cancel-parent', [
         { kind: 'next-worker', nextWorkerIds: ['conformance-dispatch-cancellable-child'] },
       ]),
     );
     const runId = await start(host, 'agents-cancel-parent');
-    let child: string | undefined;
-    for (let i = 0; !child && i < 2000; i++) {
-      child = (await host.store.childRuns(runId)).find((c) => c.status === 'running')?.runId;
-      if (!child) await new Promise<void>((res) => setImmediate(res));
-    }
+    const child = await untilChild(host, runId, 'running');
     await host.runs.cancel(runId, { principal: 'operator' });
     expect(await host.runs.waitTerminal(runId)).toBe('cancelled');
     expect(await host.runs.waitTerminal(child!)).toBe('cancelled');

@@ -8,18 +8,27 @@
 // → child.completed → output.harvested, the post-restart records caused by the pre-restart ones. (3) A crash
 // between creating the child and recording dispatch.succeeded (simulated by removing that last record from the
 // file) resumes in `dispatching`: the same child is found again by its key and dispatch.succeeded is recorded once.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDb } from '../../src/ledger/index.js';
 import type { RunEvent, WorkflowDefinition } from '../../src/openwop/types.js';
-import { closeHost, expectValidEvents, ofType, openAgentsHost, start, untilStatus } from './agents-harness.js';
+import {
+  acceptGateAndFinish,
+  expectValidEvents,
+  gatedWorker,
+  harvestingLoop,
+  ofType,
+  openAgentsHost,
+  startUntil,
+  startUntilWorkerHolds,
+  untilStatus,
+} from './agents-harness.js';
 import type { Opened } from './agents-harness.js';
+import { closedAfterEach } from './service-test-kit.js';
 
-const open: Opened[] = [];
-afterEach(async () => {
-  for (const o of open.splice(0)) await closeHost(o);
-});
+const open = closedAfterEach<Opened>();
 
-async function reopen(file: string): Promise<Opened> {
+/** Opens an agents host on `file` (a new temp file by default), closed after the test unless closed before. */
+async function openTracked(file?: string): Promise<Opened> {
   const o = await openAgentsHost(file);
   open.push(o);
   return o;
@@ -29,69 +38,52 @@ const CHAIN = 'core.workflowChain.event';
 const count = (events: readonly RunEvent[], type: string, nodeId?: string): number =>
   events.filter((e) => e.type === type && (nodeId === undefined || e.nodeId === nodeId)).length;
 
-const gatedChild: WorkflowDefinition = {
-  id: 'agents-gated-child',
-  name: 'gated child',
-  version: '1',
-  nodes: [
-    {
-      id: 'gate',
-      typeId: 'core.approvalGate',
-      name: 'gate',
-      position: { x: 0, y: 0 },
-      config: { title: 'hold the worker' },
-      inputs: {},
-    },
-  ],
-  edges: [],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [{ name: 'childOutcome', type: 'string', defaultValue: 'after-restart' }],
-  metadata: {},
-  settings: {},
-};
+const gatedChild = gatedWorker('agents-gated-child', 'after-restart', { title: 'hold the worker' });
+const parent = harvestingLoop('agents-restart-parent', gatedChild.id, 'restart parent');
 
-const parent: WorkflowDefinition = {
-  id: 'agents-restart-parent',
-  name: 'restart parent',
-  version: '1',
-  nodes: [
-    {
-      id: 'supervisor',
-      typeId: 'core.orchestrator.supervisor',
-      name: 's',
-      position: { x: 0, y: 0 },
-      config: { mockDispatchPlan: [{ kind: 'next-worker', nextWorkerIds: ['agents-gated-child'] }] },
-      inputs: {},
-    },
-    {
-      id: 'dispatch',
-      typeId: 'core.dispatch',
-      name: 'd',
-      position: { x: 1, y: 0 },
-      config: { outputMapping: { parentResult: 'childOutcome' } },
-      inputs: {},
-    },
-  ],
-  edges: [
-    { id: 'e1', sourceNodeId: 'supervisor', targetNodeId: 'dispatch' },
-    { id: 'e2', sourceNodeId: 'dispatch', targetNodeId: 'supervisor' },
-  ],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [{ name: 'parentResult', type: 'string', defaultValue: '' }],
-  metadata: {},
-  settings: {},
-};
+/** Opens a host, starts the parent and waits until its worker holds on the gate; the host, run and child. */
+async function parentWithWaitingChild(): Promise<{ first: Opened; runId: string; childId: string | undefined }> {
+  const first = await openTracked();
+  return { first, ...(await startUntilWorkerHolds(first.host, gatedChild, parent)) };
+}
+
+/** Opens a host, starts `workflowId`, waits until it holds on its approval and stops the host; its store and run. */
+async function heldThenStopped(workflowId: string): Promise<{ file: string; runId: string; before: RunEvent[] }> {
+  const first = await openTracked();
+  const { runId, events: before } = await startUntil(first.host, workflowId, 'waiting-approval');
+  await first.close();
+  return { file: first.file, runId, before };
+}
+
+/**
+ * Reopens a host on `file`, accepts the held worker's gate and checks that the parent completed with a valid log
+ * and the four-phase handoff chain; the host, the parent's events and its chain.
+ */
+async function resumeToFullChain(
+  file: string,
+  runId: string,
+  childId: string,
+): Promise<{ second: Opened; events: RunEvent[]; chain: RunEvent[] }> {
+  const second = await openTracked(file);
+  const { status, events } = await acceptGateAndFinish(second.host, runId, childId);
+  expect(status).toBe('completed');
+  expectValidEvents(events);
+  const chain = ofType(events, CHAIN);
+  expect(chain.map((e) => e.payload.phase)).toEqual([
+    'dispatch.began',
+    'dispatch.succeeded',
+    'child.completed',
+    'output.harvested',
+  ]);
+  return { second, events, chain };
+}
 
 describe('restart mid-run (replay determinism)', () => {
   it('a supervisor held on CP-1 keeps its recorded decision across a restart, even if the plan changed', async () => {
-    const first = await openAgentsHost();
-    open.push(first);
-    const runId = await start(first.host, 'conformance-orchestrator-low-confidence');
-    const before = await untilStatus(first.host, runId, 'waiting-approval');
-    await closeHost(open.pop()!);
+    const { file, runId, before } = await heldThenStopped('conformance-orchestrator-low-confidence');
 
     // While the host is down, change the stored run's plan: a host that re-decided would now pick terminate.
-    const raw = await openDb(first.file);
+    const raw = await openDb(file);
     const row = (await raw.get<{ definition: string }>('SELECT definition FROM openwop_runs WHERE run_id = ?', [
       runId,
     ]))!;
@@ -100,7 +92,7 @@ describe('restart mid-run (replay determinism)', () => {
     await raw.run('UPDATE openwop_runs SET definition = ? WHERE run_id = ?', [JSON.stringify(def), runId]);
     await raw.close();
 
-    const second = await reopen(first.file);
+    const second = await openTracked(file);
     const resumed = await untilStatus(second.host, runId, 'waiting-approval');
     expect(second.host.runs.pendingInterrupts().map((p) => [p.runId, p.nodeId])).toEqual([[runId, 'supervisor']]);
     expect(resumed.slice(0, before.length)).toEqual(before);
@@ -122,13 +114,9 @@ describe('restart mid-run (replay determinism)', () => {
   });
 
   it('an agent-pinned node held on CP-1 resumes after a restart without re-emitting its agent events', async () => {
-    const first = await openAgentsHost();
-    open.push(first);
-    const held = await start(first.host, 'conformance-agent-low-confidence');
-    const before = await untilStatus(first.host, held, 'waiting-approval');
-    await closeHost(open.pop()!);
+    const { file, runId: held, before } = await heldThenStopped('conformance-agent-low-confidence');
 
-    const second = await reopen(first.file);
+    const second = await openTracked(file);
     await untilStatus(second.host, held, 'waiting-approval');
     await second.host.runs.resolveInterrupt(held, 'low-conf-decider', { action: 'accept' }, { principal: 'operator' });
     expect(await second.host.runs.waitTerminal(held)).toBe('completed');
@@ -140,34 +128,13 @@ describe('restart mid-run (replay determinism)', () => {
   });
 
   it('a dispatch stopped while its child waits resumes the same child; the handoff chain has no duplicates', async () => {
-    const first = await openAgentsHost();
-    open.push(first);
-    await first.host.catalog.register(gatedChild);
-    await first.host.catalog.register(parent);
-    const runId = await start(first.host, parent.id);
-    let childId: string | undefined;
-    for (let i = 0; !childId && i < 2000; i++) {
-      childId = (await first.host.store.childRuns(runId)).find((c) => c.status === 'waiting-approval')?.runId;
-      if (!childId) await new Promise<void>((res) => setImmediate(res));
-    }
+    const { first, runId, childId } = await parentWithWaitingChild();
     expect(childId).toBeDefined();
     const before = await first.host.store.events(runId);
     expect(ofType(before, CHAIN).map((e) => e.payload.phase)).toEqual(['dispatch.began', 'dispatch.succeeded']);
-    await closeHost(open.pop()!);
+    await first.close();
 
-    const second = await reopen(first.file);
-    await untilStatus(second.host, childId!, 'waiting-approval');
-    await second.host.runs.resolveInterrupt(childId!, 'gate', { action: 'accept' }, { principal: 'operator' });
-    expect(await second.host.runs.waitTerminal(runId)).toBe('completed');
-    const events = await second.host.store.events(runId);
-    expectValidEvents(events);
-    const chain = ofType(events, CHAIN);
-    expect(chain.map((e) => e.payload.phase)).toEqual([
-      'dispatch.began',
-      'dispatch.succeeded',
-      'child.completed',
-      'output.harvested',
-    ]);
+    const { second, events, chain } = await resumeToFullChain(first.file, runId, childId!);
     expect(chain.slice(0, 2)).toEqual(ofType(before, CHAIN));
     expect(chain[2]!.causationId).toBe(chain[1]!.eventId);
     expect(chain[3]!.causationId).toBe(chain[2]!.eventId);
@@ -180,20 +147,11 @@ describe('restart mid-run (replay determinism)', () => {
   });
 
   it('a crash between creating the child and recording dispatch.succeeded finds the same child again', async () => {
-    const first = await openAgentsHost();
-    open.push(first);
-    await first.host.catalog.register(gatedChild);
-    await first.host.catalog.register(parent);
-    const runId = await start(first.host, parent.id);
-    let childId: string | undefined;
-    for (let i = 0; !childId && i < 2000; i++) {
-      childId = (await first.host.store.childRuns(runId)).find((c) => c.status === 'waiting-approval')?.runId;
-      if (!childId) await new Promise<void>((res) => setImmediate(res));
-    }
+    const { first, runId, childId } = await parentWithWaitingChild();
     const before = await first.host.store.events(runId);
     const last = before.at(-1)!;
     expect([last.type, last.payload.phase]).toEqual([CHAIN, 'dispatch.succeeded']);
-    await closeHost(open.pop()!);
+    await first.close();
 
     // Undo the last append, as if the process died before it committed (the table is append-only: lift the
     // delete trigger for this one statement, then put it back).
@@ -209,19 +167,7 @@ describe('restart mid-run (replay determinism)', () => {
     await raw.exec(trig.sql);
     await raw.close();
 
-    const second = await reopen(first.file);
-    await untilStatus(second.host, childId!, 'waiting-approval');
-    await second.host.runs.resolveInterrupt(childId!, 'gate', { action: 'accept' }, { principal: 'operator' });
-    expect(await second.host.runs.waitTerminal(runId)).toBe('completed');
-    const events = await second.host.store.events(runId);
-    expectValidEvents(events);
-    const chain = ofType(events, CHAIN);
-    expect(chain.map((e) => e.payload.phase)).toEqual([
-      'dispatch.began',
-      'dispatch.succeeded',
-      'child.completed',
-      'output.harvested',
-    ]);
+    const { second, chain } = await resumeToFullChain(first.file, runId, childId!);
     expect(chain[1]!.payload.childRunId).toBe(childId);
     expect(chain[1]!.causationId).toBe(chain[0]!.eventId);
     expect((await second.host.store.childRuns(runId)).map((c) => c.runId)).toEqual([childId]);

@@ -4,7 +4,7 @@
 // lifted to a clarification interrupt (clarificationRounds bound it); the envelope catalog and limits advertised are
 // the ones enforced and the document validates; `await` is neither exposed nor advertised; each answer is recorded in the run's log, so a host restarted
 // mid-node does not call the model again and returns the same envelope.
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ScriptedProvider, parseAgentScript } from '../../src/ai/index.js';
 import type { NodeModule } from '../../src/openwop/node-registry.js';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
@@ -14,12 +14,12 @@ import type { AiEnvelopeRequest } from '../../src/openwop/services/ai-envelope-s
 import {
   HOLD,
   HostFixture,
+  closedAfterEach,
   expectValidCapabilities,
   expectValidEvents,
   oneNode,
-  resolveWhenPending,
-  runErrorCode,
-  waitForEvent,
+  runToTerminal,
+  startUntilAsked,
 } from './service-test-kit.js';
 
 /** Answers from a list, in order; records what it was asked. */
@@ -43,10 +43,7 @@ const SUMMARY = {
 };
 const ok = (title = 'T'): string => JSON.stringify({ type: 'vendor.mhs.summary', payload: { title } });
 
-const fixtures: HostFixture[] = [];
-afterEach(async () => {
-  for (const f of fixtures.splice(0)) await f.close();
-});
+const fixtures = closedAfterEach<HostFixture>();
 
 const request = (extra: Partial<AiEnvelopeRequest> = {}): AiEnvelopeRequest => ({
   systemPrompt: 'Summarise.',
@@ -86,12 +83,10 @@ async function start(model: () => EnvelopeModel, config: Record<string, unknown>
 }
 
 async function runGen(fx: HostFixture) {
-  const { run } = await fx.host.runs.createRun({ workflowId: 'gen' }, { principal: 't' });
-  const status = await fx.host.runs.waitTerminal(run.runId);
-  const events = await expectValidEvents(fx.host, run.runId);
-  const done = events.find((e) => e.type === 'node.completed');
+  const r = await runToTerminal(fx.host, 'gen');
+  const done = r.events.find((e) => e.type === 'node.completed');
   const outputs = done?.payload.outputs as { results: Array<Record<string, unknown>>; hasAwait: boolean } | undefined;
-  return { runId: run.runId, status, events, outputs, code: await runErrorCode(fx.host, run.runId) };
+  return { ...r, outputs };
 }
 
 describe('aiEnvelope family (RFC 0144 §aiEnvelope)', () => {
@@ -172,13 +167,11 @@ describe('aiEnvelope family (RFC 0144 §aiEnvelope)', () => {
       models.push(m);
       return m;
     });
-    const { run } = await fx.host.runs.createRun({ workflowId: 'gen' }, { principal: 't' });
-    const asked = await waitForEvent(fx.host, run.runId, (e) => e.type === 'interrupt.requested');
+    const { runId, asked } = await startUntilAsked(fx.host, 'gen');
     expect(asked.payload).toMatchObject({ kind: 'clarification', data: { questions: [{ id: 'q' }] } });
-    await fx.reopen();
-    await resolveWhenPending(fx.host, run.runId, { resumeValue: { answers: [{ id: 'q', answer: 'P1' }] } });
-    expect(await fx.host.runs.waitTerminal(run.runId)).toBe('completed');
-    await expectValidEvents(fx.host, run.runId);
+    const answer = { resumeValue: { answers: [{ id: 'q', answer: 'P1' }] } };
+    expect(await fx.restartAndResolve(runId, answer)).toBe('completed');
+    await expectValidEvents(fx.host, runId);
     expect(models.map((m) => m.calls.length)).toEqual([1, 1]);
     expect(String(models[1]!.calls[0]!.at(-1)!.content)).toContain('"answer":"P1"');
   });
@@ -236,12 +229,9 @@ describe('aiEnvelope family (RFC 0144 §aiEnvelope)', () => {
       },
       { hold: true },
     );
-    const { run } = await fx.host.runs.createRun({ workflowId: 'gen' }, { principal: 't' });
-    await waitForEvent(fx.host, run.runId, (e) => e.type === 'interrupt.requested');
-    await fx.reopen();
-    await resolveWhenPending(fx.host, run.runId, { action: 'accept' });
-    expect(await fx.host.runs.waitTerminal(run.runId)).toBe('completed');
-    const events = await expectValidEvents(fx.host, run.runId);
+    const { runId } = await startUntilAsked(fx.host, 'gen');
+    expect(await fx.restartAndResolve(runId, { action: 'accept' })).toBe('completed');
+    const events = await expectValidEvents(fx.host, runId);
     expect(models.map((m) => m.calls.length)).toEqual([2, 0]);
     const out = events.find((e) => e.type === 'node.completed')!.payload.outputs as {
       results: Array<{ payload: unknown; envelopeId: string }>;

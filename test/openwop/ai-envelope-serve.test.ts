@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
 import { client, makeToken, serve, tempDb } from '../server/serve-helpers.js';
 import type { Served } from '../server/serve-helpers.js';
+import { oneNode } from './service-test-kit.js';
 
 const running: Served[] = [];
 afterEach(async () => {
@@ -64,26 +65,12 @@ describe('serve with host service families', () => {
       'completed',
     );
 
-    const wf = {
-      id: 'note',
-      name: 'note',
-      version: '1',
-      nodes: [
-        {
-          id: 'gen',
-          typeId: 'local.ai.envelope',
-          name: 'gen',
-          position: { x: 0, y: 0 },
-          config: { envelopeType: 'vendor.mhs.note', systemPrompt: 'Write a note.', userMessage: 'pumps' },
-          inputs: {},
-        },
-      ],
-      edges: [],
-      triggers: [{ id: 'manual', type: 'manual' }],
-      variables: [],
-      metadata: {},
-      settings: {},
-    };
+    const wf = oneNode('note', {
+      id: 'gen',
+      name: 'gen',
+      typeId: 'local.ai.envelope',
+      config: { envelopeType: 'vendor.mhs.note', systemPrompt: 'Write a note.', userMessage: 'pumps' },
+    });
     expect((await c.post('/v1/workflows', wf)).status).toBe(201);
     const run = await c.post('/v1/runs', { workflowId: 'note' });
     const snap = await c.until(run.body.runId, (s) => s.status === 'completed' || s.status === 'failed');

@@ -4,42 +4,21 @@
 // refuses anything after the terminal event, and is append-only in the database (UPDATE/DELETE refused).
 // A full run (fixture) executes on each backend with a valid log.
 import { afterEach, describe, expect, it } from 'vitest';
-import { RealClock } from '../../src/core/index.js';
-import { openDb } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
 import { createOpenwopHost } from '../../src/openwop/host.js';
 import { OpenwopStore } from '../../src/openwop/store.js';
-import type { WorkflowDefinition } from '../../src/openwop/types.js';
 import { BACKENDS } from '../ledger/helpers.js';
+import type { Backend } from '../ledger/helpers.js';
 import { logProblems } from '../server/serve-helpers.js';
+import { clock, freshDb, oneNode } from './service-test-kit.js';
 
-const clock = new RealClock();
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-const def: WorkflowDefinition = {
-  id: 'log-test',
-  name: 'log test',
-  version: '1',
-  nodes: [{ id: 'a', typeId: 'core.noop', name: 'a', position: { x: 0, y: 0 }, config: {}, inputs: {} }],
-  edges: [],
-  triggers: [],
-  variables: [],
-  metadata: {},
-  settings: {},
-};
-
-async function open(backend: (typeof BACKENDS)[number]): Promise<Db> {
-  const h = await backend.fresh();
-  const db = await openDb(h.location);
-  cleanups.push(async () => {
-    await db.close();
-    await h.cleanup();
-  });
-  return db;
-}
+const def = oneNode('log-test', { id: 'a', name: 'a', typeId: 'core.noop' }, { name: 'log test', triggers: [] });
+const open = (backend: Backend): Promise<Db> => freshDb(backend, cleanups);
 
 describe.each(BACKENDS)('event log on $name', (backend) => {
   it('assigns gap-free sequences from 0 under 16 concurrent appenders', async () => {

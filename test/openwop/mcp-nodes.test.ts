@@ -7,6 +7,7 @@ import type { NodeContext } from '../../src/openwop/node-registry.js';
 import { executeMcpToolCall } from '../../src/openwop/nodes/mcp-nodes.js';
 import type { McpSurface } from '../../src/openwop/services/mcp-surface.js';
 import type { RunEvent, RunEventInput } from '../../src/openwop/types.js';
+import { workflowNode } from './service-test-kit.js';
 
 const RESULT = { content: [{ type: 'text', text: 'recorded' }] };
 
@@ -26,14 +27,7 @@ function ctxWith(history: RunEvent[], calls: string[], emitted: RunEventInput[])
   };
   return {
     runId: 'run_1',
-    node: {
-      id: 'n',
-      typeId: 'core.ai.callPrompt',
-      name: 'n',
-      position: { x: 0, y: 0 },
-      config: { mcp: { tool: 'echo', arguments: { text: 'x' } } },
-      inputs: {},
-    },
+    node: workflowNode({ typeId: 'core.ai.callPrompt', config: { mcp: { tool: 'echo', arguments: { text: 'x' } } } }),
     activation: 1,
     inputs: {},
     variables: {},

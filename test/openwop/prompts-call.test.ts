@@ -5,17 +5,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ServiceFamily } from '../../src/openwop/service-family.js';
 import { createAiEnvelopeFamily } from '../../src/openwop/services/ai-envelope-family.js';
 import type { EnvelopeModel } from '../../src/openwop/services/ai-envelope-model.js';
 import { createPromptLibraryFamily } from '../../src/openwop/services/prompt-library-family.js';
-import { HostFixture, clock, expectValidEvents, oneNode, runErrorCode } from './service-test-kit.js';
+import { HostFixture, clock, closedAfterEach, expectValidEvents, oneNode, runErrorCode } from './service-test-kit.js';
 
-const fixtures: HostFixture[] = [];
-afterEach(async () => {
-  for (const f of fixtures.splice(0)) await f.close();
-});
+const fixtures = closedAfterEach<HostFixture>();
 
 const seen: string[][] = [];
 const model: EnvelopeModel = {

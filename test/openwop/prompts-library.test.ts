@@ -6,7 +6,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/ledger/index.js';
 import type { NodeModule } from '../../src/openwop/node-registry.js';
 import { createPromptLibraryFamily, BUILTIN_PROMPTS_DIR } from '../../src/openwop/services/prompt-library-family.js';
@@ -14,6 +14,7 @@ import type { PromptLibraryFamily } from '../../src/openwop/services/prompt-libr
 import {
   HostFixture,
   clock,
+  closedAfterEach,
   expectValidCapabilities,
   expectValidEvents,
   HOLD,
@@ -23,10 +24,7 @@ import {
   waitForEvent,
 } from './service-test-kit.js';
 
-const fixtures: HostFixture[] = [];
-afterEach(async () => {
-  for (const f of fixtures.splice(0)) await f.close();
-});
+const fixtures = closedAfterEach<HostFixture>();
 
 const getNode: NodeModule = {
   typeId: 'test.prompt-get',

@@ -3,29 +3,22 @@
 // pre-release before its release), a changed body under a stored version is refused with prompt_template_conflict,
 // the table is append-only in the database, and the all-four-kinds fixture completes on each backend.
 import { afterEach, describe, expect, it } from 'vitest';
-import { openDb, isAppendOnlyViolation } from '../../src/ledger/index.js';
+import { isAppendOnlyViolation } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
 import { createOpenwopHost } from '../../src/openwop/host.js';
 import { openwopSchemas } from '../../src/openwop/schemas.js';
 import { createPromptLibraryFamily } from '../../src/openwop/services/prompt-library-family.js';
 import { PromptStore } from '../../src/openwop/services/prompt-store.js';
 import { BACKENDS } from '../ledger/helpers.js';
-import { clock } from './service-test-kit.js';
+import type { Backend } from '../ledger/helpers.js';
+import { clock, freshDb } from './service-test-kit.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function open(backend: (typeof BACKENDS)[number]): Promise<Db> {
-  const h = await backend.fresh();
-  const db = await openDb(h.location);
-  cleanups.push(async () => {
-    await db.close();
-    await h.cleanup();
-  });
-  return db;
-}
+const open = (backend: Backend): Promise<Db> => freshDb(backend, cleanups);
 
 const t = (version: string, text = `v${version}`) => ({
   templateId: 'acme.order',

@@ -1,29 +1,14 @@
 // RFC 0144 seam: a host service family's surface reaches pack code through ctx, its capability fragment is merged
 // into a discovery document that still validates, and a node that requires a family the host lacks fails with
 // host_capability_missing instead of running without it.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { RealClock } from '../../src/core/index.js';
-import { openDb } from '../../src/ledger/index.js';
-import type { Db } from '../../src/ledger/index.js';
-import { createOpenwopHost } from '../../src/openwop/host.js';
+import { describe, expect, it } from 'vitest';
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import type { NodeModule } from '../../src/openwop/node-registry.js';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
 import type { ServiceFamily } from '../../src/openwop/service-family.js';
-import type { WorkflowDefinition } from '../../src/openwop/types.js';
+import { HOST_DEFAULT_GRACE_MS, HostFixture, closedAfterEach, oneNode, tempDbFile } from './service-test-kit.js';
 
-const clock = new RealClock();
-const open: Array<{ host: OpenwopHost; db: Db }> = [];
-
-afterEach(async () => {
-  for (const o of open.splice(0)) {
-    await o.host.close();
-    await o.db.close();
-  }
-});
+const open = closedAfterEach<HostFixture>();
 
 const health: NodeModule = {
   typeId: 'test.mcp-health',
@@ -52,22 +37,12 @@ function family(closed: string[]): ServiceFamily {
   };
 }
 
-const wf: WorkflowDefinition = {
-  id: 'health-once',
-  name: 'health-once',
-  version: '1',
-  nodes: [{ id: 'h', typeId: 'test.mcp-health', name: 'h', position: { x: 0, y: 0 }, config: {}, inputs: {} }],
-  edges: [],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [],
-  metadata: {},
-  settings: {},
-};
+const wf = oneNode('health-once', { id: 'h', name: 'h', typeId: 'test.mcp-health' });
 
 async function hostWith(opts: { families?: ServiceFamily[]; nodes?: NodeModule[] }): Promise<OpenwopHost> {
-  const db = await openDb(join(mkdtempSync(join(tmpdir(), 'mhs-family-')), 'host.db'));
-  const host = await createOpenwopHost({ db, clock, workflowsDir: false, ...opts });
-  open.push({ host, db });
+  const fx = new HostFixture(async () => opts, tempDbFile('mhs-family-'), HOST_DEFAULT_GRACE_MS);
+  const host = await fx.open();
+  open.push(fx);
   await host.catalog.register(wf);
   return host;
 }

@@ -35,7 +35,7 @@ afterAll(async () => {
 });
 
 describe('a permit-required call on a stdio endpoint', () => {
-  it('HOST-047: is refused with MHS.HOST.ADAPTER_MISSING before any approval is requested or anything is sent', async () => {
+  it('HOST-047 HOST-061: is refused with MHS.HOST.ADAPTER_MISSING before any approval is requested or anything is sent', async () => {
     const call = rt.engine.invoke({
       endpointId: 'mhs://test/liquid',
       deviceId: 'liquid-handler',

@@ -59,7 +59,7 @@ beforeAll(async () => {
 afterAll(() => root.cleanup());
 
 describe('export package', () => {
-  it('HOST-054: writes exactly the layout of export-package.md', () => {
+  it('HOST-054 HOST-055: writes exactly the layout of export-package.md and states what is not proven', () => {
     const kinds = fileNames.map((p) => p.replace(/[0-9a-f]{64}/, '<digest>'));
     expect(kinds).toEqual([
       'README.txt',

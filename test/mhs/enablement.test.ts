@@ -148,7 +148,7 @@ describe.each(STORE_KINDS)('connector rows and enablement (%s)', (kind) => {
     expect(off).toMatchObject({ row: { enabled: false }, entry: null });
   });
 
-  it('keeps rows across reopening the store (durable), with the recorded manifest digest', async () => {
+  it('HOST-061: keeps ordinary connector rows across reopening the store (durable), with the recorded manifest digest', async () => {
     const { db, store } = await setup();
     await store.upsertDiscovered(
       discovered({

@@ -34,7 +34,8 @@ export async function listen(host: string, port: number): Promise<http.Server> {
   return server;
 }
 
-function toWebRequest(req: http.IncomingMessage, body: Buffer, host: string): Request {
+/** A node request (its body already read) as a web `Request` for a fetch-style MCP handler. */
+export function toWebRequest(req: http.IncomingMessage, body: Buffer, host: string): Request {
   const headers = new Headers();
   for (const [k, v] of Object.entries(req.headers)) {
     if (Array.isArray(v)) for (const x of v) headers.append(k, x);
@@ -43,6 +44,20 @@ function toWebRequest(req: http.IncomingMessage, body: Buffer, host: string): Re
   const init: RequestInit = { method: req.method ?? 'GET', headers };
   if (body.length && req.method !== 'GET' && req.method !== 'HEAD') init.body = body;
   return new Request(`http://${host}${req.url ?? '/'}`, init);
+}
+
+/** Streams a web `Response` (an MCP handler's answer, possibly SSE) to a node response. */
+export async function writeWebResponse(res: http.ServerResponse, response: Response): Promise<void> {
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (response.body) {
+    const reader = response.body.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  }
+  res.end();
 }
 
 /** Serves the endpoint on an already listening server. */
@@ -85,16 +100,7 @@ export function serveHttp(server: http.Server, ep: SimEndpoint): HttpProjection 
           : undefined;
         const response = rejected ?? (await handler.fetch(request));
         if (res.destroyed) return;
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        if (response.body) {
-          const reader = response.body.getReader();
-          for (;;) {
-            const { done, value } = await reader.read();
-            if (done) break;
-            res.write(value);
-          }
-        }
-        res.end();
+        await writeWebResponse(res, response);
       } catch {
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end();

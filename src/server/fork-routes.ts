@@ -18,7 +18,10 @@ function caller(req: FastifyRequest): Caller {
  * `GET /v1/host/sample/replay/effect-count?runId=` → `{runId, effectCount}` (host-sample-test-seams.md §20).
  */
 export function registerForkRoutes(app: FastifyInstance, host: OpenwopHost): void {
-  app.post<{ Params: { runId: string } }>('/v1/runs/:runId::fork', async (req, reply) => {
+  // The router reads `:runId::fork` as one parameter, so the `{runId}:{action}` segment is matched here.
+  app.post<{ Params: { runAction: string } }>('/v1/runs/:runAction', async (req, reply) => {
+    const m = /^(.+):fork$/.exec(req.params.runAction);
+    if (!m) throw new HostError(ErrorCode.NOT_FOUND, `no route POST ${req.url}`, { path: req.url });
     const who = caller(req);
     const body = checkBody<ForkRequest>('ForkRunRequest', req.body);
     const key = req.headers['idempotency-key'];
@@ -27,7 +30,7 @@ export function registerForkRoutes(app: FastifyInstance, host: OpenwopHost): voi
         path: 'header:Idempotency-Key',
       });
     }
-    const { fork, created } = await host.replay.fork(req.params.runId, body, who, key);
+    const { fork, created } = await host.replay.fork(m[1]!, body, who, key);
     void reply.header('location', `/v1/runs/${fork.runId}`);
     return reply.status(created ? 201 : 200).send(fork);
   });

@@ -82,8 +82,8 @@ function missing(sourceRunId: string | null, nodeId: string, execution: number):
 
 /**
  * Side-effect suppression in `mode: "replay"` forks (replay.md §"Side-effect suppression in replay", RFC 0140):
- * classification is default-deny (a node not marked `pure` is side-effecting, so the MHS, MCP, AI, agent, interrupt and
- * child-run nodes never execute in a replay) and each side-effecting execution resolves from the source run's recorded
+ * classification is default-deny (a node not marked `pure`, or pinned to an agent, is side-effecting, so the MHS, MCP,
+ * AI, agent, interrupt and child-run nodes never execute in a replay) and each side-effecting execution resolves from the source run's recorded
  * outcome for the same node and execution ordinal, or fails `replay_source_missing`. Pure nodes re-execute live with
  * their `ctx.checkpoint` draws reproduced and every host service surface guarded (rule 6b).
  */
@@ -107,6 +107,7 @@ export class ReplayControl {
       const meta = (await this.store.getRun(runId))?.metadata.forkedFrom as { mode?: unknown } | undefined;
       r = meta?.mode === 'replay' ? { sourceRunId: null } : undefined;
     }
+    if (this.cache.size >= 10_000) this.cache.clear(); // lineage never changes: the cache only saves lookups
     this.cache.set(runId, r);
     return r;
   }

@@ -4,11 +4,14 @@
 // effect seam's count does not move, for the fork or the source); a side-effecting node the source never recorded
 // fails closed `replay_source_missing` without firing; outcomes are keyed by the execution ordinal n, so a loop's
 // second execution does not resolve from the first; pure nodes re-execute live; declared nondeterminism is reproduced
-// by a replay and drawn afresh by a branch; a replay fork survives a host restart still suppressed; lineage is carried
-// in `run.started.payload.metadata.forkedFrom`; every event of every run matches the run-event schemas.
+// by a replay and drawn afresh by a branch; an approval gate is not asked again; a run marked as a replay whose lineage
+// row is missing fails every effect closed; a replay fork survives a host restart still suppressed; a branch re-fires
+// effects; fork validation uses stable codes; lineage is carried in `run.started.payload.metadata.forkedFrom`; every
+// event of every run matches the run-event schemas.
 import { afterEach, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../ledger/helpers.js';
 import { CALLER, ReplayHost, expectValidLog, outcomesOf } from './replay-harness.js';
+import { resolveWhenPending } from './service-test-kit.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -179,6 +182,31 @@ describe.each(BACKENDS)('replay fork on $name', (backend) => {
     expect(events.some((e) => e.type === 'run.resuming')).toBe(true);
     expect(outcomesOf(events, 'effect')[0]!.payload.replayedFrom).toMatchObject({ sourceRunId: src, execution: 1 });
     expect([h.host.replay.effectCount(src), h.host.replay.effectCount(fork.runId)]).toEqual([1, 0]);
+  });
+
+  it('an approval gate in a replay resolves from the recorded decision: nobody is asked again (caveat 2)', async () => {
+    const h = await openHost();
+    const src = await h.start('conformance-approval');
+    await resolveWhenPending(h.host, src, { action: 'accept' });
+    expect(await h.drive(src)).toBe('completed');
+    const { fork } = await h.host.replay.fork(src, { mode: 'replay' }, CALLER);
+    expect(await h.drive(fork.runId)).toBe('completed');
+    const events = await expectValidLog(h, fork.runId);
+    expect(events.some((e) => e.type === 'interrupt.requested')).toBe(false);
+    expect(outcomesOf(events, 'gate')[0]!.payload.replayedFrom).toMatchObject({ sourceRunId: src });
+  });
+
+  it('a run that says it is a replay fork but has no lineage row fails every side effect closed', async () => {
+    const h = await openHost();
+    const { run } = await h.host.runs.createRun(
+      { workflowId: 'conformance-replay-effect', metadata: { forkedFrom: { mode: 'replay' } } },
+      CALLER,
+    );
+    expect(await h.drive(run.runId)).toBe('failed');
+    expect(outcomesOf(await expectValidLog(h, run.runId), 'effect')).toMatchObject([
+      { type: 'node.failed', payload: { error: { code: 'replay_source_missing', details: { sourceRunId: null } } } },
+    ]);
+    expect(h.host.replay.effectCount(run.runId)).toBe(0);
   });
 
   it('a branch fork re-fires effects live (suppression is replay-only) and validates its body', async () => {

@@ -7,6 +7,7 @@ import type { RunError, RunEvent } from './types.js';
 export interface RecordedExecution {
   /** The `node.started` of this execution. */
   startedEventId: string;
+  startedSequence: number;
   /** `ctx.checkpoint` values recorded during it (name → value): the nondeterminism the node drew. */
   checkpoints: Map<string, unknown>;
   /** How it ended, when it did (`undefined`: still running, or the run stopped before it ended). */
@@ -14,14 +15,15 @@ export interface RecordedExecution {
     | {
         kind: 'completed';
         eventId: string;
+        sequence: number;
         outputs: Record<string, unknown>;
         variables: Record<string, unknown>;
         /** Extra `node.completed` payload fields (ledger `seq`/`digest`, ...), without the engine-owned ones. */
         info: Record<string, unknown>;
         exitLoop: boolean;
       }
-    | { kind: 'failed'; eventId: string; error: RunError; info: Record<string, unknown> }
-    | { kind: 'cancelled'; eventId: string };
+    | { kind: 'failed'; eventId: string; sequence: number; error: RunError; info: Record<string, unknown> }
+    | { kind: 'cancelled'; eventId: string; sequence: number };
 }
 
 const ENGINE_COMPLETED_FIELDS = new Set(['nodeId', 'outputs', 'durationMs', 'exitLoop', 'replayedFrom']);
@@ -51,7 +53,8 @@ export function recordedExecution(
     if (nodeOf(e) !== nodeId) continue;
     if (e.type === 'node.started') {
       if (rec) break;
-      if (++seen === execution) rec = { startedEventId: e.eventId, checkpoints: new Map() };
+      if (++seen === execution)
+        rec = { startedEventId: e.eventId, startedSequence: e.sequence, checkpoints: new Map() };
       continue;
     }
     if (!rec) continue;
@@ -65,6 +68,7 @@ export function recordedExecution(
       rec.outcome = {
         kind: 'completed',
         eventId: e.eventId,
+        sequence: e.sequence,
         outputs: (e.payload.outputs ?? {}) as Record<string, unknown>,
         variables,
         info: without(e.payload, ENGINE_COMPLETED_FIELDS),
@@ -75,12 +79,13 @@ export function recordedExecution(
       rec.outcome = {
         kind: 'failed',
         eventId: e.eventId,
+        sequence: e.sequence,
         error: e.payload.error as RunError,
         info: without(e.payload, ENGINE_FAILED_FIELDS),
       };
       break;
     } else if (e.type === 'node.cancelled') {
-      rec.outcome = { kind: 'cancelled', eventId: e.eventId };
+      rec.outcome = { kind: 'cancelled', eventId: e.eventId, sequence: e.sequence };
       break;
     }
   }

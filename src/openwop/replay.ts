@@ -1,4 +1,4 @@
-import { ErrorCode, isoAt } from '../core/index.js';
+import { ErrorCode, isoAt, jcs } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { migrate } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
@@ -141,8 +141,14 @@ export class ReplayControl {
         const execution = await this.ordinal(ctx);
         const source = replay.sourceRunId;
         const rec = source ? recordedExecution(await this.store.events(source), ctx.node.id, execution) : undefined;
-        if (this.isPure(ctx.node.typeId))
-          return mod.execute(guarded(ctx, rec, () => missing(source, ctx.node.id, execution)));
+        // An agent-pinned node runs under the agent layer (an agent invocation): side-effecting whatever its type.
+        if (this.isPure(ctx.node.typeId) && ctx.node.agent === undefined)
+          return live(
+            mod,
+            guarded(ctx, rec, () => missing(source, ctx.node.id, execution)),
+            rec,
+            source,
+          );
         return resolve(rec, source, ctx.node.id, execution);
       },
     };
@@ -153,6 +159,50 @@ export class ReplayControl {
     const events = await this.store.events(ctx.runId);
     return events.filter((e) => e.type === 'node.started' && e.nodeId === ctx.node.id).length;
   }
+}
+
+/**
+ * Runs a pure node live and reports a divergence from the source's recorded outcome for the same execution as
+ * `replay.diverged` (informational, the run continues: replay.md §"Failure surfaces"): `output` for other outputs,
+ * `type-mismatch` for another kind of ending (completed vs failed/cancelled, another error code), `extra` when the
+ * source recorded no ending.
+ */
+async function live(
+  mod: NodeModule,
+  ctx: NodeContext,
+  rec: RecordedExecution | undefined,
+  sourceRunId: string | null,
+): Promise<NodeResult> {
+  const o = rec?.outcome;
+  const diverged = async (divergenceKind: 'output' | 'type-mismatch' | 'extra'): Promise<void> => {
+    if (!sourceRunId) return;
+    await ctx.emit([
+      {
+        type: 'replay.diverged',
+        payload: {
+          sourceRunId,
+          atSequence: o ? o.sequence : rec ? rec.startedSequence : 0,
+          ...(o ? { originalEventId: o.eventId } : {}),
+          divergenceKind,
+          nodeId: ctx.node.id,
+        },
+      },
+    ]);
+  };
+  let result: NodeResult;
+  try {
+    result = await mod.execute(ctx);
+  } catch (err) {
+    if (err instanceof NodeFailure) {
+      if (!o) await diverged('extra');
+      else if (o.kind !== 'failed' || o.error.code !== err.code) await diverged('type-mismatch');
+    }
+    throw err;
+  }
+  if (!o) await diverged('extra');
+  else if (o.kind !== 'completed') await diverged('type-mismatch');
+  else if (jcs(result.outputs ?? {}) !== jcs(o.outputs)) await diverged('output');
+  return result;
 }
 
 /** The recorded outcome as this execution's result (rule 2), or the fail-closed `replay_source_missing` (rule 3). */

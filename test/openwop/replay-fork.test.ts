@@ -11,7 +11,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../ledger/helpers.js';
 import { CALLER, ReplayHost, expectValidLog, outcomesOf } from './replay-harness.js';
-import { resolveWhenPending } from './service-test-kit.js';
+import { oneNode, resolveWhenPending } from './service-test-kit.js';
+import type { NodeModule } from '../../src/openwop/node-registry.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -19,9 +20,9 @@ afterEach(async () => {
 });
 
 describe.each(BACKENDS)('replay fork on $name', (backend) => {
-  async function openHost(): Promise<ReplayHost> {
+  async function openHost(nodes: NodeModule[] = []): Promise<ReplayHost> {
     const store = await backend.fresh();
-    const h = new ReplayHost(store.location);
+    const h = new ReplayHost(store.location, nodes);
     cleanups.push(() => store.cleanup());
     cleanups.push(() => h.close());
     await h.open();
@@ -207,6 +208,48 @@ describe.each(BACKENDS)('replay fork on $name', (backend) => {
       { type: 'node.failed', payload: { error: { code: 'replay_source_missing', details: { sourceRunId: null } } } },
     ]);
     expect(h.host.replay.effectCount(run.runId)).toBe(0);
+  });
+
+  it('a pure node whose live output differs from the recorded one reports replay.diverged and the run continues', async () => {
+    let calls = 0;
+    const counter: NodeModule = {
+      typeId: 'test.counter',
+      pure: true,
+      execute: () => Promise.resolve({ outputs: { n: ++calls } }),
+    };
+    const h = await openHost([counter]);
+    await h.host.catalog.register(oneNode('replay-counter', { id: 'count', typeId: 'test.counter' }), 'test');
+    const src = await h.start('replay-counter');
+    expect(await h.drive(src)).toBe('completed');
+    const { fork } = await h.host.replay.fork(src, { mode: 'replay' }, CALLER);
+    expect(await h.drive(fork.runId)).toBe('completed');
+    const events = await expectValidLog(h, fork.runId);
+    const original = outcomesOf(await h.events(src), 'count')[0]!;
+    expect(events.filter((e) => e.type === 'replay.diverged')).toMatchObject([
+      {
+        nodeId: 'count',
+        payload: {
+          sourceRunId: src,
+          atSequence: original.sequence,
+          originalEventId: original.eventId,
+          divergenceKind: 'output',
+        },
+      },
+    ]);
+    expect(outcomesOf(events, 'count')[0]!.payload.outputs).toEqual({ n: 2 }); // executed live, not resolved
+
+    // The same pure type pinned to an agent is an agent invocation: resolved from the recorded outcome, not run.
+    await h.host.catalog.register(
+      oneNode('replay-counter-agent', { id: 'count', typeId: 'test.counter', agent: { agentId: 'counter-agent' } }),
+      'test',
+    );
+    const pinned = await h.start('replay-counter-agent');
+    expect(await h.drive(pinned)).toBe('completed');
+    const { fork: pinnedFork } = await h.host.replay.fork(pinned, { mode: 'replay' }, CALLER);
+    expect(await h.drive(pinnedFork.runId)).toBe('completed');
+    const [done] = outcomesOf(await expectValidLog(h, pinnedFork.runId), 'count');
+    expect(done!.payload).toMatchObject({ outputs: { n: 3 }, replayedFrom: { sourceRunId: pinned } });
+    expect(calls).toBe(3);
   });
 
   it('a branch fork re-fires effects live (suppression is replay-only) and validates its body', async () => {

@@ -77,6 +77,8 @@ export const ErrorCode = {
   /** ctx.mcp (RFC 0144): the MCP server could not be reached or its reply was unusable (connect, send, timeout). data: serverId, sdkCode?. */
   MCP_TRANSPORT: 'mcp_transport_error',
   INTERNAL: 'internal_error',
+  /** A replay fork reached a side-effecting node the source run recorded no outcome for; the effect was not performed (replay.md RFC 0140 rule 3). data: sourceRunId, nodeId, execution. */
+  REPLAY_SOURCE_MISSING: 'replay_source_missing',
   // Host service families ctx.promptLibrary / ctx.aiEnvelope / ctx.agentRuntime (RFC 0144, RFC 0027-0029).
   /** A PromptRef names no template in the library (host-capabilities.md §host.promptLibrary). data: ref. */
   PROMPT_NOT_FOUND: 'prompt_not_found',

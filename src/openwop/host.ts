@@ -7,6 +7,11 @@ import { NodeRegistry } from './node-registry.js';
 import type { NodeModule } from './node-registry.js';
 import { delayNode, failNode, identityNode, noopNode } from './nodes/core-nodes.js';
 import { approvalGateNode, interruptNode } from './nodes/interrupt-nodes.js';
+import { conformanceReplayNodes, EffectSeam } from './nodes/conformance-replay-nodes.js';
+import { forkRun } from './fork.js';
+import type { ForkRequest, ForkResponse } from './fork.js';
+import type { Caller } from './node-registry.js';
+import { ForkStore, ReplayControl } from './replay.js';
 import { controlSubWorkflowNode, subWorkflowNode } from './nodes/subworkflow-node.js';
 import { RunManager } from './run-manager.js';
 import { mergeCapabilities } from './service-family.js';
@@ -41,6 +46,8 @@ export interface OpenwopHostOptions {
   /** Folder of example workflows to register (default `<repo>/workflows`; `false` for none). */
   workflowsDir?: string | false;
   limits?: Partial<HostLimits>;
+  /** Per-run counts of the conformance effect seam (pass one map to keep them across a reopen; default a new one). */
+  effectCounts?: Map<string, number>;
 }
 
 /** The assembled OpenWOP host: store, registry, catalog, run manager and the discovery document. */
@@ -54,6 +61,17 @@ export interface OpenwopHost {
   capabilities(): Record<string, unknown>;
   /** Registered workflows found at start, and files refused (with their errors). */
   loaded: { fixtures: string[]; workflows: string[]; refused: Array<{ file: string; errors: unknown }> };
+  /** Fork and replay (replay.md, RFC 0140): `fork` backs `POST /v1/runs/{runId}:fork`; `effectCount` the effect seam. */
+  replay: {
+    fork(
+      sourceRunId: string,
+      req: ForkRequest,
+      caller: Caller,
+      idempotencyKey?: string,
+    ): Promise<{ fork: ForkResponse; created: boolean }>;
+    /** Effects the conformance effect seam counted for `runId`. */
+    effectCount(runId: string): number;
+  };
   /** Halts every run actor (runs resume on the next start). */
   close(graceMs?: number): Promise<void>;
 }
@@ -67,9 +85,19 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
   ensureTracerProvider();
   const store = new OpenwopStore(o.db, o.clock);
   await store.init();
-  const families = o.families ?? [];
+  const forks = new ForkStore(o.db, o.clock);
+  await forks.init();
+  // Replay suppression wraps every node last (outermost); a node is pure only when its module says so.
+  const replay = new ReplayControl(
+    store,
+    forks,
+    (typeId) => registry.has(typeId) && registry.get(typeId).pure === true,
+  );
+  const effects = new EffectSeam((runId) => replay.isReplay(runId), o.effectCounts);
+  const families = [...(o.families ?? []), replay.family()];
   const registry = new NodeRegistry().register(
     ...CORE_NODES,
+    ...conformanceReplayNodes(effects),
     ...families.flatMap((f) => f.nodes ?? []),
     ...(o.nodes ?? []),
   );
@@ -106,6 +134,11 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     limits,
     capabilities: () => ({ ...base, fixtures: fixtureIds }),
     loaded: { fixtures: fixtureIds, workflows: wf.loaded, refused: wf.refused },
+    replay: {
+      fork: (sourceRunId, req, caller, key) =>
+        forkRun({ store, forks, runs, clock: o.clock }, sourceRunId, req, caller, key),
+      effectCount: (runId) => effects.count(runId),
+    },
     close: async (graceMs) => {
       await runs.shutdown(graceMs);
       for (const f of families) await f.close?.();

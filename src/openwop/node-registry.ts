@@ -109,6 +109,11 @@ export interface NodeModule {
   validate?(node: WorkflowNode): Array<{ path: string; message: string }>;
   /** Host service families the executor needs; a host without one fails the node `host_capability_missing`. */
   requires?: readonly ServiceName[];
+  /**
+   * True for a pure node: in a replay fork it re-executes live (its `ctx.checkpoint` draws are reproduced). Any node
+   * not marked pure is side-effecting: a replay fork resolves it from the source run's recorded outcome (replay.ts).
+   */
+  pure?: boolean;
   execute(ctx: NodeContext): Promise<NodeResult>;
 }
 

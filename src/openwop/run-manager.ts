@@ -27,7 +27,8 @@ export interface RunManagerOptions {
 export type { Caller } from './node-registry.js';
 import type { Caller } from './node-registry.js';
 
-function initialVariables(def: WorkflowDefinition, inputs: Record<string, unknown>): Record<string, unknown> {
+/** A run's variables at start: the definition's defaults overlaid with `inputs`; `validation_error` when a required one is missing. */
+export function initialVariables(def: WorkflowDefinition, inputs: Record<string, unknown>): Record<string, unknown> {
   const vars: Record<string, unknown> = {};
   for (const v of def.variables) if (v.defaultValue !== undefined) vars[v.name] = v.defaultValue;
   const missing = def.variables.filter((v) => v.required && vars[v.name] === undefined && inputs[v.name] === undefined);
@@ -37,6 +38,19 @@ function initialVariables(def: WorkflowDefinition, inputs: Record<string, unknow
     });
   }
   return { ...vars, ...inputs };
+}
+
+/** A run to insert: its definition, starting values and request identity (see {@link RunManager.startPrepared}). */
+export interface PreparedRun {
+  def: WorkflowDefinition;
+  inputs: Record<string, unknown>;
+  variables: Record<string, unknown>;
+  principal: string | null;
+  idempotencyKey: string | null;
+  requestDigest: string | null;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  configurable: Record<string, unknown>;
 }
 
 /**
@@ -78,18 +92,23 @@ export class RunManager {
     });
   }
 
-  private async insertAndStart(a: {
-    def: WorkflowDefinition;
-    inputs: Record<string, unknown>;
-    variables: Record<string, unknown>;
-    principal: string | null;
-    idempotencyKey: string | null;
-    requestDigest: string | null;
-    tags: string[];
-    metadata: Record<string, unknown>;
-    configurable: Record<string, unknown>;
-    parent?: { runId: string; nodeId: string; traceparent: string | null };
-  }): Promise<{ run: StoredRun; created: boolean }> {
+  /**
+   * Creates and starts a run whose row and event log `prepare` seeds before its actor starts (a fork: fork.ts). The
+   * same idempotency as {@link createRun}: a reused key returns the first run and `prepare` does not run.
+   */
+  startPrepared(
+    a: PreparedRun,
+    prepare: (run: StoredRun) => Promise<void>,
+  ): Promise<{ run: StoredRun; created: boolean }> {
+    return this.insertAndStart({ ...a, prepare });
+  }
+
+  private async insertAndStart(
+    a: PreparedRun & {
+      prepare?: (run: StoredRun) => Promise<void>;
+      parent?: { runId: string; nodeId: string; traceparent: string | null };
+    },
+  ): Promise<{ run: StoredRun; created: boolean }> {
     if (this.closed) throw new HostError(ErrorCode.CONFLICT, 'the host is shutting down', {}, { retryable: true });
     // The run's trace: a child run continues its parent's trace.
     const root = startSpan('openwop.run.create', contextFrom(a.parent?.traceparent), {
@@ -97,7 +116,7 @@ export class RunManager {
     });
     root.span.end();
     const limit = a.configurable.recursionLimit;
-    const { run, created } = await this.o.store.createRun({
+    const made = await this.o.store.createRun({
       workflow: a.def,
       inputs: a.inputs,
       variables: a.variables,
@@ -111,12 +130,17 @@ export class RunManager {
       parentRunId: a.parent?.runId ?? null,
       parentNodeId: a.parent?.nodeId ?? null,
     });
-    if (created)
+    let run = made.run;
+    if (made.created && a.prepare) {
+      await a.prepare(run);
+      run = (await this.o.store.getRun(run.runId))!;
+    }
+    if (made.created)
       await this.spawn(
         run,
         typeof limit === 'number' && limit > 0 ? Math.min(limit, this.maxNodeExecutions) : undefined,
       );
-    return { run, created };
+    return { run, created: made.created };
   }
 
   private async spawn(run: StoredRun, limit?: number): Promise<RunActor> {

@@ -9,6 +9,7 @@ import { registerEventRoutes } from './event-routes.js';
 import { openApiDocument } from './openapi.js';
 import { operatorOpenApi } from './operator-openapi.js';
 import { registerRunRoutes } from './run-routes.js';
+import { registerForkRoutes } from './fork-routes.js';
 
 /** Dependencies of {@link buildApp}. */
 export interface AppDeps {
@@ -101,6 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
 
   app.get('/.well-known/openwop', () => deps.host.capabilities());
   registerRunRoutes(app, deps.host);
+  registerForkRoutes(app, deps.host);
   registerEventRoutes(app, {
     host: deps.host,
     clock: deps.clock,

@@ -130,6 +130,28 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { '200': { description: 'resolved', content: json(ref('RunSnapshot')) }, ...errors },
         },
       },
+      '/v1/runs/{runId}:fork': {
+        post: {
+          summary: 'Fork a run: replay (side effects resolved from the source) or branch (replay.md, RFC 0140)',
+          parameters: [
+            runId,
+            { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } },
+          ],
+          requestBody: { required: true, content: json(ref('ForkRunRequest')) },
+          responses: {
+            '201': { description: 'fork started' },
+            '200': { description: 'replayed by Idempotency-Key' },
+            ...errors,
+          },
+        },
+      },
+      '/v1/host/sample/replay/effect-count': {
+        get: {
+          summary: 'Effects the conformance effect seam counted for a run (host-sample-test-seams.md §20)',
+          parameters: [{ name: 'runId', in: 'query', required: true, schema: { type: 'string' } }],
+          responses: { '200': { description: '{runId, effectCount}' }, ...errors },
+        },
+      },
     },
   };
 }

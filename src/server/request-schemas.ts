@@ -36,6 +36,24 @@ export const REQUEST_SCHEMAS = {
     },
     additionalProperties: false,
   },
+  ForkRunRequest: {
+    type: 'object',
+    required: ['mode'],
+    properties: {
+      mode: { type: 'string', enum: ['replay', 'branch'] },
+      fromSeq: { type: 'integer', minimum: 0 },
+      runOptionsOverlay: {
+        type: 'object',
+        properties: {
+          configurable: { type: 'object' },
+          tags: { type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: 100 },
+          metadata: { type: 'object' },
+        },
+        additionalProperties: false,
+      },
+    },
+    additionalProperties: false,
+  },
 } as const;
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });

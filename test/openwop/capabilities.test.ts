@@ -148,6 +148,31 @@ const CHECKS: Record<string, (doc: Record<string, any>) => Promise<void>> = {
     expect(b.runId).toBe(a.runId);
     expect(b.res.statusCode).toBe(200);
   },
+  replay: async (doc) => {
+    // replay.md RFC 0140: a replay fork over REST fires no effect at the counted seam (full coverage: replay-*.test.ts).
+    expect(doc.replay).toMatchObject({
+      supported: true,
+      modes: ['replay', 'branch'],
+      sideEffectSuppression: 'recorded-outcome',
+    });
+    const count = async (runId: string) =>
+      (
+        await app.inject({ method: 'GET', url: `/v1/host/sample/replay/effect-count?runId=${runId}`, headers: auth })
+      ).json().effectCount as number;
+    const src = await run('conformance-replay-effect');
+    expect(src.snap.status).toBe('completed');
+    expect(await count(src.runId)).toBe(1);
+    const fork = await app.inject({
+      method: 'POST',
+      url: `/v1/runs/${src.runId}:fork`,
+      headers: auth,
+      payload: { fromSeq: 0, mode: 'replay' },
+    });
+    expect(fork.statusCode).toBe(201);
+    const forkId = (fork.json() as { runId: string }).runId;
+    expect(await host.runs.waitTerminal(forkId)).toBe('completed');
+    expect([await count(forkId), await count(src.runId)]).toEqual([0, 1]);
+  },
   fixtures: async (doc) => {
     const dir = join(openwopDir(), 'fixtures');
     for (const id of doc.fixtures as string[]) {

@@ -4,18 +4,21 @@ import type { NodeModule } from '../node-registry.js';
 /** `core.noop`: completes with no outputs. */
 export const noopNode: NodeModule = {
   typeId: 'core.noop',
+  pure: true,
   execute: () => Promise.resolve({ outputs: {} }),
 };
 
 /** `core.identity`: outputs its resolved inputs unchanged. */
 export const identityNode: NodeModule = {
   typeId: 'core.identity',
+  pure: true,
   execute: (ctx) => Promise.resolve({ outputs: { ...ctx.inputs } }),
 };
 
 /** `core.fail`: fails with `config.code` / `config.message` (default `node_failed`). */
 export const failNode: NodeModule = {
   typeId: 'core.fail',
+  pure: true,
   execute: (ctx) => {
     const code =
       typeof ctx.node.config.code === 'string' && ctx.node.config.code ? ctx.node.config.code : 'node_failed';
@@ -32,13 +35,19 @@ function delayMs(config: Record<string, unknown>): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
 }
 
-/** `core.delay`: waits `config.durationMs` of clock time; the due time survives a restart. */
+/**
+ * `core.delay`: waits `config.durationMs` (or the `delayMs` / `durationMs` input, as the conformance fixtures wire it)
+ * of clock time; the due time survives a restart.
+ */
 export const delayNode: NodeModule = {
   typeId: 'core.delay',
+  pure: true,
   validate: (node) =>
-    delayMs(node.config) === undefined ? [{ path: '/config/durationMs', message: 'must be a number >= 0' }] : [],
+    delayMs(node.config) === undefined && !node.inputs.delayMs && !node.inputs.durationMs
+      ? [{ path: '/config/durationMs', message: 'must be a number >= 0' }]
+      : [],
   async execute(ctx) {
-    const ms = delayMs(ctx.node.config) ?? 0;
+    const ms = delayMs(ctx.node.config) ?? delayMs(ctx.inputs) ?? 0;
     await ctx.sleep(ms);
     return { outputs: { delayedMs: ms } };
   },

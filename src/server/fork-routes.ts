@@ -1,0 +1,48 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ErrorCode, HostError } from '../core/index.js';
+import type { ForkRequest } from '../openwop/fork.js';
+import type { OpenwopHost } from '../openwop/host.js';
+import type { Caller } from '../openwop/node-registry.js';
+import type { Principal } from './auth.js';
+import { checkBody } from './request-schemas.js';
+
+function caller(req: FastifyRequest): Caller {
+  const p = (req as FastifyRequest & { principal?: Principal }).principal;
+  if (!p) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
+  return { principal: p.id, name: p.name, role: p.role };
+}
+
+/**
+ * Fork and replay routes (replay.md §Endpoint, RFC 0140): `POST /v1/runs/{runId}:fork` → 201 `{runId, sourceRunId,
+ * fromSeq, mode, status, eventsUrl}` (200 when an `Idempotency-Key` replays an earlier fork), and the effect-count seam
+ * `GET /v1/host/sample/replay/effect-count?runId=` → `{runId, effectCount}` (host-sample-test-seams.md §20).
+ */
+export function registerForkRoutes(app: FastifyInstance, host: OpenwopHost): void {
+  // The router reads `:runId::fork` as one parameter, so the `{runId}:{action}` segment is matched here.
+  app.post<{ Params: { runAction: string } }>('/v1/runs/:runAction', async (req, reply) => {
+    const m = /^(.+):fork$/.exec(req.params.runAction);
+    if (!m) throw new HostError(ErrorCode.NOT_FOUND, `no route POST ${req.url}`, { path: req.url });
+    const who = caller(req);
+    const body = checkBody<ForkRequest>('ForkRunRequest', req.body);
+    const key = req.headers['idempotency-key'];
+    if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255)) {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'Idempotency-Key must be 1-255 characters', {
+        path: 'header:Idempotency-Key',
+      });
+    }
+    const { fork, created } = await host.replay.fork(m[1]!, body, who, key);
+    void reply.header('location', `/v1/runs/${fork.runId}`);
+    return reply.status(created ? 201 : 200).send(fork);
+  });
+
+  app.get<{ Querystring: { runId?: string } }>('/v1/host/sample/replay/effect-count', async (req) => {
+    caller(req);
+    const runId = req.query.runId;
+    if (typeof runId !== 'string' || !runId) {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'runId is required', { path: 'query:runId' });
+    }
+    if (!(await host.store.getRun(runId)))
+      throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+    return { runId, effectCount: host.replay.effectCount(runId) };
+  });
+}

@@ -8,7 +8,7 @@ import type { GraphState } from './graph.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
 import { buildNodeContext, RunHalted } from './run-context.js';
-import { bindServices, wrapModule } from './service-family.js';
+import { prepareExecution } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { resolutionEvents, resumeFromBody } from './interrupts.js';
@@ -306,16 +306,7 @@ export class RunActor {
         configurable: this.run.configurable,
         workflow: this.run.definition,
       });
-      Object.assign(ctx, bindServices(this.deps.families ?? [], ctx));
-      const mod = wrapModule(this.deps.families ?? [], node, this.deps.registry.get(node.typeId));
-      const missing = (mod.requires ?? []).filter((name) => ctx[name] === undefined);
-      if (missing.length) {
-        throw new NodeFailure(
-          ErrorCode.HOST_CAPABILITY_MISSING,
-          `${node.typeId} needs the host service ${missing.join(', ')}, which this host does not provide`,
-          { typeId: node.typeId, missing },
-        );
-      }
+      const mod = prepareExecution(this.deps.families ?? [], ctx, this.deps.registry.get(node.typeId));
       const result = await mod.execute(ctx);
       span.setStatus({ code: SpanStatusCode.OK });
       return {

@@ -1,3 +1,5 @@
+import { ErrorCode } from '../core/index.js';
+import { NodeFailure } from './node-registry.js';
 import type { NodeContext, NodeModule } from './node-registry.js';
 import type { WorkflowNode } from './types.js';
 import type { AgentRuntimeSurface } from './services/agent-runtime-surface.js';
@@ -62,4 +64,22 @@ export function wrapModule(families: readonly ServiceFamily[], node: WorkflowNod
   let m = mod;
   for (const f of families) m = f.wrap?.(node, m) ?? m;
   return m;
+}
+
+/**
+ * Makes one node execution ready: binds every family's surfaces into `ctx`, wraps the executor, and refuses a node
+ * whose `requires` names a family the host does not provide (`host_capability_missing`, RFC 0144).
+ */
+export function prepareExecution(families: readonly ServiceFamily[], ctx: NodeContext, mod: NodeModule): NodeModule {
+  Object.assign(ctx, bindServices(families, ctx));
+  const wrapped = wrapModule(families, ctx.node, mod);
+  const missing = (wrapped.requires ?? []).filter((name) => ctx[name] === undefined);
+  if (missing.length) {
+    throw new NodeFailure(
+      ErrorCode.HOST_CAPABILITY_MISSING,
+      `${ctx.node.typeId} needs the host service ${missing.join(', ')}, which this host does not provide`,
+      { typeId: ctx.node.typeId, missing },
+    );
+  }
+  return wrapped;
 }

@@ -239,6 +239,39 @@ export class OpenwopStore {
     return rows.map(toRun);
   }
 
+  /**
+   * Runs newest first, optionally of one status and/or workflow; `after` continues below the (createdAt, runId) of
+   * the last run of the previous page.
+   */
+  async listRuns(q: {
+    status?: string;
+    workflowId?: string;
+    limit: number;
+    after?: { createdAt: string; runId: string };
+  }): Promise<StoredRun[]> {
+    await this.ready;
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (q.status !== undefined) {
+      where.push('status = ?');
+      params.push(q.status);
+    }
+    if (q.workflowId !== undefined) {
+      where.push('workflow_id = ?');
+      params.push(q.workflowId);
+    }
+    if (q.after) {
+      where.push('(created_at < ? OR (created_at = ? AND run_id < ?))');
+      params.push(q.after.createdAt, q.after.createdAt, q.after.runId);
+    }
+    const rows = await this.db.all<RunRow>(
+      `SELECT * FROM openwop_runs ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY created_at DESC, run_id DESC LIMIT ?`,
+      [...params, q.limit],
+    );
+    return rows.map(toRun);
+  }
+
   async childRuns(parentRunId: string): Promise<StoredRun[]> {
     await this.ready;
     const rows = await this.db.all<RunRow>('SELECT * FROM openwop_runs WHERE parent_run_id = ? ORDER BY run_id', [

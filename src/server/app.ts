@@ -10,6 +10,7 @@ import { openApiDocument } from './openapi.js';
 import { operatorOpenApi } from './operator-openapi.js';
 import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
+import { registerRunListRoute } from './run-list-route.js';
 
 /** Dependencies of {@link buildApp}. */
 export interface AppDeps {
@@ -103,6 +104,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   app.get('/.well-known/openwop', () => deps.host.capabilities());
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
+  registerRunListRoute(app, deps.host);
   registerEventRoutes(app, {
     host: deps.host,
     clock: deps.clock,

@@ -61,6 +61,16 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       '/v1/runs': {
+        get: {
+          summary: 'List runs, newest first (summaries; page with nextCursor)',
+          parameters: [
+            { name: 'status', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'workflowId', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 200 } },
+            { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+          ],
+          responses: { '200': { description: 'ok' }, ...errors },
+        },
         post: {
           summary: 'Start a run',
           parameters: [

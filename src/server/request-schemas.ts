@@ -36,6 +36,30 @@ export const REQUEST_SCHEMAS = {
     },
     additionalProperties: false,
   },
+  ListRunsQuery: {
+    type: 'object',
+    properties: {
+      status: {
+        type: 'string',
+        enum: [
+          'pending',
+          'running',
+          'paused',
+          'waiting-approval',
+          'waiting-input',
+          'waiting-external',
+          'completed',
+          'failed',
+          'cancelling',
+          'cancelled',
+        ],
+      },
+      workflowId: { type: 'string', minLength: 1, maxLength: 128 },
+      limit: { type: 'string', pattern: '^(?:[1-9]|[1-9][0-9]|1[0-9][0-9]|200)$' },
+      cursor: { type: 'string', minLength: 1, maxLength: 512 },
+    },
+    additionalProperties: false,
+  },
   ForkRunRequest: {
     type: 'object',
     required: ['mode'],

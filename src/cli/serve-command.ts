@@ -4,6 +4,7 @@ import { openDb, resolveDbLocation } from '../ledger/index.js';
 import { createTokenStore } from '../policy/tokens.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
+import { resolveHostId } from '../openwop/causation/host-id.js';
 import { startHostServer } from '../server/host-server.js';
 import { buildServiceFamilies } from './service-families.js';
 import type { FamilyFlags } from './service-families.js';
@@ -40,6 +41,9 @@ export function serveCommand(): Command {
     .option('--envelopes <file>', 'vendor envelope kinds for ctx.aiEnvelope: JSON {kind: payload JSON Schema}')
     .option('--agent-packs <dir>', 'install the agent packs in dir (RFC 0070 manifestRuntime; also ctx.agentRuntime)')
     .option('--agent-script <file>', 'agent script the manifest agents model plays (default --ai-script, else echo)')
+    .option('--host-id <id>', 'stable host id for cross-host causation (default: generated once, kept in the store)')
+    .option('--peers <file>', 'peer hosts for mhs.remoteRun: JSON {name: {url, token}} (RFC 0040)')
+    .option('--public-url <url>', 'base URL other hosts reach this one at (default the listen URL)')
     .action(
       async (
         opts: {
@@ -50,13 +54,22 @@ export function serveCommand(): Command {
           mhs: boolean;
           graceMs: number;
           policy?: string;
+          hostId?: string;
+          publicUrl?: string;
         } & FamilyFlags,
       ) => {
         const clock = new RealClock();
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
         const location = resolveDbLocation({ flag: opts.db });
         const db = await openDb(location);
-        const families = await buildServiceFamilies(opts, db, clock, (l) => process.stderr.write(`${l}\n`));
+        // RFC 0040: one stable host id per store; its discovery URL is known once the server listens.
+        const hostId = await resolveHostId(db, opts.hostId);
+        let baseUrl: string | undefined = opts.publicUrl;
+        const wellKnownUrl = () => (baseUrl ? new URL('/.well-known/openwop', baseUrl).href : undefined);
+        const families = await buildServiceFamilies(opts, db, clock, (l) => process.stderr.write(`${l}\n`), {
+          hostId,
+          wellKnownUrl,
+        });
         // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
         const mhs = opts.mhs ? await openHostRuntime({ db, clock, policy, attachEnabled: true }) : undefined;
         for (const f of mhs?.failed ?? [])
@@ -70,7 +83,9 @@ export function serveCommand(): Command {
           host: opts.host,
           workflows: opts.workflows,
           families,
+          hostId,
         });
+        baseUrl ??= server.url;
         for (const r of server.host.loaded.refused)
           process.stderr.write(`workflow ${r.file} not registered: ${JSON.stringify(r.errors)}\n`);
         process.stdout.write(`mhs-host serving ${server.url} (store ${db.location})\n`);

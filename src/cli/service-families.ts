@@ -10,6 +10,7 @@ import { createManifestRuntimeFamily } from '../openwop/agents/manifest-runtime-
 import type { AgentModel } from '../openwop/agents/manifest-agent-node.js';
 import { PromptStore } from '../openwop/services/prompt-store.js';
 import { agentsFamily } from '../openwop/agents/agents-family.js';
+import { causationFamily, loadPeers } from '../openwop/causation/causation-family.js';
 import { createMcpFamily } from '../openwop/services/mcp-family.js';
 import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
 import { createPromptLibraryFamily } from '../openwop/services/prompt-library-family.js';
@@ -30,6 +31,15 @@ export interface FamilyFlags {
   agentPacks?: string;
   /** `--agent-script <file>`: the agent script the manifest agents' model plays (default `--ai-script`, else echo). */
   agentScript?: string;
+  /** `--peers <file>`: peer hosts `mhs.remoteRun` may start runs on (RFC 0040 cross-host causation). */
+  peers?: string;
+}
+
+/** This host's identity for the families that need it (RFC 0040). */
+export interface FamilyIdentity {
+  hostId: string;
+  /** This host's discovery URL once it listens. */
+  wellKnownUrl: () => string | undefined;
 }
 
 /** The model of manifest agents when no script is given: it answers at once with the task it was handed. */
@@ -53,6 +63,7 @@ export async function buildServiceFamilies(
   db: Db,
   clock: Clock,
   warn: (line: string) => void,
+  identity?: FamilyIdentity,
 ): Promise<ServiceFamily[]> {
   // Every flag and file is checked before any family touches the store: a bad one is refused whole.
   const mcpConfig = flags.mcpServers ? loadMcpServersConfig(flags.mcpServers) : undefined;
@@ -74,7 +85,10 @@ export async function buildServiceFamilies(
       dir: flags.agentPacks,
     });
 
-  const out: ServiceFamily[] = [agentsFamily()];
+  const peers = flags.peers ? loadPeers(flags.peers) : {};
+  const out: ServiceFamily[] = [agentsFamily(identity ? { hostId: identity.hostId } : {})];
+  // After agents: its multiAgent.executionModel version 3 wins the merge.
+  if (identity) out.push(causationFamily({ hostId: identity.hostId, peers, wellKnownUrl: identity.wellKnownUrl }));
   if (mcpConfig) out.push(createMcpFamily({ config: mcpConfig, clock }));
   let promptStore: PromptStore | undefined;
   if (flags.prompts) {

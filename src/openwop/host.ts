@@ -48,6 +48,8 @@ export interface OpenwopHostOptions {
   limits?: Partial<HostLimits>;
   /** Per-run counts of the conformance effect seam (pass one map to keep them across a reopen; default a new one). */
   effectCounts?: Map<string, number>;
+  /** This host's stable id (RFC 0040 `crossHostCausation.hostId`; see causation/host-id.ts). Default `mhs-host`. */
+  hostId?: string;
 }
 
 /** The assembled OpenWOP host: store, registry, catalog, run manager and the discovery document. */
@@ -57,6 +59,8 @@ export interface OpenwopHost {
   catalog: WorkflowCatalog;
   runs: RunManager;
   limits: HostLimits;
+  /** This host's id (RFC 0040): the `hostId` of its ancestry answers and the `causationHostId` it recognises. */
+  hostId: string;
   /** The document served at `GET /.well-known/openwop` (capabilities.schema.json). */
   capabilities(): Record<string, unknown>;
   /** Registered workflows found at start, and files refused (with their errors). */
@@ -110,6 +114,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     clock: o.clock,
     maxNodeExecutions: limits.maxNodeExecutions,
     families,
+    hostId: o.hostId ?? 'mhs-host',
   });
   // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
   const base = mergeCapabilities(
@@ -132,6 +137,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     catalog,
     runs,
     limits,
+    hostId: o.hostId ?? 'mhs-host',
     capabilities: () => ({ ...base, fixtures: fixtureIds }),
     loaded: { fixtures: fixtureIds, workflows: wf.loaded, refused: wf.refused },
     replay: {

@@ -1,4 +1,5 @@
 import type { Context, Span } from '@opentelemetry/api';
+import { causationHostIdOf, causationIdOf } from './causation/causation-link.js';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
@@ -31,6 +32,8 @@ export interface RunActorDeps {
   maxNodeExecutions: number;
   /** Installed host service families (RFC 0144): their `ctx` surfaces are bound for every node. */
   families?: readonly ServiceFamily[];
+  /** This host's id (RFC 0040): a run caused on another host gets `causationHostId` on its `run.started`. */
+  hostId?: string;
 }
 
 type Outcome = { ok: true; result: NodeResult } | { ok: false; error: unknown };
@@ -106,6 +109,7 @@ export class RunActor {
           [
             {
               type: 'run.started',
+              ...causationIdOf(this.run.metadata, this.deps.hostId),
               payload: {
                 workflowId: this.run.workflowId,
                 inputs: this.run.inputs,
@@ -116,6 +120,7 @@ export class RunActor {
                 ...(this.run.parentRunId
                   ? { parentRunId: this.run.parentRunId, parentNodeId: this.run.parentNodeId }
                   : {}),
+                ...causationHostIdOf(this.run.metadata, this.deps.hostId),
               },
             },
           ],

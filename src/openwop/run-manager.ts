@@ -21,6 +21,8 @@ export interface RunManagerOptions {
   maxNodeExecutions?: number;
   /** Installed host service families (RFC 0144). */
   families?: readonly ServiceFamily[];
+  /** This host's id (RFC 0040 `crossHostCausation.hostId`), for the `causationHostId` of runs caused elsewhere. */
+  hostId?: string;
 }
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
@@ -72,6 +74,8 @@ export class RunManager {
     req: CreateRunRequest,
     caller: Caller,
     idempotencyKey?: string,
+    /** `traceparent`: the caller's W3C trace context (another host's span): the run continues that trace. */
+    opts: { traceparent?: string } = {},
   ): Promise<{ run: StoredRun; created: boolean }> {
     const def = await this.o.catalog.get(req.workflowId);
     if (!def)
@@ -89,6 +93,7 @@ export class RunManager {
       tags: req.tags ?? [],
       metadata: req.metadata ?? {},
       configurable: req.configurable ?? {},
+      ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
     });
   }
 
@@ -107,11 +112,12 @@ export class RunManager {
     a: PreparedRun & {
       prepare?: (run: StoredRun) => Promise<void>;
       parent?: { runId: string; nodeId: string; traceparent: string | null };
+      traceparent?: string;
     },
   ): Promise<{ run: StoredRun; created: boolean }> {
     if (this.closed) throw new HostError(ErrorCode.CONFLICT, 'the host is shutting down', {}, { retryable: true });
     // The run's trace: a child run continues its parent's trace.
-    const root = startSpan('openwop.run.create', contextFrom(a.parent?.traceparent), {
+    const root = startSpan('openwop.run.create', contextFrom(a.parent?.traceparent ?? a.traceparent), {
       'openwop.workflow_id': a.def.id,
     });
     root.span.end();
@@ -159,6 +165,7 @@ export class RunManager {
         cancelChildren: (runId, reason) => this.cancelChildren(runId, reason),
         maxNodeExecutions: cap,
         families: this.o.families ?? [],
+        ...(this.o.hostId ? { hostId: this.o.hostId } : {}),
       },
       run,
     );

@@ -8,6 +8,7 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { registerEventRoutes } from './event-routes.js';
 import { openApiDocument } from './openapi.js';
 import { operatorOpenApi } from './operator-openapi.js';
+import { registerAncestryRoute } from './ancestry-route.js';
 import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
 import { registerRunListRoute } from './run-list-route.js';
@@ -105,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
   registerRunListRoute(app, deps.host);
+  registerAncestryRoute(app, deps.host);
   registerEventRoutes(app, {
     host: deps.host,
     clock: deps.clock,

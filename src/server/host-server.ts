@@ -30,6 +30,8 @@ export interface HostServerOptions {
   /** The host runtime (engine, ledger, policy services): registers `mhs.invoke` / `mhs.task` and the operator API. */
   mhs?: HostRuntime;
   sseKeepAliveMs?: number;
+  /** This host's stable id (RFC 0040), see `resolveHostId`. */
+  hostId?: string;
 }
 
 /** A listening host: the OpenWOP host, its app and URL. */
@@ -61,6 +63,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     ...(o.capabilities ? { capabilities: o.capabilities } : {}),
     ...(o.families ? { families: o.families } : {}),
     ...(o.workflows === false ? { workflowsDir: false as const } : {}),
+    ...(o.hostId ? { hostId: o.hostId } : {}),
   });
   const { app, mounted } = await buildApp({
     host,

@@ -75,6 +75,8 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Start a run',
           parameters: [
             { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } },
+            // RFC 0040 §B: a run started from another host continues that host's trace.
+            { name: 'traceparent', in: 'header', required: false, schema: { type: 'string' } },
           ],
           requestBody: { required: true, content: json(ref('CreateRunRequest')) },
           responses: {
@@ -90,6 +92,42 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Run snapshot',
           parameters: [runId],
           responses: { '200': { description: 'ok', content: json(ref('RunSnapshot')) }, ...errors },
+        },
+      },
+      '/v1/runs/{runId}/ancestry': {
+        get: {
+          operationId: 'getRunAncestry',
+          summary: "The run's immediate parent, on this host or another (RFC 0040 §C); 404 unless advertised",
+          parameters: [runId],
+          responses: {
+            '200': {
+              description: 'ok',
+              content: json({
+                type: 'object',
+                required: ['runId', 'hostId', 'parent'],
+                properties: {
+                  runId: { type: 'string' },
+                  hostId: { type: 'string' },
+                  parent: {
+                    oneOf: [
+                      { type: 'null' },
+                      {
+                        type: 'object',
+                        required: ['runId', 'hostId', 'cause'],
+                        properties: {
+                          runId: { type: 'string' },
+                          hostId: { type: 'string' },
+                          cause: { enum: ['mcp-tool-call', 'a2a-message', 'core.subWorkflow', 'core.dispatch'] },
+                          wellKnownUrl: { type: 'string', format: 'uri' },
+                        },
+                      },
+                    ],
+                  },
+                },
+              }),
+            },
+            ...errors,
+          },
         },
       },
       '/v1/runs/{runId}/events': {

@@ -5,6 +5,7 @@ import type { CreateRunRequest } from '../openwop/types.js';
 import type { Caller } from '../openwop/node-registry.js';
 import type { Principal } from './auth.js';
 import { checkBody } from './request-schemas.js';
+import { checkInboundCausation, checkTraceparent } from '../openwop/causation/causation-link.js';
 
 function caller(req: FastifyRequest): Caller {
   const p = (req as FastifyRequest & { principal?: Principal }).principal;
@@ -26,9 +27,15 @@ export function registerRunRoutes(app: FastifyInstance, host: OpenwopHost): void
         path: 'header:Idempotency-Key',
       });
     }
-    const { run, created } = await host.runs.createRun(body, caller(req), key);
+    // RFC 0040: a run caused on another host names it (metadata.causation) and continues its trace (traceparent).
+    const traceparent = checkTraceparent(req.headers.traceparent);
+    checkInboundCausation(body.metadata, host.hostId);
+    const who = caller(req);
+    const { run, created } = await host.runs.createRun(body, who, key, traceparent ? { traceparent } : {});
     const snap = await host.runs.snapshot(run.runId);
     void reply.header('location', `/v1/runs/${run.runId}`);
+    // W3C Trace Context level 2: the run's own span context, in the caller's trace when it sent one.
+    if (run.traceparent) void reply.header('traceresponse', run.traceparent);
     if (!created) void reply.header('idempotent-replayed', 'true');
     return reply.status(created ? 201 : 200).send(snap);
   });

@@ -136,6 +136,29 @@ describe('RFC 0040 cross-host causation between two served hosts', () => {
     expect((await a.get(`/v1/runs/${aRun}/ancestry`)).body).toEqual({ runId: aRun, hostId: hostA, parent: null });
   });
 
+  it('a same-host parent is named with cause core.dispatch or core.subWorkflow, hostId this host, no wellKnownUrl', async () => {
+    const sub = workflow('local-parent', [node('child', 'core.subWorkflow', { workflowId: 'remote-child' })]);
+    expect((await b.post('/v1/workflows', sub)).status).toBe(201);
+    for (const [parentWf, childWf, cause] of [
+      ['local-parent', 'remote-child', 'core.subWorkflow'],
+      ['conformance-orchestrator-dispatch', 'conformance-noop', 'core.dispatch'],
+    ] as const) {
+      const parent = (await b.post('/v1/runs', { workflowId: parentWf })).body.runId as string;
+      expect((await b.until(parent, terminal)).status).toBe('completed');
+      const children = (await b.get(`/v1/runs?workflowId=${childWf}`)).body.runs as Array<{ runId: string }>;
+      const found = [];
+      for (const c of children) {
+        const anc = (await b.get(`/v1/runs/${c.runId}/ancestry`)).body;
+        if (anc.parent?.runId === parent) found.push(anc);
+      }
+      expect(found).toHaveLength(1);
+      expect(found[0].parent).toEqual({ runId: parent, hostId: B_ID, cause });
+      // A same-host cause carries no causationHostId.
+      const childEvents = await b.events(found[0].runId);
+      expect(childEvents.filter((e) => 'causationHostId' in e.payload)).toEqual([]);
+    }
+  });
+
   it('a peer that refuses the run fails the node with external_call_failed', async () => {
     const run = (await a.post('/v1/runs', { workflowId: 'cause-missing' })).body.runId as string;
     const snap = await a.until(run, terminal);

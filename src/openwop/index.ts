@@ -74,3 +74,16 @@ export type {
   WorkflowEdge,
   WorkflowNode,
 } from './types.js';
+export { causationFamily, loadPeers } from './causation/causation-family.js';
+export { remoteRunNode } from './causation/remote-run-node.js';
+export type { Peer, RemoteRunDeps } from './causation/remote-run-node.js';
+export { checkHostId, resolveHostId } from './causation/host-id.js';
+export {
+  ANCESTRY_CAUSES,
+  causationOf,
+  checkInboundCausation,
+  checkTraceparent,
+  causationIdOf,
+  causationHostIdOf,
+} from './causation/causation-link.js';
+export type { AncestryCause, CausationLink } from './causation/causation-link.js';

@@ -146,15 +146,15 @@ describe('RFC 0040 cross-host causation between two served hosts', () => {
       const parent = (await b.post('/v1/runs', { workflowId: parentWf })).body.runId as string;
       expect((await b.until(parent, terminal)).status).toBe('completed');
       const children = (await b.get(`/v1/runs?workflowId=${childWf}`)).body.runs as Array<{ runId: string }>;
-      const found = [];
+      const found: Array<Record<string, any>> = [];
       for (const c of children) {
         const anc = (await b.get(`/v1/runs/${c.runId}/ancestry`)).body;
         if (anc.parent?.runId === parent) found.push(anc);
       }
       expect(found).toHaveLength(1);
-      expect(found[0].parent).toEqual({ runId: parent, hostId: B_ID, cause });
+      expect(found[0]!.parent).toEqual({ runId: parent, hostId: B_ID, cause });
       // A same-host cause carries no causationHostId.
-      const childEvents = await b.events(found[0].runId);
+      const childEvents = await b.events(found[0]!.runId);
       expect(childEvents.filter((e) => 'causationHostId' in e.payload)).toEqual([]);
     }
   });

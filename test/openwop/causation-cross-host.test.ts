@@ -83,6 +83,8 @@ describe('RFC 0040 cross-host causation between two served hosts', () => {
       });
     }
     expect(hostA).toMatch(/^mhs-host\//);
+    const api = (await a.get('/v1/openapi.json')).body;
+    expect(api.paths['/v1/runs/{runId}/ancestry'].get.operationId).toBe('getRunAncestry');
   });
 
   it("A's run starts a run on B: causationHostId and causationId on B's run.started, one trace, ancestry B → A", async () => {
@@ -168,7 +170,7 @@ describe('RFC 0040 cross-host causation between two served hosts', () => {
   });
 
   it('POST /v1/runs refuses malformed causation links and traceparents with validation_error, starting nothing', async () => {
-    const before = (await b.get('/v1/runs')).body.runs.length;
+    const before = (await b.get('/v1/runs?limit=200')).body.runs.length;
     const link = {
       parentRunId: 'run_x',
       hostId: 'elsewhere',
@@ -189,7 +191,7 @@ describe('RFC 0040 cross-host causation between two served hosts', () => {
       const r = await b.post('/v1/runs', { workflowId: 'remote-child', metadata }, headers);
       expect([r.status, r.body.error]).toEqual([400, 'validation_error']);
     }
-    expect((await b.get('/v1/runs')).body.runs.length).toBe(before);
+    expect((await b.get('/v1/runs?limit=200')).body.runs.length).toBe(before);
     // A direct caller's trace is continued too (traceresponse in the caller's trace).
     const ok = await b.post(
       '/v1/runs',

@@ -82,7 +82,7 @@ export {
   ANCESTRY_CAUSES,
   causationOf,
   checkInboundCausation,
-  checkTraceparent,
+  validTraceparent,
   causationIdOf,
   causationHostIdOf,
 } from './causation/causation-link.js';

@@ -5,7 +5,7 @@ import type { CreateRunRequest } from '../openwop/types.js';
 import type { Caller } from '../openwop/node-registry.js';
 import type { Principal } from './auth.js';
 import { checkBody } from './request-schemas.js';
-import { checkInboundCausation, checkTraceparent } from '../openwop/causation/causation-link.js';
+import { checkInboundCausation, validTraceparent } from '../openwop/causation/causation-link.js';
 
 function caller(req: FastifyRequest): Caller {
   const p = (req as FastifyRequest & { principal?: Principal }).principal;
@@ -28,7 +28,7 @@ export function registerRunRoutes(app: FastifyInstance, host: OpenwopHost): void
       });
     }
     // RFC 0040: a run caused on another host names it (metadata.causation) and continues its trace (traceparent).
-    const traceparent = checkTraceparent(req.headers.traceparent);
+    const traceparent = validTraceparent(req.headers.traceparent);
     checkInboundCausation(body.metadata, host.hostId);
     const who = caller(req);
     const { run, created } = await host.runs.createRun(body, who, key, traceparent ? { traceparent } : {});

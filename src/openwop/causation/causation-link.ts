@@ -79,14 +79,12 @@ export function checkInboundCausation(metadata: Record<string, unknown> | undefi
   if (!link.wellKnownUrl) throw bad('/metadata/causation/wellKnownUrl', 'is required for a parent on another host');
 }
 
-/** A W3C `traceparent` header value (version 00), or `validation_error`. */
-export function checkTraceparent(v: unknown): string | undefined {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string' || !W3C_TRACEPARENT.test(v))
-    throw new HostError(ErrorCode.VALIDATION_ERROR, 'traceparent must be a W3C trace-context value', {
-      path: 'header:traceparent',
-    });
-  return v;
+/**
+ * The caller's W3C `traceparent` when it is a valid one, else undefined: per W3C Trace Context a receiver ignores
+ * a malformed header and starts a new trace rather than refusing the request.
+ */
+export function validTraceparent(v: unknown): string | undefined {
+  return typeof v === 'string' && W3C_TRACEPARENT.test(v) ? v : undefined;
 }
 
 /** The trace id of a W3C traceparent. */

@@ -10,26 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
 import { client, logProblems, makeToken, serve, tempDb } from '../server/serve-helpers.js';
 import type { Served } from '../server/serve-helpers.js';
+import { oneNode } from './service-test-kit.js';
 
-const node = (id: string, typeId: string, config: Record<string, unknown> = {}, x = 0) => ({
-  id,
-  typeId,
-  name: id,
-  position: { x, y: 0 },
-  config,
-  inputs: {},
-});
-const workflow = (id: string, nodes: unknown[]) => ({
-  id,
-  name: id,
-  version: '1',
-  nodes,
-  edges: [],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [],
-  metadata: {},
-  settings: {},
-});
 const terminal = (s: Record<string, unknown>) => ['completed', 'failed', 'cancelled'].includes(s.status as string);
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_TP = `00-${TRACE}-00f067aa0ba902b7-01`;
@@ -57,10 +39,20 @@ beforeAll(async () => {
   dbA = tempDb();
   writeFileSync(join(dirname(dbA), 'peers.json'), JSON.stringify({ b: { url: B.url, token: tokB } }));
   await startA();
-  expect((await b.post('/v1/workflows', workflow('remote-child', [node('work', 'core.noop')]))).status).toBe(201);
-  const cause = workflow('cause-remote', [node('call', 'mhs.remoteRun', { peer: 'b', workflowId: 'remote-child' })]);
+  expect((await b.post('/v1/workflows', oneNode('remote-child', { id: 'work', typeId: 'core.noop' }))).status).toBe(
+    201,
+  );
+  const cause = oneNode('cause-remote', {
+    id: 'call',
+    typeId: 'mhs.remoteRun',
+    config: { peer: 'b', workflowId: 'remote-child' },
+  });
   expect((await a.post('/v1/workflows', cause)).status).toBe(201);
-  const missing = workflow('cause-missing', [node('call', 'mhs.remoteRun', { peer: 'b', workflowId: 'nope' })]);
+  const missing = oneNode('cause-missing', {
+    id: 'call',
+    typeId: 'mhs.remoteRun',
+    config: { peer: 'b', workflowId: 'nope' },
+  });
   expect((await a.post('/v1/workflows', missing)).status).toBe(201);
 }, 60_000);
 
@@ -139,7 +131,11 @@ describe('RFC 0040 cross-host causation between two served hosts', () => {
   });
 
   it('a same-host parent is named with cause core.dispatch or core.subWorkflow, hostId this host, no wellKnownUrl', async () => {
-    const sub = workflow('local-parent', [node('child', 'core.subWorkflow', { workflowId: 'remote-child' })]);
+    const sub = oneNode('local-parent', {
+      id: 'child',
+      typeId: 'core.subWorkflow',
+      config: { workflowId: 'remote-child' },
+    });
     expect((await b.post('/v1/workflows', sub)).status).toBe(201);
     for (const [parentWf, childWf, cause] of [
       ['local-parent', 'remote-child', 'core.subWorkflow'],

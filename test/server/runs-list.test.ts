@@ -13,6 +13,7 @@ import { createOpenwopHost } from '../../src/openwop/host.js';
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import { createTokenStore } from '../../src/policy/tokens.js';
 import { buildApp } from '../../src/server/app.js';
+import { waitForEvent } from '../openwop/service-test-kit.js';
 
 const clock = new RealClock();
 let db: Db;
@@ -38,8 +39,9 @@ beforeAll(async () => {
     }
   }
   for (const runId of started['conformance-noop']!) await host.runs.waitTerminal(runId);
+  // The run's status turns waiting-approval in the same append as its interrupt.requested event.
   for (const runId of started['conformance-approval']!)
-    while ((await host.runs.snapshot(runId)).status !== 'waiting-approval') await new Promise((r) => setTimeout(r, 10));
+    await waitForEvent(host, runId, (e) => e.type === 'interrupt.requested');
 });
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import type { Context, Span } from '@opentelemetry/api';
 import { causationHostIdOf, causationIdOf } from './causation/causation-link.js';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { ErrorCode, HostError, isoAt } from '../core/index.js';
+import { isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { resolveInputs } from './expressions.js';
 import { Graph } from './graph.js';
@@ -12,7 +12,8 @@ import { buildNodeContext, RunHalted } from './run-context.js';
 import { prepareExecution } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
-import { resolutionEvents, resumeFromBody } from './interrupts.js';
+import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
+import type { InterruptHost } from './run-interrupts.js';
 import { foldEvents } from './run-fold.js';
 import { completionEvents, nodeError, terminalEvent } from './node-outcome.js';
 import type { RunEnding } from './node-outcome.js';
@@ -37,11 +38,6 @@ export interface RunActorDeps {
 }
 
 type Outcome = { ok: true; result: NodeResult } | { ok: false; error: unknown };
-
-const WAITING: Record<string, RunStatus> = {
-  approval: 'waiting-approval',
-  'external-event': 'waiting-external',
-};
 
 /**
  * One actor per run: executes the node graph, appends every transition to the run's event log and
@@ -73,6 +69,8 @@ export class RunActor {
   private runTimer: ReturnType<Clock['setTimeout']> | undefined;
   private span: Span | undefined;
   private spanCtx: Context;
+  /** What the interrupt resolution functions (run-interrupts.ts) see of this actor. */
+  private readonly interrupts: InterruptHost;
 
   constructor(
     private readonly deps: RunActorDeps,
@@ -85,6 +83,16 @@ export class RunActor {
     this.status = run.status;
     this.spanCtx = contextFrom(run.traceparent);
     this.done = new Promise((r) => (this.resolveDone = r));
+    this.interrupts = {
+      runId: this.runId,
+      pending: this.pending,
+      clock: deps.clock,
+      isTerminal: () => this.terminal,
+      cancelRequested: () => this.cancelRequest !== undefined,
+      enqueue: (fn) => this.enqueue(fn),
+      historyOf: (nodeId) => this.historyOf(nodeId),
+      append: (inputs, patch) => this.append(inputs, patch),
+    };
   }
 
   /** Serialises `fn` after every earlier state change of this run. */
@@ -178,9 +186,7 @@ export class RunActor {
 
   /** Status to show while interrupts are pending (`waiting-*`), else `running`. */
   waitingStatus(): RunStatus {
-    const first = this.pending.values().next();
-    if (first.done) return 'running';
-    return WAITING[first.value.kind] ?? 'waiting-input';
+    return waitingStatusOf(this.pending);
   }
 
   get currentStatus(): RunStatus {
@@ -437,35 +443,7 @@ export class RunActor {
    * node has no pending interrupt and `validation_error` for a body its kind does not accept.
    */
   resolveInterrupt(nodeId: string, body: Record<string, unknown>, caller: Caller): Promise<void> {
-    const decidedBy = caller.principal;
-    return this.enqueue(async () => {
-      const p = this.pending.get(nodeId);
-      if (!p || this.terminal) {
-        throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, {
-          runId: this.runId,
-          nodeId,
-        });
-      }
-      if (p.external) {
-        // Decided elsewhere (the policy gate): hand the decision over; the node records it when it lands.
-        resumeFromBody(p, body);
-        await p.external(body, caller);
-        return;
-      }
-      const resumeValue = resumeFromBody(p, body);
-      const inputs = resolutionEvents({
-        nodeId,
-        key: p.key,
-        kind: p.kind,
-        resumeValue,
-        decidedBy,
-        at: isoAt(this.deps.clock.now()),
-        causationId: p.requestedEventId,
-      });
-      this.pending.delete(nodeId);
-      const events = await this.append(inputs, { status: this.waitingStatus() });
-      p.settle({ timedOut: false, resumeValue, decidedBy, causationId: events[0]!.eventId });
-    });
+    return resolveInterrupt(this.interrupts, nodeId, body, caller);
   }
 
   /** Records the resolution of an externally decided interrupt (see `NodeContext.externalInterrupt`). */
@@ -475,44 +453,12 @@ export class RunActor {
     resumeValue: Record<string, unknown>,
     decidedBy: string | null,
   ): Promise<void> {
-    return this.enqueue(async () => {
-      if (
-        this.terminal ||
-        this.historyOf(nodeId).some((e) => e.type === 'interrupt.resolved' && e.payload.interruptId === key)
-      )
-        return;
-      const p = this.pending.get(nodeId);
-      const inputs = resolutionEvents({
-        nodeId,
-        key,
-        kind: p?.kind ?? 'approval',
-        resumeValue,
-        decidedBy,
-        at: isoAt(this.deps.clock.now()),
-        ...(p ? { causationId: p.requestedEventId } : {}),
-      });
-      if (p?.key === key) this.pending.delete(nodeId);
-      await this.append(inputs, { status: this.cancelRequest ? 'cancelling' : this.waitingStatus() });
-    });
+    return recordResolution(this.interrupts, nodeId, key, resumeValue, decidedBy);
   }
 
   /** Called by the interrupt timer (mailbox): resolves the interrupt as timed out. */
-  async timeoutInterrupt(nodeId: string, key: string): Promise<void> {
-    const p = this.pending.get(nodeId);
-    if (!p || p.key !== key || this.terminal) return;
-    const inputs = resolutionEvents({
-      nodeId,
-      key,
-      kind: p.kind,
-      resumeValue: { action: 'timeout' },
-      decidedBy: null,
-      at: isoAt(this.deps.clock.now()),
-      causationId: p.requestedEventId,
-      timedOut: true,
-    });
-    this.pending.delete(nodeId);
-    const events = await this.append(inputs, { status: this.waitingStatus() });
-    p.settle({ timedOut: true, causationId: events[0]!.eventId });
+  timeoutInterrupt(nodeId: string, key: string): Promise<void> {
+    return timeoutInterrupt(this.interrupts, nodeId, key);
   }
 
   /**

@@ -1,0 +1,134 @@
+import { ErrorCode, HostError, isoAt } from '../core/index.js';
+import type { Clock } from '../core/index.js';
+import { resolutionEvents, resumeFromBody } from './interrupts.js';
+import type { Caller } from './node-registry.js';
+import type { PendingInterrupt } from './run-context.js';
+import type { RunPatch } from './store.js';
+import type { RunEvent, RunEventInput, RunStatus } from './types.js';
+
+const WAITING: Record<string, RunStatus> = {
+  approval: 'waiting-approval',
+  'external-event': 'waiting-external',
+};
+
+/**
+ * The parts of a run actor that interrupt resolution uses. `append` runs inside the actor's
+ * mailbox (the caller is already in it); `enqueue` serialises after every earlier state change.
+ */
+export interface InterruptHost {
+  readonly runId: string;
+  readonly pending: Map<string, PendingInterrupt>;
+  readonly clock: Clock;
+  /** True once the run has appended its terminal event. */
+  isTerminal(): boolean;
+  /** True once a cancel has been requested (the run is `cancelling`). */
+  cancelRequested(): boolean;
+  enqueue<T>(fn: () => Promise<T>): Promise<T>;
+  historyOf(nodeId: string): RunEvent[];
+  append(inputs: RunEventInput[], patch?: RunPatch): Promise<RunEvent[]>;
+}
+
+/** Status to show while interrupts are pending (`waiting-*`, from the first pending one), else `running`. */
+export function waitingStatusOf(pending: Map<string, PendingInterrupt>): RunStatus {
+  const first = pending.values().next();
+  if (first.done) return 'running';
+  return WAITING[first.value.kind] ?? 'waiting-input';
+}
+
+/**
+ * Resolves the pending interrupt at `nodeId` (REST route or console), in mailbox order. Raises
+ * `not_found` when the node has no pending interrupt (or the run has ended) and `validation_error`
+ * for a body its kind does not accept (see `resumeFromBody`). An externally decided interrupt hands
+ * the body over to its decider instead of recording the resolution here.
+ */
+export function resolveInterrupt(
+  host: InterruptHost,
+  nodeId: string,
+  body: Record<string, unknown>,
+  caller: Caller,
+): Promise<void> {
+  const decidedBy = caller.principal;
+  return host.enqueue(async () => {
+    const p = host.pending.get(nodeId);
+    if (!p || host.isTerminal()) {
+      throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, {
+        runId: host.runId,
+        nodeId,
+      });
+    }
+    if (p.external) {
+      // Decided elsewhere (the policy gate): hand the decision over; the node records it when it lands.
+      resumeFromBody(p, body);
+      await p.external(body, caller);
+      return;
+    }
+    const resumeValue = resumeFromBody(p, body);
+    const inputs = resolutionEvents({
+      nodeId,
+      key: p.key,
+      kind: p.kind,
+      resumeValue,
+      decidedBy,
+      at: isoAt(host.clock.now()),
+      causationId: p.requestedEventId,
+    });
+    host.pending.delete(nodeId);
+    const events = await host.append(inputs, { status: waitingStatusOf(host.pending) });
+    p.settle({ timedOut: false, resumeValue, decidedBy, causationId: events[0]!.eventId });
+  });
+}
+
+/**
+ * Records the resolution of an externally decided interrupt (see `NodeContext.externalInterrupt`),
+ * in mailbox order. A resolution already in the node's history, or one arriving after the run
+ * ended, is ignored.
+ */
+export function recordResolution(
+  host: InterruptHost,
+  nodeId: string,
+  key: string,
+  resumeValue: Record<string, unknown>,
+  decidedBy: string | null,
+): Promise<void> {
+  return host.enqueue(async () => {
+    if (
+      host.isTerminal() ||
+      host.historyOf(nodeId).some((e) => e.type === 'interrupt.resolved' && e.payload.interruptId === key)
+    )
+      return;
+    const p = host.pending.get(nodeId);
+    const inputs = resolutionEvents({
+      nodeId,
+      key,
+      kind: p?.kind ?? 'approval',
+      resumeValue,
+      decidedBy,
+      at: isoAt(host.clock.now()),
+      ...(p ? { causationId: p.requestedEventId } : {}),
+    });
+    if (p?.key === key) host.pending.delete(nodeId);
+    await host.append(inputs, { status: host.cancelRequested() ? 'cancelling' : waitingStatusOf(host.pending) });
+  });
+}
+
+/**
+ * Resolves the interrupt `key` at `nodeId` as timed out. Must run inside the mailbox (the interrupt
+ * timer enqueues it); does nothing when that interrupt is no longer pending or the run has ended.
+ */
+export async function timeoutInterrupt(host: InterruptHost, nodeId: string, key: string): Promise<void> {
+  const p = host.pending.get(nodeId);
+  if (!p || p.key !== key || host.isTerminal()) return;
+  const inputs = resolutionEvents({
+    nodeId,
+    key,
+    kind: p.kind,
+    resumeValue: { action: 'timeout' },
+    decidedBy: null,
+    at: isoAt(host.clock.now()),
+    causationId: p.requestedEventId,
+    timedOut: true,
+  });
+  host.pending.delete(nodeId);
+  const events = await host.append(inputs, { status: waitingStatusOf(host.pending) });
+  p.settle({ timedOut: true, causationId: events[0]!.eventId });
+}

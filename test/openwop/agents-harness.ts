@@ -174,6 +174,9 @@ export async function acceptGateAndFinish(
   childId: string,
 ): Promise<{ status: RunStatus; events: RunEvent[] }> {
   await untilStatus(host, childId, 'waiting-approval');
+  // After a restart the stored status is already waiting-approval before the resumed node registers its interrupt.
+  while (!host.runs.pendingInterrupts().some((p) => p.runId === childId && p.nodeId === 'gate'))
+    await new Promise((r) => setTimeout(r, 5));
   await host.runs.resolveInterrupt(childId, 'gate', { action: 'accept' }, { principal: 'operator' });
   const status = await host.runs.waitTerminal(runId);
   return { status, events: await host.store.events(runId) };

@@ -148,10 +148,11 @@ async function main(): Promise<void> {
   // The same ledger, timing each write that carries a command.intent (the durable write before every send).
   const intentMs: number[] = [];
   const ledger = Object.assign(Object.create(durable) as typeof durable, {
-    appendBatch: async (es: Parameters<typeof durable.appendBatch>[0]) => {
+    appendBatch: async (...args: Parameters<typeof durable.appendBatch>) => {
+      const [es] = args;
       const t = performance.now();
       try {
-        return await durable.appendBatch(es);
+        return await durable.appendBatch(...args);
       } finally {
         if (es.some((e) => e.kind === 'command.intent')) intentMs.push(performance.now() - t);
       }

@@ -9,6 +9,7 @@ import { ErrorCode, HostError, toHostError } from '../core/index.js';
 const COMMANDS: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('./demo-command.js')).demoCommand(),
   invoke: async () => (await import('./invoke-command.js')).invokeCommand(),
+  reconcile: async () => (await import('./reconcile-command.js')).reconcileCommand(),
   'run-task': async () => (await import('./run-task-command.js')).runTaskCommand(),
   approvals: async () => (await import('./approvals-command.js')).approvalsCommand(),
   endpoints: async () => (await import('./endpoints-command.js')).endpointsCommand(),

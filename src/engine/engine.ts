@@ -19,7 +19,7 @@ import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
 import type { ReconcileResult } from './reconcile.js';
 import type { SessionSnapshotStore } from './session-store.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
-import { scanLedger } from './recovery.js';
+import { ownedElsewhere, scanLedger } from './recovery.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
 import { pooledCryptoRandom } from './pooled-random.js';
@@ -83,7 +83,10 @@ export interface EngineOptions {
 /** What recovery found on start (HOST-091). */
 export interface StartReport {
   scanned: number;
+  /** Unsettled commands this engine records `command.unknown` and reconciles as it attaches their endpoints. */
   unsettled: string[];
+  /** Unsettled commands left to the live host process that holds their device gates in the store (HOST-091). */
+  ownedElsewhere: string[];
 }
 
 /** The engine: endpoint actors, the governed call, tasks, reconciliation. */
@@ -194,14 +197,20 @@ export function createEngine(o: EngineOptions): Engine {
     async start() {
       const scan = await scanLedger(o.ledger, o.recoveryMark ? await o.recoveryMark.get() : 0);
       await o.recoveryMark?.set(scan.nextFrom);
-      for (const p of scan.unsettled) env.pending.set(p.commandId, { ...p, recoveredUnrecorded: true });
+      const theirs = await ownedElsewhere(o.ledger);
+      const mine = scan.unsettled.filter((p) => !theirs.has(p.commandId));
+      for (const p of mine) env.pending.set(p.commandId, { ...p, recoveredUnrecorded: true });
       for (const permit of scan.usedPermits) env.usedPermits.add(permit);
       // Rows of sessions that expired a day ago are dead weight, whichever endpoint they belong to.
       await o.sessionStore
         ?.prune(clock.now() - 86_400_000)
         .catch((err: unknown) => o.onBackgroundError?.(toHostError(err)));
       started = true;
-      return { scanned: scan.scanned, unsettled: scan.unsettled.map((p) => p.commandId) };
+      return {
+        scanned: scan.scanned,
+        unsettled: mine.map((p) => p.commandId),
+        ownedElsewhere: scan.unsettled.filter((p) => theirs.has(p.commandId)).map((p) => p.commandId),
+      };
     },
 
     async stop(sopts = {}) {

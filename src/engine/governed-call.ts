@@ -119,37 +119,42 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   let intentSeq: number;
   try {
     intentSeq = (
-      await env.batcher.append({
-        kind: 'command.intent',
-        command_id: commandId,
-        endpoint_id: ep.endpointId,
-        connector_id: ep.connectorId,
-        device_id: device.device_id,
-        capability_id: binding.capability_id,
-        tool: p.tool,
-        session_id: lease.sessionId,
-        input_digest: inputDigest,
-        input,
-        effect: binding.effect,
-        risk_class: binding.risk_class,
-        deadline_ms: deadlineMs,
-        traceparent,
-        ...(permitId ? { permit_id: permitId } : {}),
-        ...(decision.approval ? { approval_id: decision.approval.approval_id } : {}),
-        ...(p.taskId ? { task_id: p.taskId, parent_action: p.taskId, parent_seq: p.parentSeq } : {}),
-        ...(req.parentAction?.step !== undefined ? { task_step: req.parentAction.step } : {}),
-        ...(req.runId ? { run_id: req.runId } : {}),
-        ...(req.nodeId ? { node_id: req.nodeId } : {}),
-        ...(req.expectedRevision !== undefined ? { expected_revision: req.expectedRevision } : {}),
-        ...(req.resource !== undefined ? { resource: req.resource } : {}),
-      })
+      await env.batcher.append(
+        {
+          kind: 'command.intent',
+          command_id: commandId,
+          endpoint_id: ep.endpointId,
+          connector_id: ep.connectorId,
+          device_id: device.device_id,
+          capability_id: binding.capability_id,
+          tool: p.tool,
+          session_id: lease.sessionId,
+          input_digest: inputDigest,
+          input,
+          effect: binding.effect,
+          risk_class: binding.risk_class,
+          deadline_ms: deadlineMs,
+          traceparent,
+          ...(permitId ? { permit_id: permitId } : {}),
+          ...(decision.approval ? { approval_id: decision.approval.approval_id } : {}),
+          ...(p.taskId ? { task_id: p.taskId, parent_action: p.taskId, parent_seq: p.parentSeq } : {}),
+          ...(req.parentAction?.step !== undefined ? { task_step: req.parentAction.step } : {}),
+          ...(req.runId ? { run_id: req.runId } : {}),
+          ...(req.nodeId ? { node_id: req.nodeId } : {}),
+          ...(req.expectedRevision !== undefined ? { expected_revision: req.expectedRevision } : {}),
+          ...(req.resource !== undefined ? { resource: req.resource } : {}),
+        },
+        { claimGates: true },
+      )
     ).seq;
   } catch (err) {
-    // Nothing was sent: the intent is not durable, so neither is the command (HOST-093).
+    // Nothing was sent: the intent is not durable (HOST-093), or another host process holds the device's gate
+    // in the store (HOST-091); either way there is no command.
     env.pending.delete(commandId);
     if (effectful) ep.gates.release(device.device_id, commandId);
-    env.tracer.end(trace, ErrorCode.HOST_LEDGER_UNAVAILABLE);
-    throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+    const e = toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+    env.tracer.end(trace, e.code);
+    throw e;
   }
   if (permitId) env.usedPermits.add(permitId);
 

@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from '../core/index.js';
-import type { Ledger, LedgerAppend, LedgerEntry } from '../ledger/ledger-types.js';
+import type { AppendOptions, Ledger, LedgerAppend, LedgerEntry } from '../ledger/ledger-types.js';
 
 interface Deferred {
   entry: LedgerAppend;
@@ -31,30 +31,31 @@ export class ReceiptBatcher {
     });
   }
 
-  /** Appends `entry` durably together with every buffered receipt (which come first). */
-  async append(entry: LedgerAppend): Promise<LedgerEntry> {
+  /**
+   * Appends `entry` durably together with every buffered receipt (which come first, in the same commit). With
+   * `claimGates`, an effectful intent claims its device gate in the store; when another command holds it, `entry`
+   * fails with `MHS.HOST.DEVICE_GATE_CLOSED` and the receipts still commit.
+   */
+  async append(entry: LedgerAppend, opts: AppendOptions = {}): Promise<LedgerEntry> {
     const taken = this.take();
-    if (!taken.length) return this.ledger.append(entry);
-    try {
-      const sealed = await this.ledger.appendBatch([...taken.map((d) => d.entry), entry]);
-      taken.forEach((d, i) => d.resolve(sealed[i] as LedgerEntry));
-      return sealed[taken.length] as LedgerEntry;
-    } catch (err) {
-      for (const d of taken) d.reject(err);
-      throw err;
-    }
+    if (taken.length) this.settle(taken, this.ledger.appendBatch(taken.map((d) => d.entry)));
+    const [sealed] = await this.ledger.appendBatch([entry], opts);
+    return sealed as LedgerEntry;
   }
 
   /** Writes the buffered receipts now. */
   async flush(): Promise<void> {
     const taken = this.take();
-    if (!taken.length) return;
-    try {
-      const sealed = await this.ledger.appendBatch(taken.map((d) => d.entry));
-      taken.forEach((d, i) => d.resolve(sealed[i] as LedgerEntry));
-    } catch (err) {
-      for (const d of taken) d.reject(err);
-    }
+    if (taken.length) await this.settle(taken, this.ledger.appendBatch(taken.map((d) => d.entry)));
+  }
+
+  private settle(taken: Deferred[], written: Promise<LedgerEntry[]>): Promise<void> {
+    return written.then(
+      (sealed) => taken.forEach((d, i) => d.resolve(sealed[i] as LedgerEntry)),
+      (err: unknown) => {
+        for (const d of taken) d.reject(err);
+      },
+    );
   }
 
   private take(): Deferred[] {

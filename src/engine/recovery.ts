@@ -1,5 +1,6 @@
-import type { Ledger, LedgerEntry } from '../ledger/ledger-types.js';
-import { FINAL_STATUSES } from '../mhs/wire-types.js';
+import { GATE_OWNER, ownerAlive } from '../ledger/device-gates.js';
+import type { DurableLedger, Ledger, LedgerEntry } from '../ledger/ledger-types.js';
+import { settlesCommand } from '../ledger/gate-projection.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { PendingCommand } from './call-types.js';
 
@@ -16,8 +17,6 @@ export interface RecoveryScan {
    */
   nextFrom: number;
 }
-
-const SETTLING = new Set(['command.not_sent', 'error']);
 
 /**
  * Reads the ledger from `fromSeq` (a {@link RecoveryMarkStore} mark: every intent below it is settled) and returns
@@ -37,12 +36,10 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
     if (e.kind === 'command.intent') {
       intents.set(cmd, e);
       if (typeof e.permit_id === 'string') usedPermits.add(e.permit_id);
-    } else if (SETTLING.has(e.kind)) settled.add(cmd);
-    else if (e.kind === 'receipt') {
-      const r = e.receipt as Receipt | undefined;
-      if (r) lastStatus.set(cmd, r);
-      if (r && FINAL_STATUSES.has(r.status)) settled.add(cmd);
-    } else if (e.kind === 'reconcile' && (e.outcome === 'receipt' || e.outcome === 'not_executed')) settled.add(cmd);
+      continue;
+    }
+    if (e.kind === 'receipt' && e.receipt) lastStatus.set(cmd, e.receipt as Receipt);
+    if (settlesCommand(e)) settled.add(cmd);
   }
   const unsettled: PendingCommand[] = [];
   let nextFrom = entries.length ? entries[entries.length - 1]!.seq + 1 : fromSeq;
@@ -69,4 +66,16 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
     });
   }
   return { unsettled, usedPermits, scanned: entries.length, nextFrom };
+}
+
+/**
+ * Commands whose device gate in the store belongs to another host process still running on this machine (HOST-091):
+ * that process is waiting for their outcome, so start-up recovery leaves them to it instead of recording them
+ * `command.unknown` and reconciling them under its feet. Their gates stay shut for everyone else meanwhile.
+ */
+export async function ownedElsewhere(ledger: Ledger): Promise<Set<string>> {
+  const d = ledger as Partial<DurableLedger>;
+  if (typeof d.deviceGates !== 'function') return new Set();
+  const gates = await d.deviceGates();
+  return new Set(gates.filter((g) => g.owner !== GATE_OWNER && ownerAlive(g.owner) === true).map((g) => g.command_id));
 }

@@ -19,7 +19,19 @@ export { migrate, appliedMigrations } from './migrate.js';
 export type { MigrationDdl } from './migrate.js';
 export { appendOnlyDdl, isAppendOnlyViolation, withDeleteAllowed, APPEND_ONLY_MARK } from './append-only.js';
 export { LEDGER_KINDS } from './ledger-types.js';
-export type { Ledger, DurableLedger, LedgerAppend, LedgerEntry, LedgerKind, LedgerStatus } from './ledger-types.js';
+export type {
+  Ledger,
+  DurableLedger,
+  AppendOptions,
+  LedgerAppend,
+  LedgerEntry,
+  LedgerKind,
+  LedgerStatus,
+} from './ledger-types.js';
+export { gateEffect, settlesCommand } from './gate-projection.js';
+export type { GateEffect, DurableGateReason } from './gate-projection.js';
+export { GATE_OWNER, gateHeldError, ownerAlive } from './device-gates.js';
+export type { DurableGate } from './device-gates.js';
 export { openLedger } from './sql-ledger.js';
 export type { LedgerOptions } from './sql-ledger.js';
 export { ledgerUnavailable } from './ledger-health.js';

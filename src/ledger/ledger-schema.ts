@@ -1,6 +1,7 @@
 import type { Db } from './db.js';
 import { appendOnlyDdl } from './append-only.js';
 import { migrate } from './migrate.js';
+import { DEVICE_GATES_DDL, backfillGates } from './device-gates.js';
 
 /** Tables of the ledger and the export artifacts; all but `ledger_probe` are append-only. */
 export const LEDGER_TABLES = {
@@ -82,4 +83,6 @@ export async function ensureLedgerSchema(db: Db): Promise<void> {
   await migrate(db, '0001_ledger_entries', entriesDdl);
   await migrate(db, '0002_ledger_artifacts', artifactsDdl);
   await migrate(db, '0003_ledger_lean_indexes', leanIndexesDdl);
+  // HOST-091 across processes: the device gates every host process on this store sees.
+  await migrate(db, '0004_device_gates', DEVICE_GATES_DDL, backfillGates);
 }

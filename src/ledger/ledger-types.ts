@@ -1,5 +1,6 @@
 import type { ChainCheck } from '../core/index.js';
 import type { Db } from './db.js';
+import type { DurableGate } from './device-gates.js';
 
 /** Entry kinds of the host ledger (issue 4; HOST-050, 092). */
 export const LEDGER_KINDS = [
@@ -54,13 +55,23 @@ export interface LedgerEntry extends LedgerAppend {
   digest: string;
 }
 
+/** Options of an append. */
+export interface AppendOptions {
+  /**
+   * Each effectful `command.intent` appended claims its device's gate in the store, atomically with the entry
+   * (HOST-091 across host processes). The append fails with `MHS.HOST.DEVICE_GATE_CLOSED`, writing nothing, when
+   * another unsettled command holds that gate.
+   */
+  claimGates?: boolean;
+}
+
 /**
  * The host ledger. One writer serialises appends; every append is durable before it resolves.
  * Fails with `MHS.HOST.LEDGER_UNAVAILABLE` when the store cannot be written (HOST-093).
  */
 export interface Ledger {
   append(entry: LedgerAppend): Promise<LedgerEntry>;
-  appendBatch(entries: readonly LedgerAppend[]): Promise<LedgerEntry[]>;
+  appendBatch(entries: readonly LedgerAppend[], opts?: AppendOptions): Promise<LedgerEntry[]>;
   head(): Promise<LedgerEntry>;
   range(fromSeq: number, toSeq?: number): Promise<LedgerEntry[]>;
   byCommand(commandId: string): Promise<LedgerEntry[]>;
@@ -93,7 +104,9 @@ export interface DurableLedger extends Ledger {
    * Appends inside the caller's transaction `t` (the handle `db.tx` gave, on this ledger's Db): the entries
    * commit or roll back with that transaction.
    */
-  appendIn(t: Db, entries: readonly LedgerAppend[]): Promise<LedgerEntry[]>;
+  appendIn(t: Db, entries: readonly LedgerAppend[], opts?: AppendOptions): Promise<LedgerEntry[]>;
+  /** The device gates held in the store (HOST-091), by any host process: all, or one endpoint's. */
+  deviceGates(endpointId?: string): Promise<DurableGate[]>;
   /** Appends a `checkpoint` sealing the current head; retention may prune up to it. */
   checkpoint(extra?: Record<string, unknown>): Promise<LedgerEntry>;
   /** The oldest entry kept: genesis, or the checkpoint a prune left first. */

@@ -27,9 +27,15 @@ async function tableExists(db: Db, table: string): Promise<boolean> {
  * so read-only stores can still be opened. In PostgreSQL an advisory lock serialises concurrent
  * migrators (several processes may share one database). Write DDL with portable types
  * (TEXT, INTEGER, BIGINT; JSON as TEXT) or pass one text per dialect.
+ * `after`, when given, runs in the same transaction after the DDL (e.g. to fill a new table from existing rows).
  * Rejects with the driver's error when the DDL fails; nothing of that migration is kept.
  */
-export async function migrate(db: Db, name: string, ddl: MigrationDdl): Promise<boolean> {
+export async function migrate(
+  db: Db,
+  name: string,
+  ddl: MigrationDdl,
+  after?: (t: Db) => Promise<void>,
+): Promise<boolean> {
   if ((await tableExists(db, 'schema_migrations')) && (await isApplied(db, name))) return false;
   const sql = ddlFor(db, ddl);
   return db.tx(async (t) => {
@@ -39,6 +45,7 @@ export async function migrate(db: Db, name: string, ddl: MigrationDdl): Promise<
     );
     if (await isApplied(t, name)) return false;
     await t.exec(sql);
+    await after?.(t);
     await t.run('INSERT INTO schema_migrations (name, checksum, applied_at) VALUES (?, ?, ?)', [
       name,
       sha256Hex(sql),

@@ -4,7 +4,10 @@ import type { Db } from './db.js';
 import { ensureLedgerSchema } from './ledger-schema.js';
 import { insertEntries, verifyStored } from './ledger-rows.js';
 import { LEDGER_KINDS } from './ledger-types.js';
-import type { DurableLedger, LedgerAppend, LedgerEntry, LedgerStatus } from './ledger-types.js';
+import type { AppendOptions, DurableLedger, LedgerAppend, LedgerEntry, LedgerStatus } from './ledger-types.js';
+import { claimGate, heldGates, projectGate } from './device-gates.js';
+import type { DurableGate } from './device-gates.js';
+import { gateEffect } from './gate-projection.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
 import { redactPaths, scrubSecrets } from './redaction.js';
 
@@ -26,6 +29,8 @@ export interface LedgerOptions {
 
 interface Job {
   items: Record<string, unknown>[];
+  /** Effectful intents of this job claim their device gates; a held gate fails this job alone. */
+  claimGates: boolean;
   resolve: (e: LedgerEntry[]) => void;
   reject: (err: unknown) => void;
 }
@@ -135,7 +140,7 @@ class SqlLedger implements DurableLedger {
     return this.appendBatch([entry]).then((r) => r[0] as LedgerEntry);
   }
 
-  appendBatch(entries: readonly LedgerAppend[]): Promise<LedgerEntry[]> {
+  appendBatch(entries: readonly LedgerAppend[], opts: AppendOptions = {}): Promise<LedgerEntry[]> {
     let items: Record<string, unknown>[];
     try {
       items = entries.map((e) => this.prepare(e));
@@ -143,29 +148,35 @@ class SqlLedger implements DurableLedger {
       return Promise.reject(err);
     }
     if (items.length === 0) return Promise.resolve([]);
-    return this.submit(items);
+    return this.submit(items, opts.claimGates === true);
   }
 
-  async appendIn(t: Db, entries: readonly LedgerAppend[]): Promise<LedgerEntry[]> {
+  async appendIn(t: Db, entries: readonly LedgerAppend[], opts: AppendOptions = {}): Promise<LedgerEntry[]> {
     const items = entries.map((e) => this.prepare(e));
-    return items.length ? this.writeIn(t, items) : [];
+    return items.length ? this.writeIn(t, items, opts.claimGates === true) : [];
+  }
+
+  deviceGates(endpointId?: string): Promise<DurableGate[]> {
+    return heldGates(this.db, endpointId);
   }
 
   checkpoint(extra: Record<string, unknown> = {}): Promise<LedgerEntry> {
     // `sealed` is filled in by the writer with the head it follows.
     const item = this.prepare({ ...extra, kind: 'checkpoint' }, true);
-    return this.submit([{ ...item, sealed: null }]).then((r) => r[0] as LedgerEntry);
+    return this.submit([{ ...item, sealed: null }], false).then((r) => r[0] as LedgerEntry);
   }
 
-  private submit(items: Record<string, unknown>[]): Promise<LedgerEntry[]> {
+  private submit(items: Record<string, unknown>[], claimGates: boolean): Promise<LedgerEntry[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ items, resolve, reject });
-      if (!this.flushing) void this.flush();
+      this.queue.push({ items, claimGates, resolve, reject });
+      if (this.flushing) return;
+      this.flushing = true;
+      // Appends made in the same tick (a receipt batch and the intent after it) share one commit.
+      queueMicrotask(() => void this.flush());
     });
   }
 
   private async flush(): Promise<void> {
-    this.flushing = true;
     const max = this.opts.maxBatch ?? 512;
     while (this.queue.length) {
       const jobs: Job[] = [];
@@ -176,18 +187,13 @@ class SqlLedger implements DurableLedger {
         n += j.items.length;
       }
       try {
-        const sealed = await this.db.tx((t) =>
-          this.writeIn(
-            t,
-            jobs.flatMap((j) => j.items),
-          ),
-        );
+        const results = await this.db.tx((t) => this.writeJobs(t, jobs));
         this.health.ok();
-        let at = 0;
-        for (const j of jobs) {
-          j.resolve(sealed.slice(at, at + j.items.length));
-          at += j.items.length;
-        }
+        jobs.forEach((j, i) => {
+          const r = results[i] as LedgerEntry[] | HostError;
+          if (r instanceof HostError) j.reject(r);
+          else j.resolve(r);
+        });
       } catch (err) {
         const e = ledgerUnavailable(err, this.db.location);
         this.health.fail(e);
@@ -197,12 +203,58 @@ class SqlLedger implements DurableLedger {
     this.flushing = false;
   }
 
-  /** Seals `items` after the current head and inserts them, inside the transaction `t`. */
-  private async writeIn(t: Db, items: Record<string, unknown>[]): Promise<LedgerEntry[]> {
+  /**
+   * Writes queued jobs in one transaction. A job that claims device gates runs in a savepoint: when a gate is held
+   * (`MHS.HOST.DEVICE_GATE_CLOSED`) only that job is refused and the others still commit.
+   */
+  private async writeJobs(t: Db, jobs: Job[]): Promise<Array<LedgerEntry[] | HostError>> {
+    const out: Array<LedgerEntry[] | HostError> = [];
+    let plain: Job[] = [];
+    const writePlain = async () => {
+      if (!plain.length) return;
+      const sealed = await this.writeIn(
+        t,
+        plain.flatMap((j) => j.items),
+        false,
+      );
+      let at = 0;
+      for (const j of plain) {
+        out.push(sealed.slice(at, at + j.items.length));
+        at += j.items.length;
+      }
+      plain = [];
+    };
+    for (const j of jobs) {
+      if (!j.claimGates) {
+        plain.push(j);
+        continue;
+      }
+      await writePlain();
+      try {
+        out.push(await t.tx((s) => this.writeIn(s, j.items, true)));
+      } catch (err) {
+        if (!(err instanceof HostError) || err.code !== ErrorCode.HOST_DEVICE_GATE_CLOSED) throw err;
+        out.push(err);
+      }
+    }
+    await writePlain();
+    return out;
+  }
+
+  /**
+   * Seals `items` after the current head and inserts them, inside the transaction `t`, keeping the device gates in
+   * step (HOST-091): settling entries reopen theirs; with `claimGates`, effectful intents claim theirs first.
+   */
+  private async writeIn(t: Db, items: Record<string, unknown>[], claimGates: boolean): Promise<LedgerEntry[]> {
     if (t.dialect === 'postgres') {
       await t.get(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.ledger_entries'))`);
     }
     const ts = isoAt(this.opts.clock.now());
+    for (const item of items) {
+      const fx = gateEffect(item as LedgerAppend);
+      if (fx?.op === 'claim' && claimGates) await claimGate(t, fx, ts);
+      else await projectGate(t, item as LedgerAppend);
+    }
     const rows: LedgerEntry[] = [];
     const texts: string[] = [];
     let head = await t.get<{ seq: number; digest: string }>(

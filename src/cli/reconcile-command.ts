@@ -1,0 +1,50 @@
+import { Command } from 'commander';
+import { GATE_OWNER, ownerAlive } from '../ledger/index.js';
+import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
+import type { RuntimeFlags } from './cli-runtime.js';
+
+/**
+ * `mhs-host reconcile <endpoint>`: settles the unsettled commands of one endpoint from the endpoint itself
+ * (HOST-091: `mhs__operations`, then a same-id retry answered from retention; nothing executes twice), prints one
+ * JSON line per command, then every device gate of that endpoint still held in the store and by whom. This is how
+ * an operator reopens a device that a crashed host process left gated for the others. Exits 1 while any gate of
+ * the endpoint stays shut.
+ */
+export function reconcileCommand(): Command {
+  const cmd = new Command('reconcile')
+    .description('Reconcile the unsettled commands of an endpoint and show the device gates still held')
+    .argument('<endpoint>', 'connector id or endpoint id (see `mhs-host endpoints list`)');
+  return withRuntimeOptions(cmd).action(async (endpoint: string, o: RuntimeFlags) => {
+    const rt = await openCliRuntime(o, { runtime: { engine: { reconcileOnAttach: false } } });
+    try {
+      const ep = await rt.connectEndpoint(endpoint);
+      for (const r of await rt.engine.reconcile({ endpointId: ep.endpointId }))
+        process.stdout.write(
+          `${JSON.stringify({
+            command_id: r.commandId,
+            device_id: r.deviceId,
+            outcome: r.outcome,
+            method: r.method,
+            ...(r.receipt ? { status: r.receipt.status, replayed: r.receipt.replayed === true } : {}),
+          })}\n`,
+        );
+      const held = await rt.ledger.deviceGates(ep.endpointId);
+      for (const g of held) {
+        const alive = g.owner === GATE_OWNER ? true : ownerAlive(g.owner);
+        const whose =
+          alive === true
+            ? 'its host process is running'
+            : alive === false
+              ? 'its host process is gone'
+              : 'held by a host on another machine';
+        process.stderr.write(`gate shut: ${g.device_id} by ${g.command_id} (${g.reason}, ${g.owner}: ${whose})\n`);
+      }
+      process.stderr.write(
+        `${ep.endpointId}: ${held.length ? `${held.length} device gate(s) still shut` : 'every device gate open'}\n`,
+      );
+      if (held.length) process.exitCode = 1;
+    } finally {
+      await rt.close();
+    }
+  });
+}

@@ -20,6 +20,7 @@ import type { ReconcileResult } from './reconcile.js';
 import type { SessionSnapshotStore } from './session-store.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
 import { ownedElsewhere, scanLedger } from './recovery.js';
+import { OrphanAdopter } from './orphan-adopter.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
 import { pooledCryptoRandom } from './pooled-random.js';
@@ -193,6 +194,8 @@ export function createEngine(o: EngineOptions): Engine {
     await reconcileCommand(env, ep, p).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
   };
 
+  const orphans = new OrphanAdopter(env, o.onBackgroundError);
+
   const engine: Engine = {
     async start() {
       const scan = await scanLedger(o.ledger, o.recoveryMark ? await o.recoveryMark.get() : 0);
@@ -314,6 +317,17 @@ export function createEngine(o: EngineOptions): Engine {
         // The connection this call was on died and the endpoint is already back: reconcile it now (HOST-091).
         if (err instanceof HostError && err.code === ErrorCode.OUTCOME_UNKNOWN && ep.generation !== generation)
           void reconcileLate(ep, String(err.details.command_id));
+        if (
+          err instanceof HostError &&
+          err.code === ErrorCode.HOST_DEVICE_GATE_CLOSED &&
+          orphans.adopt(ep, err.details)
+        )
+          throw new HostError(
+            err.code,
+            `${err.message}; that process is gone and this host is reconciling the command now`,
+            { ...err.details, reconciling: true },
+            { remediation: 'Retry once the command is reconciled (its reconcile entry is in the ledger).' },
+          );
         throw err;
       }
     },

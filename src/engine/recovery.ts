@@ -46,24 +46,7 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
   for (const [cmd, e] of intents) {
     if (settled.has(cmd)) continue;
     nextFrom = Math.min(nextFrom, e.seq);
-    const last = lastStatus.get(cmd);
-    unsettled.push({
-      commandId: cmd,
-      endpointId: String(e.endpoint_id),
-      deviceId: String(e.device_id),
-      capabilityId: String(e.capability_id),
-      tool: String(e.tool),
-      sessionId: String(e.session_id),
-      inputDigest: String(e.input_digest),
-      input: e.input && typeof e.input === 'object' ? (e.input as Record<string, unknown>) : null,
-      deadlineMs: typeof e.deadline_ms === 'number' ? e.deadline_ms : 5_000,
-      effectful: e.effect !== 'read',
-      operationId: last?.operation_id ?? null,
-      traceparent: typeof e.traceparent === 'string' ? e.traceparent : null,
-      taskId: typeof e.task_id === 'string' ? e.task_id : null,
-      parentSeq: typeof e.parent_seq === 'number' ? e.parent_seq : null,
-      reason: 'unknown',
-    });
+    unsettled.push(pendingFromIntent(e, lastStatus.get(cmd)));
   }
   return { unsettled, usedPermits, scanned: entries.length, nextFrom };
 }
@@ -78,4 +61,33 @@ export async function ownedElsewhere(ledger: Ledger): Promise<Set<string>> {
   if (typeof d.deviceGates !== 'function') return new Set();
   const gates = await d.deviceGates();
   return new Set(gates.filter((g) => g.owner !== GATE_OWNER && ownerAlive(g.owner) === true).map((g) => g.command_id));
+}
+
+/** The unsettled command a journaled intent stands for (its last receipt, if any, gives the operation id). */
+export function pendingFromIntent(e: LedgerEntry, last?: Receipt): PendingCommand {
+  return {
+    commandId: String(e.command_id),
+    endpointId: String(e.endpoint_id),
+    deviceId: String(e.device_id),
+    capabilityId: String(e.capability_id),
+    tool: String(e.tool),
+    sessionId: String(e.session_id),
+    inputDigest: String(e.input_digest),
+    input: e.input && typeof e.input === 'object' ? (e.input as Record<string, unknown>) : null,
+    deadlineMs: typeof e.deadline_ms === 'number' ? e.deadline_ms : 5_000,
+    effectful: e.effect !== 'read',
+    operationId: last?.operation_id ?? null,
+    traceparent: typeof e.traceparent === 'string' ? e.traceparent : null,
+    taskId: typeof e.task_id === 'string' ? e.task_id : null,
+    parentSeq: typeof e.parent_seq === 'number' ? e.parent_seq : null,
+    reason: 'unknown',
+  };
+}
+
+/** The command of `entries` (one command's entries, in order) when its intent is journaled and unsettled. */
+export function unsettledCommand(entries: readonly LedgerEntry[]): PendingCommand | null {
+  const intent = entries.find((e) => e.kind === 'command.intent');
+  if (!intent || entries.some(settlesCommand)) return null;
+  const last = entries.filter((e) => e.kind === 'receipt' && e.receipt).at(-1)?.receipt as Receipt | undefined;
+  return pendingFromIntent(intent, last);
 }

@@ -119,6 +119,42 @@ describe('crash recovery', () => {
     expect(await counter(s, commandId)).toBe(0);
     await engine.stop();
   }, 90_000);
+  test('HOST-091: a running host takes over the command of another host process that crashed after its intent, reconciles it, and the device takes commands again', async () => {
+    sim = await startSimHttp('conveyor', ['--drop-reply', '1']);
+    store = await openStore();
+    const s = sim;
+    const engine = await startEngine(store);
+    await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
+    // Another host process on the same store sends a command, which executes; the reply is lost and the process
+    // dies. Its device gate is held in the store.
+    const theirs = await crashAfterSend(store.path, s, async (id) => (await counter(s, id)) === 1);
+    const step = () =>
+      engine.invoke({
+        endpointId: s.endpointId,
+        deviceId: 'conveyor-workcell',
+        capabilityId: 'cap.world.step.v1',
+        input: { ticks: 1 },
+      });
+    const refused = await step().catch((e: { code: string; details: Record<string, unknown> }) => e);
+    expect(refused).toMatchObject({
+      code: ErrorCode.HOST_DEVICE_GATE_CLOSED,
+      details: { command_id: theirs, durable: true, reconciling: true },
+    });
+    let kinds: string[] = [];
+    while (!kinds.includes('reconcile')) {
+      kinds = (await store.ledger.byCommand(theirs)).map((e) => e.kind);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const entries = await store.ledger.byCommand(theirs);
+    expect(entries.map((e) => e.kind)).toEqual(['command.intent', 'command.unknown', 'receipt', 'reconcile']);
+    expect(entries[1]).toMatchObject({ reason: 'owner_gone' });
+    expect(entries[2]).toMatchObject({ receipt: { status: 'completed', replayed: true } });
+    expect(entries[3]).toMatchObject({ outcome: 'receipt' });
+    expect((await step()).receipt.status).toBe('completed');
+    expect(await counter(s, theirs)).toBe(1);
+    expect((await store.ledger.verify()).ok).toBe(true);
+    await engine.stop();
+  }, 90_000);
   test('HOST-091: a restarted process records command.unknown only for the endpoints it attaches', async () => {
     sim = await startSimHttp('conveyor', ['--stall', '1']);
     const other = await startSimHttp('conveyor', ['--stall', '1']);

@@ -1,0 +1,54 @@
+import type { HostError } from '../core/index.js';
+import { toHostError } from '../core/index.js';
+import { ownerAlive } from '../ledger/device-gates.js';
+import type { CallEnv } from './call-types.js';
+import type { EndpointActor } from './endpoint-actor.js';
+import { reconcileCommand } from './reconcile.js';
+import { unsettledCommand } from './recovery.js';
+
+/**
+ * HOST-091 for a long-running host: a device gate in the store held by a command whose host process is gone (it
+ * crashed after the intent) is taken over by this engine, which records the command `command.unknown` and
+ * reconciles it in the background, so the device reopens without an operator.
+ */
+export class OrphanAdopter {
+  private readonly adopting = new Set<string>();
+
+  constructor(
+    private readonly env: CallEnv,
+    private readonly onError?: (err: HostError) => void,
+  ) {}
+
+  /**
+   * Given the details of a `MHS.HOST.DEVICE_GATE_CLOSED` from the store, starts the takeover when the holder's
+   * process is known to be gone. Returns whether the command is being (or already is) reconciled here.
+   */
+  adopt(ep: EndpointActor, held: Record<string, unknown>): boolean {
+    const commandId = String(held.command_id);
+    if (held.durable !== true || typeof held.owner !== 'string' || ownerAlive(held.owner) !== false) return false;
+    if (this.adopting.has(commandId) || this.env.pending.has(commandId)) return true;
+    this.adopting.add(commandId);
+    void this.takeOver(ep, commandId, held.owner)
+      .catch((e: unknown) => this.onError?.(toHostError(e)))
+      .finally(() => this.adopting.delete(commandId));
+    return true;
+  }
+
+  private async takeOver(ep: EndpointActor, commandId: string, owner: string): Promise<void> {
+    const { env } = this;
+    const p = unsettledCommand(await env.ledger.byCommand(commandId));
+    if (!p || p.endpointId !== ep.endpointId) return;
+    env.pending.set(commandId, p);
+    if (p.effectful) ep.gates.mark(p.deviceId, commandId, 'unknown');
+    await env.ledger.append({
+      kind: 'command.unknown',
+      command_id: commandId,
+      endpoint_id: p.endpointId,
+      device_id: p.deviceId,
+      reason: 'owner_gone',
+      owner,
+      ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+    });
+    await reconcileCommand(env, ep, p);
+  }
+}

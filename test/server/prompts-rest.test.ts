@@ -2,7 +2,8 @@
 // serves /v1/prompts* over HTTP: the list (latest version of each template, filters kind/tag/modelClass/source,
 // cursor paging that visits every template once), a fetch of the latest or a pinned version (ETag, 304), :render
 // through the node composition (its hash equals the prompt.composed hash of a real run for the same bindings; a
-// missing required variable is prompt_variable_unresolved; unknown ids are not_found; bad bodies validation_error),
+// missing required variable is prompt_variable_unresolved; unknown ids are not_found; bad bodies validation_error;
+// a body above library.maxRenderRequestBytes 413),
 // and the mutable library: user templates are created, get new versions appended (prior ones stay pinned), and are
 // deleted for good, while host templates answer 403; all of it survives a restart. The capabilities document
 // advertises the surface and validates. Without --prompts every /v1/prompts* request answers 501
@@ -189,6 +190,11 @@ describe('/v1/prompts* with --prompts', () => {
     expect([badRef.status, badRef.body.error]).toEqual([400, 'prompt_ref_invalid']);
     const unknown = await c.post('/v1/prompts:render', { ref: 'prompt:acme.nothing@1.0.0', variables: {} });
     expect([unknown.status, unknown.body.error]).toEqual([404, 'not_found']);
+    const huge = await c.post('/v1/prompts:render', {
+      ref: 'prompt:acme.writer',
+      variables: { name: 'x'.repeat(300_000) },
+    });
+    expect([huge.status, huge.body.error]).toEqual([413, 'validation_error']);
     for (const body of [{ ref: 'prompt:acme.writer' }, { ref: 'prompt:acme.writer', variables: [] }, 'not json']) {
       const r = await c.post('/v1/prompts:render', body);
       expect([r.status, r.body.error]).toEqual([400, 'validation_error']);

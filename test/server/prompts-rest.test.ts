@@ -1,7 +1,8 @@
 // Guarantees (RFC 0028 Phase B, prompts.md §"Discovery & distribution"): a real `mhs-host serve --prompts DIR`
 // serves /v1/prompts* over HTTP: the list (latest version of each template, filters kind/tag/modelClass/source,
 // cursor paging that visits every template once), a fetch of the latest or a pinned version (ETag, 304), :render
-// through the node composition (its hash equals the prompt.composed hash of a real run for the same bindings; a
+// through the node composition (its hash equals the prompt.composed hash of a real run for the same bindings;
+// contentTrust untrusted wraps each substituted value in <UNTRUSTED> markers and so changes the hash; a
 // missing required variable is prompt_variable_unresolved; unknown ids are not_found; bad bodies validation_error;
 // a body above library.maxRenderRequestBytes 413),
 // and the mutable library: user templates are created, get new versions appended (prior ones stay pinned), and are
@@ -176,10 +177,17 @@ describe('/v1/prompts* with --prompts', () => {
       contentTrust: 'untrusted',
     });
     expect(latest.body).toMatchObject({
-      composed: 'Hello Bo: pumps!',
+      composed: 'Hello <UNTRUSTED>Bo</UNTRUSTED>: <UNTRUSTED>pumps</UNTRUSTED>!',
       refs: ['prompt:acme.writer@1.1.0'],
       contentTrust: 'untrusted',
     });
+    const trusted = await c.post('/v1/prompts:render', {
+      ref: { templateId: 'acme.writer', variableOverrides: { topic: 'pumps' } },
+      variables: { name: 'Bo', topic: 'valves' },
+    });
+    expect(trusted.body.composed).toBe('Hello Bo: pumps!');
+    expect(trusted.body.hash).not.toBe(latest.body.hash);
+    expect(trusted.body.variableHashes).toEqual(latest.body.variableHashes);
   });
 
   it(':render refuses a missing required variable, a bad ref, an unknown template and a bad body', async () => {

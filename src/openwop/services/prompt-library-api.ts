@@ -126,7 +126,8 @@ export class PromptLibraryApi {
 
   /**
    * Composes `ref` with `variables` bound to every variable source (input, variable, context) and the ref's
-   * `variableOverrides` above them, exactly as a node's composition does.
+   * `variableOverrides` above them, exactly as a node's composition does; under `contentTrust: untrusted` each
+   * substituted value is wrapped in `<UNTRUSTED>` markers (so the hash differs from the trusted render).
    * @throws HostError `prompt_ref_invalid`, `not_found`, `prompt_variable_unresolved`.
    */
   async render(req: RenderRequest): Promise<RenderResult> {
@@ -142,6 +143,7 @@ export class PromptLibraryApi {
         variable: v,
         context: v,
         ...(p.ref.variableOverrides ? { overrides: p.ref.variableOverrides } : {}),
+        ...(req.contentTrust === 'untrusted' ? { untrusted: true } : {}),
       });
     } catch (err) {
       if (err instanceof NodeFailure) throw new HostError(err.code as ErrorCode, err.message, err.details);

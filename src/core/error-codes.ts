@@ -72,6 +72,8 @@ export const ErrorCode = {
   FORBIDDEN: 'forbidden',
   CONFLICT: 'conflict',
   HOST_CAPABILITY_MISSING: 'host_capability_missing',
+  /** The host does not advertise the capability this REST operation needs (e.g. `/v1/prompts*` without `prompts.endpointsSupported`): 501. data: capability. */
+  CAPABILITY_NOT_PROVIDED: 'capability_not_provided',
   /** ctx.mcp (RFC 0144): the MCP server answered with a JSON-RPC error. data: serverId, error {code, message, data?} unaltered. */
   MCP_ERROR: 'mcp_error',
   /** ctx.mcp (RFC 0144): the MCP server could not be reached or its reply was unusable (connect, send, timeout). data: serverId, sdkCode?. */

@@ -12,6 +12,9 @@ import { registerAncestryRoute } from './ancestry-route.js';
 import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
 import { registerRunListRoute } from './run-list-route.js';
+import { promptOpenApiPaths, registerPromptRoutes } from './prompt-routes.js';
+import { promptLibraryApiOf } from '../openwop/services/prompt-library-family.js';
+import type { ServiceFamily } from '../openwop/service-family.js';
 
 /** Dependencies of {@link buildApp}. */
 export interface AppDeps {
@@ -28,6 +31,8 @@ export interface AppDeps {
    * those modules exist. Omit to serve the OpenWOP surface alone.
    */
   operator?: Record<string, unknown>;
+  /** The host's service families: the prompt library one, when installed, backs `/v1/prompts*` (else 501). */
+  families?: readonly ServiceFamily[];
 }
 
 /** What was mounted besides the OpenWOP surface. */
@@ -107,6 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   registerForkRoutes(app, deps.host);
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);
+  registerPromptRoutes(app, promptLibraryApiOf(deps.families));
   registerEventRoutes(app, {
     host: deps.host,
     clock: deps.clock,
@@ -118,6 +124,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     : { operatorRoutes: false, console: false, skipped: ['operator deps not given'] };
   // One OpenAPI document for everything this app serves, the operator API included when mounted.
   const doc = openApiDocument() as { paths: Record<string, unknown> };
+  doc.paths = { ...doc.paths, ...promptOpenApiPaths };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);
   return { app, mounted };

@@ -9,6 +9,9 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.CONFLICT]: 409,
   [ErrorCode.HOST_POLICY_DENIED]: 403,
   [ErrorCode.HOST_LEDGER_UNAVAILABLE]: 503,
+  [ErrorCode.CAPABILITY_NOT_PROVIDED]: 501,
+  [ErrorCode.PROMPT_REF_INVALID]: 400,
+  [ErrorCode.PROMPT_VARIABLE_UNRESOLVED]: 400,
 };
 
 /** HTTP status for an error code on the OpenWOP REST surface (unknown codes: 500). */

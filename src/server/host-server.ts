@@ -69,6 +69,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     host,
     auth: o.tokens,
     clock: o.clock,
+    ...(o.families ? { families: o.families } : {}),
     operator: {
       db: o.db,
       clock: o.clock,

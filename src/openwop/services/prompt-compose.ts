@@ -13,6 +13,8 @@ export interface BindingSources {
   context: Record<string, unknown>;
   /** `PromptRef.variableOverrides`: take precedence over every source (RFC 0029 §A). */
   overrides?: Record<string, unknown>;
+  /** The bound values are untrusted: each substituted value is wrapped in `<UNTRUSTED>` markers (RFC 0028 §E). */
+  untrusted?: boolean;
 }
 
 /** A composed body and what bound into it. */
@@ -76,7 +78,9 @@ export function composeTemplate(ref: string, t: PromptTemplate, src: BindingSour
     }
     bindings[name] = value === undefined ? (decl?.defaultValue ?? '') : value;
   }
-  const text = t.text.replace(PLACEHOLDER, (_m, name: string) => render(bindings[name]));
+  const text = t.text.replace(PLACEHOLDER, (_m, name: string) =>
+    src.untrusted ? `<UNTRUSTED>${render(bindings[name])}</UNTRUSTED>` : render(bindings[name]),
+  );
   const variableHashes: Record<string, string> = {};
   for (const [k, v] of Object.entries(bindings)) variableHashes[k] = `sha256:${H(v)}`;
   return { text, hash: `sha256:${sha256Hex(text)}`, bindings, variableHashes };

@@ -9,7 +9,8 @@ import { VARIABLE_SOURCES } from './prompt-compose.js';
 import { parsePromptRef } from './prompt-refs.js';
 import { PROMPT_KINDS, PromptResolver } from './prompt-resolution.js';
 import type { PromptKind, PromptObservability } from './prompt-resolution.js';
-import { PromptStore } from './prompt-store.js';
+import { MAX_TEMPLATE_BYTES, PromptStore } from './prompt-store.js';
+import { MAX_RENDER_REQUEST_BYTES, PromptLibraryApi } from './prompt-library-api.js';
 import type { RefusedTemplate } from './prompt-store.js';
 import { ErrorCode, HostError } from '../../core/index.js';
 
@@ -34,6 +35,8 @@ export interface PromptLibraryFamilyOptions {
 export interface PromptLibraryFamily extends ServiceFamily {
   readonly store: PromptStore;
   readonly resolver: PromptResolver;
+  /** The library behind the `/v1/prompts*` REST surface (RFC 0028 Phase B). */
+  readonly api: PromptLibraryApi;
   /** Refs stored or already present, and files refused with their code. */
   readonly seeded: { loaded: string[]; refused: RefusedTemplate[] };
 }
@@ -42,8 +45,8 @@ export interface PromptLibraryFamily extends ServiceFamily {
  * `ctx.promptLibrary` (RFC 0144) plus node-execution PromptRef resolution (RFC 0027 Phase A, RFC 0029 chain):
  * seeds the durable library from template files, installs `local.sample.demo.mock-ai` and `local.ai.callPrompt`
  * (which also needs aiEnvelope), and advertises
- * `promptLibrary` and `prompts.supported` (the REST surface `/v1/prompts*` is not served: `endpointsSupported`
- * false).
+ * `promptLibrary` and `prompts.supported`, and the `/v1/prompts*` REST surface the server mounts from `api`
+ * (`endpointsSupported`, `mutableLibrary`; no prompt packs).
  * @throws HostError `MHS.HOST.CONFIG_INVALID` for an unreadable folder or an invalid default ref.
  */
 export async function createPromptLibraryFamily(o: PromptLibraryFamilyOptions): Promise<PromptLibraryFamily> {
@@ -66,12 +69,17 @@ export async function createPromptLibraryFamily(o: PromptLibraryFamilyOptions): 
     name: 'promptLibrary',
     store,
     resolver,
+    api: new PromptLibraryApi(store, o.clock, observability),
     seeded,
     capabilities: () => ({
       promptLibrary: { supported: true },
       prompts: {
         supported: true,
-        endpointsSupported: false,
+        endpointsSupported: true,
+        mutableLibrary: true,
+        packsSupported: false,
+        maxTemplateBytes: MAX_TEMPLATE_BYTES,
+        library: { renderEndpoint: '/v1/prompts:render', maxRenderRequestBytes: MAX_RENDER_REQUEST_BYTES },
         templateKinds: [...PROMPT_KINDS],
         variableSources: [...VARIABLE_SOURCES],
         observability,
@@ -82,4 +90,10 @@ export async function createPromptLibraryFamily(o: PromptLibraryFamilyOptions): 
     nodes: [mockAiNode(resolver), callPromptNode(resolver)],
     bind: () => ({ promptLibrary: { get: (ref) => resolver.get(ref) } }),
   };
+}
+
+/** The prompt library's REST-surface API among installed families, when `--prompts` installed one. */
+export function promptLibraryApiOf(families: readonly ServiceFamily[] | undefined): PromptLibraryApi | undefined {
+  const f = families?.find((x) => x.name === 'promptLibrary') as Partial<PromptLibraryFamily> | undefined;
+  return f?.api instanceof PromptLibraryApi ? f.api : undefined;
 }

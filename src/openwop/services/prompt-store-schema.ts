@@ -18,9 +18,20 @@ CREATE TABLE IF NOT EXISTS openwop_prompt_templates (
 );
 `;
 
+// Deletions through `DELETE /v1/prompts/{templateId}` (RFC 0028 §A): a tombstone per hidden version, itself
+// append-only, so a deleted version stays readable by pin (replay) but leaves the library's listing and "latest".
+const DELETIONS = `
+CREATE TABLE IF NOT EXISTS openwop_prompt_deletions (
+  template_id TEXT NOT NULL,
+  version TEXT NOT NULL,
+  deleted_at TEXT NOT NULL,
+  PRIMARY KEY (template_id, version)
+);
+`;
+
 const done = new WeakMap<Db, Promise<void>>();
 
-/** Creates the prompt library table once per store (migration `openwop.prompts.v1`). */
+/** Creates the prompt library tables once per store (migrations `openwop.prompts.v1`, `openwop.prompts.deletions.v1`). */
 export function ensurePromptTables(db: Db): Promise<void> {
   let p = done.get(db);
   if (!p) {
@@ -28,7 +39,15 @@ export function ensurePromptTables(db: Db): Promise<void> {
       db,
       'openwop.prompts.v1',
       (dialect) => `${TABLES}\n${appendOnlyDdl(dialect, 'openwop_prompt_templates')}`,
-    ).then(() => undefined);
+    )
+      .then(() =>
+        migrate(
+          db,
+          'openwop.prompts.deletions.v1',
+          (dialect) => `${DELETIONS}\n${appendOnlyDdl(dialect, 'openwop_prompt_deletions')}`,
+        ),
+      )
+      .then(() => undefined);
     done.set(db, p);
     p.catch(() => done.delete(db));
   }

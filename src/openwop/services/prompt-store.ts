@@ -15,6 +15,17 @@ export interface RefusedTemplate {
   details: Record<string, unknown>;
 }
 
+/** Host cap on `PromptTemplate.text` in UTF-8 bytes (the schema cap; advertised as `prompts.maxTemplateBytes`). */
+export const MAX_TEMPLATE_BYTES = 65536;
+
+/** One stored, not deleted, template with its provenance. */
+export interface StoredTemplate {
+  template: PromptTemplate;
+  /** What stored it: `file:<name>` (seeded from a folder) or `user` (`POST`/`PUT /v1/prompts`). */
+  source: string;
+  storedAt: string;
+}
+
 /**
  * The durable prompt library over the shared `Db`: templates are immutable once stored (the table is append-only),
  * so `get(id, version)` always returns the same document (RFC 0144 §promptLibrary).
@@ -41,6 +52,18 @@ export class PromptStore {
       });
     }
     const t = raw as PromptTemplate;
+    const bytes = Buffer.byteLength(t.text, 'utf8');
+    if (bytes > MAX_TEMPLATE_BYTES) {
+      throw new HostError(
+        ErrorCode.PROMPT_TEMPLATE_INVALID,
+        `text is ${bytes} bytes; the cap is ${MAX_TEMPLATE_BYTES}`,
+        {
+          errors: [
+            { path: '/text', message: `must be at most ${MAX_TEMPLATE_BYTES} bytes`, keyword: 'maxTemplateBytes' },
+          ],
+        },
+      );
+    }
     const body = jcs(t);
     const digest = `sha256:${sha256Hex(body)}`;
     return this.db.tx(async (tx) => {
@@ -73,13 +96,55 @@ export class PromptStore {
     return row ? (JSON.parse(row.template) as PromptTemplate) : undefined;
   }
 
-  /** Every stored version of `templateId`, highest SemVer precedence last. */
+  /** Every stored version of `templateId` not deleted, highest SemVer precedence last. */
   async versions(templateId: string): Promise<string[]> {
     const rows = await this.db.all<{ version: string }>(
-      'SELECT version FROM openwop_prompt_templates WHERE template_id = ?',
+      `SELECT t.version FROM openwop_prompt_templates t WHERE t.template_id = ? AND NOT EXISTS
+        (SELECT 1 FROM openwop_prompt_deletions d WHERE d.template_id = t.template_id AND d.version = t.version)`,
       [templateId],
     );
     return rows.map((r) => r.version).sort(compareSemver);
+  }
+
+  /** Every stored template not deleted, by templateId then SemVer precedence. */
+  async list(): Promise<StoredTemplate[]> {
+    const rows = await this.db.all<{ template: string; source: string; stored_at: string }>(
+      `SELECT t.template, t.source, t.stored_at FROM openwop_prompt_templates t WHERE NOT EXISTS
+        (SELECT 1 FROM openwop_prompt_deletions d WHERE d.template_id = t.template_id AND d.version = t.version)`,
+    );
+    return rows
+      .map((r) => ({ template: JSON.parse(r.template) as PromptTemplate, source: r.source, storedAt: r.stored_at }))
+      .sort(
+        (a, b) =>
+          (a.template.templateId < b.template.templateId
+            ? -1
+            : a.template.templateId > b.template.templateId
+              ? 1
+              : 0) || compareSemver(a.template.version, b.template.version),
+      );
+  }
+
+  /**
+   * Deletes `templateId`: every version not yet deleted gets a tombstone (one transaction). The rows stay, so a
+   * pinned `get` still returns them (replay); `versions` and `list` no longer do. Returns the versions deleted.
+   */
+  async remove(templateId: string): Promise<string[]> {
+    return this.db.tx(async (tx) => {
+      const rows = await tx.all<{ version: string }>(
+        `SELECT t.version FROM openwop_prompt_templates t WHERE t.template_id = ? AND NOT EXISTS
+          (SELECT 1 FROM openwop_prompt_deletions d WHERE d.template_id = t.template_id AND d.version = t.version)`,
+        [templateId],
+      );
+      const at = isoAt(this.clock.now());
+      for (const r of rows) {
+        await tx.run('INSERT INTO openwop_prompt_deletions (template_id, version, deleted_at) VALUES (?, ?, ?)', [
+          templateId,
+          r.version,
+          at,
+        ]);
+      }
+      return rows.map((r) => r.version).sort(compareSemver);
+    });
   }
 
   /** Number of stored templates (all versions). */

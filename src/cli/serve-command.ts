@@ -35,7 +35,10 @@ export function serveCommand(): Command {
     .option('--grace-ms <n>', 'how long shutdown waits for in-flight work', port, 10_000)
     .option('--policy <file>', 'approval policy JSON (default: deny by default, a human approves R2+)')
     .option('--mcp-servers <file>', 'MCP servers JSON for ctx.mcp (RFC 0144; see docs/mcp-client.md)')
-    .option('--prompts [dir]', 'ctx.promptLibrary: built-in conformance templates, plus the template JSON files in dir')
+    .option(
+      '--prompts [dir]',
+      'ctx.promptLibrary and the /v1/prompts REST surface: built-in conformance templates, plus the template JSON files in dir',
+    )
     .option('--prompt-observability <mode>', 'prompt.composed bodies: hashed (default) or full')
     .option('--ai-script <file>', 'ctx.aiEnvelope over the scripted model playing this agent script')
     .option('--envelopes <file>', 'vendor envelope kinds for ctx.aiEnvelope: JSON {kind: payload JSON Schema}')

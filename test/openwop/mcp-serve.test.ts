@@ -57,6 +57,30 @@ describe('MCP servers config (validated whole)', () => {
     expect((err.details.problems as unknown[]).length).toBeGreaterThan(0);
   });
 
+  it('fills ${NAME} in headers and stdio env from the environment; an unset variable is refused by name only', () => {
+    const value = {
+      servers: {
+        a: { transport: 'stdio', command: 'node', env: { TOKEN: '${A_TOKEN}', PLAIN: 'x' } },
+        b: {
+          transport: 'streamable-http',
+          url: 'http://127.0.0.1:9/mcp',
+          headers: { authorization: 'Bearer ${B_TOKEN}' },
+        },
+      },
+    };
+    const cfg = parseMcpServersConfig(value, 'cfg', { A_TOKEN: 'secret-a-1', B_TOKEN: 'secret-b-2' });
+    expect(cfg.servers.a).toMatchObject({ env: { TOKEN: 'secret-a-1', PLAIN: 'x' } });
+    expect(cfg.servers.b).toMatchObject({ headers: { authorization: 'Bearer secret-b-2' } });
+    expect(value.servers.b.headers.authorization).toBe('Bearer ${B_TOKEN}');
+
+    const err = configError(() => parseMcpServersConfig(value, 'cfg', { A_TOKEN: 'secret-a-1' }));
+    expect(err.code).toBe(ErrorCode.HOST_CONFIG_INVALID);
+    expect(err.details.problems).toEqual([
+      { path: '/servers/b/headers/authorization', message: 'environment variable B_TOKEN is not set' },
+    ]);
+    expect(JSON.stringify(err.details)).not.toContain('secret-a-1');
+  });
+
   it('refuses a file that is not JSON', () => {
     expect(configError(() => loadMcpServersConfig(file('broken.json', '{ servers: '))).code).toBe(
       ErrorCode.HOST_CONFIG_INVALID,

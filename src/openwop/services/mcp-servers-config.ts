@@ -98,11 +98,40 @@ function invalid(source: string, problems: Array<{ path: string; message: string
   );
 }
 
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
 /**
- * Validates a parsed config. Raises `MHS.HOST.CONFIG_INVALID` (details: source, problems) for a schema
- * violation, a URL that does not parse, or a `defaultServer` that names no server. Returns a deep copy.
+ * Replaces `${NAME}` in header and stdio `env` values with the variable from `env`, so credentials stay out of the
+ * file. A variable that is not set is a problem at its path (its name is reported, never a value).
  */
-export function parseMcpServersConfig(value: unknown, source = 'mcp-servers'): McpServersConfig {
+function resolveSecrets(
+  cfg: McpServersConfig,
+  env: Readonly<Record<string, string | undefined>>,
+  problems: Array<{ path: string; message: string }>,
+): void {
+  for (const [id, s] of Object.entries(cfg.servers)) {
+    const [field, map] = s.transport === 'stdio' ? ['env', s.env] : ['headers', s.headers];
+    for (const [k, v] of Object.entries(map ?? {}))
+      (map as Record<string, string>)[k] = v.replace(ENV_REF, (ref, name: string) => {
+        const value = env[name];
+        if (value === undefined)
+          problems.push({ path: `/servers/${id}/${field}/${k}`, message: `environment variable ${name} is not set` });
+        return value ?? ref;
+      });
+  }
+}
+
+/**
+ * Validates a parsed config and fills `${NAME}` references in header and stdio `env` values from `env` (default
+ * the process environment). Raises `MHS.HOST.CONFIG_INVALID` (details: source, problems) for a schema violation,
+ * a URL that does not parse, a `defaultServer` that names no server, or a referenced variable that is not set.
+ * Returns a deep copy.
+ */
+export function parseMcpServersConfig(
+  value: unknown,
+  source = 'mcp-servers',
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): McpServersConfig {
   if (!validate(value)) {
     throw invalid(
       source,
@@ -119,6 +148,7 @@ export function parseMcpServersConfig(value: unknown, source = 'mcp-servers'): M
       problems.push({ path: `/servers/${id}/url`, message: 'is not a URL' });
     }
   }
+  resolveSecrets(cfg, env, problems);
   if (cfg.defaultServer !== undefined && !(cfg.defaultServer in cfg.servers))
     problems.push({ path: '/defaultServer', message: `names no configured server (${cfg.defaultServer})` });
   if (problems.length) throw invalid(source, problems);

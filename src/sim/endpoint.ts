@@ -157,12 +157,15 @@ export class SimEndpoint {
     >;
   }
 
-  /** §7 read; `_counters` gives the per-command execution counts. */
+  /**
+   * §7 read; `_counters` gives the per-command execution counts and the capability calls this endpoint received
+   * (stalled and dropped ones included, for fault tests).
+   */
   read(deviceId: string, resource?: string): Record<string, unknown> {
     const d = this.device(deviceId);
     this.assertHardwareAllowed(d);
     let state: Record<string, unknown>;
-    if (resource === COUNTERS_RESOURCE) state = d.counters();
+    if (resource === COUNTERS_RESOURCE) state = { ...d.counters(), capability_calls: this.capabilityCalls };
     else if (resource === undefined || d.profile.resources.includes(resource)) state = d.read(resource);
     else {
       throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, `unknown resource ${resource}`, {

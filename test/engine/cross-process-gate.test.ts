@@ -36,15 +36,16 @@ const invokeArgs = (extra: string[] = []) => [
   ...extra,
 ];
 
-async function executions(): Promise<Record<string, number>> {
+async function counters(): Promise<{ executions: Record<string, number>; capability_calls: number }> {
   const c = await connectMcpClient({ mcpUrl: host.sims.conv.mcpUrl });
   try {
     const r = await callMhs(c, 'mhs__read', { device_id: DEVICE, resource: '_counters' });
-    return (r.body.state as { executions: Record<string, number> }).executions;
+    return r.body.state as { executions: Record<string, number>; capability_calls: number };
   } finally {
     await c.close();
   }
 }
+const executions = async () => (await counters()).executions;
 
 const kindsOf = async (commandId: string) =>
   (await ledgerEntries(host.dbPath)).filter((e) => e.command_id === commandId).map((e) => e.kind);
@@ -52,11 +53,10 @@ const kindsOf = async (commandId: string) =>
 describe('device gates shared by host processes on one store', () => {
   it('HOST-091: a second process is refused while the first holds the gate, and takes the device once the first is gone and reconciled', async () => {
     const first = startCli(invokeArgs(['--deadline-ms', '30000']));
-    let held: string | undefined;
-    while (!held) {
-      held = (await ledgerEntries(host.dbPath)).find((e) => e.kind === 'command.intent')?.command_id as string;
-      if (!held) await new Promise((r) => setTimeout(r, 50));
-    }
+    // Until its call has reached the endpoint (which holds it unanswered).
+    while ((await counters()).capability_calls < 1) await new Promise((r) => setTimeout(r, 50));
+    const held = (await ledgerEntries(host.dbPath)).find((e) => e.kind === 'command.intent')?.command_id as string;
+    expect(held).toMatch(/^cmd_/);
     const before = await executions();
 
     const second = await cli(invokeArgs());

@@ -77,22 +77,21 @@ async function ask(
   system: string,
   user: string,
 ): Promise<{ value: unknown; usage: RunEventInput[] }> {
-  let text: string;
-  let usage: RunEventInput[];
+  const messages = [
+    { role: 'system' as const, content: system },
+    { role: 'user' as const, content: user },
+  ];
+  let r: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
-    const messages = [
-      { role: 'system' as const, content: system },
-      { role: 'user' as const, content: user },
-    ];
-    const r = await model.next({ messages, tools: [], signal: ctx.signal });
-    text = r.kind === 'final' ? r.text : (r.text ?? '');
-    usage = usageEvents(ctx, model, { messages, tools: [] }, r);
+    r = await model.next({ messages, tools: [], signal: ctx.signal });
   } catch (err) {
     throw fail(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
       provider: model.name,
       cause: err instanceof Error ? err.message : String(err),
     });
   }
+  const text = r.kind === 'final' ? r.text : (r.text ?? '');
+  const usage = usageEvents(ctx, model, { messages, tools: [] }, r);
   try {
     return { value: JSON.parse(text) as unknown, usage };
   } catch {

@@ -16,12 +16,21 @@ export interface ScriptToolCall {
   arguments?: Record<string, unknown>;
 }
 
+/** Token counts a turn declares (reported verbatim as the call's usage, e.g. OpenWOP `provider.usage`). */
+export interface ScriptUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
 /** One scripted turn. */
-export type ScriptTurn = { tool_calls: ScriptToolCall[]; text?: string } | { final: string };
+export type ScriptTurn =
+  { tool_calls: ScriptToolCall[]; text?: string; usage?: ScriptUsage } | { final: string; usage?: ScriptUsage };
 
 /** An agent script. */
 export interface AgentScript {
   name?: string;
+  /** The model id the provider reports (default `scripted`). */
+  model?: string;
   /** The user message the run starts with. */
   prompt?: string;
   /** Connector or endpoint ids the CLI connects when no `--endpoint` is given. */
@@ -34,6 +43,16 @@ const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? 
   opts: Record<string, unknown>,
 ) => { compile(schema: object): ValidateFunction };
 
+const USAGE_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['inputTokens', 'outputTokens'],
+  properties: {
+    inputTokens: { type: 'integer', minimum: 0 },
+    outputTokens: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
 /** JSON Schema (2020-12) of an agent script. */
 export const AGENT_SCRIPT_SCHEMA = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -42,6 +61,7 @@ export const AGENT_SCRIPT_SCHEMA = {
   required: ['turns'],
   properties: {
     name: { type: 'string' },
+    model: { type: 'string', minLength: 1 },
     prompt: { type: 'string' },
     endpoints: { type: 'array', items: { type: 'string', minLength: 1 } },
     max_turns: { type: 'integer', minimum: 1, maximum: 1000 },
@@ -56,6 +76,7 @@ export const AGENT_SCRIPT_SCHEMA = {
             required: ['tool_calls'],
             properties: {
               text: { type: 'string' },
+              usage: USAGE_SCHEMA,
               tool_calls: {
                 type: 'array',
                 minItems: 1,
@@ -76,7 +97,7 @@ export const AGENT_SCRIPT_SCHEMA = {
             type: 'object',
             additionalProperties: false,
             required: ['final'],
-            properties: { final: { type: 'string' } },
+            properties: { final: { type: 'string' }, usage: USAGE_SCHEMA },
           },
         ],
       },

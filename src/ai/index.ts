@@ -4,6 +4,7 @@ export type {
   ModelProvider,
   ModelRequest,
   ModelTurn,
+  ModelUsage,
   ProviderTool,
   ProviderToolCall,
 } from './model-provider.js';
@@ -16,6 +17,6 @@ export {
   resolveRef,
   resolveRefs,
 } from './agent-script.js';
-export type { AgentScript, ScriptToolCall, ScriptTurn } from './agent-script.js';
+export type { AgentScript, ScriptToolCall, ScriptTurn, ScriptUsage } from './agent-script.js';
 export { disclosureText, runAgent } from './agent-loop.js';
 export type { AgentEvent, AgentOptions, AgentResult } from './agent-loop.js';

@@ -25,9 +25,16 @@ export type ModelMessage =
   | { role: 'assistant'; content: string | null; toolCalls: ProviderToolCall[] }
   | { role: 'tool'; toolCallId: string; name: string; isError: boolean; content: Record<string, unknown> };
 
-/** What the model answers on one turn. */
+/** Token counts the provider reports for one turn. */
+export interface ModelUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What the model answers on one turn (`usage` when the provider reports it). */
 export type ModelTurn =
-  { kind: 'tool_calls'; calls: ProviderToolCall[]; text?: string } | { kind: 'final'; text: string };
+  | { kind: 'tool_calls'; calls: ProviderToolCall[]; text?: string; usage?: ModelUsage }
+  | { kind: 'final'; text: string; usage?: ModelUsage };
 
 /** What a provider is asked on one turn. */
 export interface ModelRequest {
@@ -40,5 +47,7 @@ export interface ModelRequest {
 export interface ModelProvider {
   /** e.g. `scripted`. Recorded on the transcript. */
   readonly name: string;
+  /** Provider and model ids its calls are metered under (OpenWOP `provider.usage`); unset for a stand-in. */
+  readonly meter?: { provider: string; model: string };
   next(req: ModelRequest): Promise<ModelTurn>;
 }

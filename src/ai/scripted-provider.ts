@@ -13,17 +13,26 @@ export const SCRIPT_END = '(end of script)';
 /** A provider that plays a validated script (see `parseAgentScript` / `loadAgentScript`). */
 export class ScriptedProvider implements ModelProvider {
   readonly name = 'scripted';
+  /** Metered as provider `scripted`, model `script.model` (default `scripted`). */
+  readonly meter: { provider: string; model: string };
 
-  constructor(readonly script: AgentScript) {}
+  constructor(readonly script: AgentScript) {
+    this.meter = { provider: 'scripted', model: script.model ?? 'scripted' };
+  }
 
   async next(req: ModelRequest): Promise<ModelTurn> {
     const index = req.messages.filter((m) => m.role === 'assistant').length;
     const results = req.messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));
     const turn = this.script.turns[index];
     if (!turn) return { kind: 'final', text: SCRIPT_END };
-    if ('final' in turn) return { kind: 'final', text: fillTemplate(turn.final, results) };
+    // Declared token counts are reported verbatim; without them the host estimates (provider-usage.ts).
+    const usage = turn.usage
+      ? { usage: { inputTokens: turn.usage.inputTokens, outputTokens: turn.usage.outputTokens } }
+      : {};
+    if ('final' in turn) return { kind: 'final', text: fillTemplate(turn.final, results), ...usage };
     return {
       kind: 'tool_calls',
+      ...usage,
       calls: turn.tool_calls.map((c, j) => ({
         id: c.id ?? `call_${index}_${j}`,
         name: c.tool,

@@ -1,5 +1,6 @@
 import { agentIdentities } from './agents/agent-projection.js';
 import type { AgentRef } from './agents/agent-script.js';
+import { usageMetrics } from './services/provider-usage.js';
 import { ENGINE_VERSION, EVENT_LOG_SCHEMA_VERSION } from './store.js';
 import type { StoredRun } from './store.js';
 import type { RunError, RunEvent, RunStatus } from './types.js';
@@ -28,6 +29,8 @@ export interface RunSnapshot {
   /** Multi-agent identities (agent-ref.schema.json), when the run has agent events. */
   agent?: AgentRef;
   runOrchestrator?: AgentRef;
+  /** `metrics.openwopCost` token rollup of the run's `provider.usage` events (RFC 0026), when it has any. */
+  metrics?: Record<string, unknown>;
 }
 
 /** Folds a run's events over its row into a RunSnapshot. */
@@ -103,6 +106,6 @@ export function buildSnapshot(run: StoredRun, events: readonly RunEvent[]): RunS
   if (run.error) snap.error = run.error;
   if (run.parentRunId) snap.parentRunId = run.parentRunId;
   if (run.parentNodeId) snap.parentNodeId = run.parentNodeId;
-  Object.assign(snap, agentIdentities(run.definition, events));
+  Object.assign(snap, agentIdentities(run.definition, events), usageMetrics(events));
   return snap;
 }

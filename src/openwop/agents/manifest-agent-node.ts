@@ -3,6 +3,8 @@ import { ErrorCode } from '../../core/index.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
 import { recallCheckpoint } from '../services/recorded.js';
+import { checkpointEvent, usageEvents, withoutUsage } from '../services/provider-usage.js';
+import type { ModelUsage, UsageMeter } from '../services/provider-usage.js';
 import type { RunEvent } from '../types.js';
 import type { AgentRegistry, InstalledAgent } from './agent-registry.js';
 import { emitOnce } from './emit-once.js';
@@ -29,11 +31,16 @@ export interface AgentToolCall {
 /** The model behind manifest agents (structurally the `ModelProvider` of src/ai, e.g. the scripted provider). */
 export interface AgentModel {
   readonly name: string;
+  /** Set when the model stands for an LLM provider: each call emits `provider.usage` (RFC 0026). */
+  readonly meter?: UsageMeter;
   next(req: {
     messages: readonly AgentMessage[];
     tools: readonly AgentToolSpec[];
     signal?: AbortSignal;
-  }): Promise<{ kind: 'tool_calls'; calls: AgentToolCall[]; text?: string } | { kind: 'final'; text: string }>;
+  }): Promise<
+    | { kind: 'tool_calls'; calls: AgentToolCall[]; text?: string; usage?: ModelUsage }
+    | { kind: 'final'; text: string; usage?: ModelUsage }
+  >;
 }
 
 /** A host tool a manifest agent may call when its `toolAllowlist` names it (`<scope>:<tool-id>`). */
@@ -129,15 +136,21 @@ async function runManifestAgent(ctx: NodeContext, d: ManifestAgentDeps): Promise
     let turn: Turn;
     if (prior.found) turn = prior.value as Turn;
     else {
+      let reply: Turn;
       try {
-        turn = clean(await d.model.next({ messages, tools: surface, signal: ctx.signal }));
+        reply = await d.model.next({ messages, tools: surface, signal: ctx.signal });
       } catch (err) {
         throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `model ${d.model.name} failed`, {
           provider: d.model.name,
           cause: clean(err instanceof Error ? err.message : String(err)),
         });
       }
-      turn = await ctx.checkpoint(name, () => turn);
+      turn = clean(withoutUsage(reply)) as Turn;
+      // The answer and its provider.usage (RFC 0026) are appended together: a resumed node reads the answer only.
+      await ctx.emit([
+        ...usageEvents(ctx, d.model, { messages, tools: surface }, reply),
+        checkpointEvent(ctx, name, turn),
+      ]);
     }
     if (turn.kind === 'final') {
       const result = clean(parseResult(turn.text));

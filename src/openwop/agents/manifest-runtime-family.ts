@@ -10,6 +10,7 @@ export { MET_BY_FLOOR } from './agent-packs.js';
 import { AgentRegistry } from './agent-registry.js';
 import { MANIFEST_AGENT_NODE, manifestAgentNode } from './manifest-agent-node.js';
 import type { AgentModel, AgentTool } from './manifest-agent-node.js';
+import { providerUsageCapability } from '../services/provider-usage.js';
 
 /** Options of {@link createManifestRuntimeFamily}. */
 export interface ManifestRuntimeOptions {
@@ -133,7 +134,10 @@ export async function createManifestRuntimeFamily(o: ManifestRuntimeOptions): Pr
     registry,
     installed,
     refused,
-    capabilities: () => ({ agents: { manifestRuntime: { supported: true, handoffValidation } } }),
+    capabilities: () => ({
+      agents: { manifestRuntime: { supported: true, handoffValidation } },
+      ...providerUsageCapability(o.model),
+    }),
     nodes: [
       manifestAgentNode({
         registry,

@@ -6,6 +6,7 @@ import type { ServiceFamily } from '../service-family.js';
 import { OpenwopStore } from '../store.js';
 import type { EnvelopeModel } from './ai-envelope-model.js';
 import { agentRuntimeSurface } from './agent-runtime.js';
+import { providerUsageCapability } from './provider-usage.js';
 import type { AgentRuntimeDeps, RuntimeManifest } from './agent-runtime.js';
 import type { AgentRuntimeSurface } from './agent-runtime-surface.js';
 
@@ -62,7 +63,13 @@ export function createAgentRuntimeFamily(o: AgentRuntimeFamilyOptions): AgentRun
     refused,
     surfaceFor: (ctx) => agentRuntimeSurface(ctx, deps),
     capabilities: () =>
-      advertise ? { agentRuntime: { supported: true }, agents: { manifestRuntime: { supported: true } } } : {},
+      advertise
+        ? {
+            agentRuntime: { supported: true },
+            agents: { manifestRuntime: { supported: true } },
+            ...providerUsageCapability(o.model),
+          }
+        : {},
     ...(advertise ? { bind: (ctx: NodeContext) => ({ agentRuntime: agentRuntimeSurface(ctx, deps) }) } : {}),
   };
 }

@@ -5,6 +5,7 @@ import { openwopSchemas, schemaId } from '../schemas.js';
 import type { RunEvent, RunEventInput } from '../types.js';
 import type { EnvelopeModel } from './ai-envelope-model.js';
 import type { AgentRefLike, AgentRuntimeSurface } from './agent-runtime-surface.js';
+import { usageEvents } from './provider-usage.js';
 import { recallCheckpoint } from './recorded.js';
 
 /** A manifest agent the runtime can spawn (agent-manifest.schema.json: agentId, persona, modelClass, ...). */
@@ -69,29 +70,32 @@ function agentRefs(list: unknown, path: string): AgentRefLike[] {
   return list as AgentRefLike[];
 }
 
-/** JSON from the model's final text, or undefined. */
-async function ask(ctx: NodeContext, model: EnvelopeModel, system: string, user: string): Promise<unknown> {
-  let text: string;
+/** JSON from the model's final text (or undefined), and the call's `provider.usage` event when metered. */
+async function ask(
+  ctx: NodeContext,
+  model: EnvelopeModel,
+  system: string,
+  user: string,
+): Promise<{ value: unknown; usage: RunEventInput[] }> {
+  const messages = [
+    { role: 'system' as const, content: system },
+    { role: 'user' as const, content: user },
+  ];
+  let r: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
-    const r = await model.next({
-      messages: [
-        { role: 'system', content: system },
-        { role: 'user', content: user },
-      ],
-      tools: [],
-      signal: ctx.signal,
-    });
-    text = r.kind === 'final' ? r.text : (r.text ?? '');
+    r = await model.next({ messages, tools: [], signal: ctx.signal });
   } catch (err) {
     throw fail(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
       provider: model.name,
       cause: err instanceof Error ? err.message : String(err),
     });
   }
+  const text = r.kind === 'final' ? r.text : (r.text ?? '');
+  const usage = usageEvents(ctx, model, { messages, tools: [] }, r);
   try {
-    return JSON.parse(text) as unknown;
+    return { value: JSON.parse(text) as unknown, usage };
   } catch {
-    return undefined;
+    return { value: undefined, usage };
   }
 }
 
@@ -129,8 +133,10 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
   ): Promise<unknown> {
     const prior = recallCheckpoint(ctx, name);
     if (prior.found) return prior.value;
-    const v = (await ask(ctx, deps.model, system, user)) ?? null;
+    const answer = await ask(ctx, deps.model, system, user);
+    const v = answer.value ?? null;
     await ctx.emit([
+      ...answer.usage,
       {
         type: 'log.appended',
         payload: {

@@ -4,6 +4,7 @@ import { generateEnvelope } from './ai-envelope-generate.js';
 import type { EnvelopeLimits } from './ai-envelope-generate.js';
 import type { EnvelopeModel } from './ai-envelope-model.js';
 import { EnvelopeCatalog } from './envelope-validation.js';
+import { providerUsageCapability } from './provider-usage.js';
 
 /** Options of {@link createAiEnvelopeFamily}. */
 export interface AiEnvelopeFamilyOptions {
@@ -38,6 +39,7 @@ export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamil
       aiEnvelope: { supported: true },
       supportedEnvelopes: catalog.kinds(),
       limits: { ...limits },
+      ...providerUsageCapability(o.model),
     }),
     nodes: [aiEnvelopeNode],
     bind: (ctx) => ({

@@ -4,6 +4,7 @@ import type { NodeContext } from '../node-registry.js';
 import type { AiEnvelopeRequest, AiEnvelopeResult } from './ai-envelope-surface.js';
 import type { EnvelopeModel, EnvelopeModelMessage } from './ai-envelope-model.js';
 import type { EnvelopeCatalog } from './envelope-validation.js';
+import { checkpointEvent, usageEvents } from './provider-usage.js';
 import { recallCheckpoint } from './recorded.js';
 
 /** The engine limits `generate` enforces (advertised under `limits`). */
@@ -203,15 +204,17 @@ async function modelTurn(
 ): Promise<string> {
   const prior = recall<string>(ctx, name);
   if (prior !== undefined) return prior;
-  let text: string;
+  let reply: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
-    const reply = await model.next({ messages: [...messages], tools: [], signal: ctx.signal });
-    text = reply.kind === 'final' ? reply.text : (reply.text ?? '');
+    reply = await model.next({ messages: [...messages], tools: [], signal: ctx.signal });
   } catch (err) {
     throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
       provider: model.name,
       cause: err instanceof Error ? err.message : String(err),
     });
   }
-  return ctx.checkpoint(name, () => text);
+  const text = reply.kind === 'final' ? reply.text : (reply.text ?? '');
+  // The answer and its provider.usage (RFC 0026) are appended together: a resumed node reads the answer only.
+  await ctx.emit([...usageEvents(ctx, model, { messages, tools: [] }, reply), checkpointEvent(ctx, name, text)]);
+  return text;
 }

@@ -20,6 +20,7 @@ import {
   oneNode,
   runToTerminal,
   startUntilAsked,
+  waitForEvent,
 } from './service-test-kit.js';
 
 /** Answers from a list, in order; records what it was asked. */
@@ -174,6 +175,34 @@ describe('aiEnvelope family (RFC 0144 §aiEnvelope)', () => {
     await expectValidEvents(fx.host, runId);
     expect(models.map((m) => m.calls.length)).toEqual([1, 1]);
     expect(String(models[1]!.calls[0]!.at(-1)!.content)).toContain('"answer":"P1"');
+  });
+
+  it('a node holding on its own approval after a clarified generation still waits for it after a restart', async () => {
+    const CLARIFY = JSON.stringify({
+      type: 'clarification.request',
+      payload: { questions: [{ id: 'q', question: 'Which pump?' }] },
+    });
+    const model = new ListModel([CLARIFY, ok('P2')]);
+    const fx = await start(() => model, { hold: true });
+    const { runId, asked } = await startUntilAsked(fx.host, 'gen');
+    expect(asked.payload.kind).toBe('clarification');
+    await fx.host.runs.resolveInterrupt(runId, 'n', { answers: { q: 'P2' } }, { principal: 't' });
+    const approval = await waitForEvent(
+      fx.host,
+      runId,
+      (e) => e.type === 'interrupt.requested' && e.payload.kind === 'approval',
+    );
+    // Restarted while the approval is pending: the clarification's resolution must not stand in for it.
+    await fx.reopen();
+    let pending = fx.host.runs.pendingInterrupts().find((p) => p.runId === runId);
+    while (!pending && (await fx.host.runs.snapshot(runId)).status.startsWith('waiting')) {
+      await new Promise((r) => setTimeout(r, 5));
+      pending = fx.host.runs.pendingInterrupts().find((p) => p.runId === runId);
+    }
+    expect(pending).toMatchObject({ kind: 'approval', key: approval.payload.key });
+    await fx.host.runs.resolveInterrupt(runId, 'n', { action: 'accept' }, { principal: 't' });
+    expect(await fx.host.runs.waitTerminal(runId)).toBe('completed');
+    expect(model.calls).toHaveLength(2);
   });
 
   it('a clarification.request past clarificationRounds breaches (cap.breached, cap_breached)', async () => {

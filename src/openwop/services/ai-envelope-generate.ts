@@ -20,6 +20,8 @@ export interface EnvelopeLimits {
 interface Recorded {
   request: string;
   result: AiEnvelopeResult;
+  /** Clarification interrupts the generation took: a resumed node takes them again (same ordinals, same answers). */
+  clarifications?: number;
 }
 
 const FORMAT = (kind: string): string =>
@@ -79,6 +81,9 @@ export async function generateEnvelope(
         },
       );
     }
+    // Interrupts are numbered per node activation: the node's later interrupts keep their numbers only if the
+    // recorded clarifications are taken again (each returns its recorded answer at once).
+    for (let i = 0; i < (prior.clarifications ?? 0); i++) await ctx.interrupt({ kind: 'clarification', data: {} });
     return prior.result;
   }
   let correlationId = `${ctx.runId}:${ctx.node.id}:${ctx.activation}:${idempotencyKey}`;
@@ -172,7 +177,7 @@ export async function generateEnvelope(
             },
           ]);
         }
-        await ctx.checkpoint(key, (): Recorded => ({ request: requestDigest, result }));
+        await ctx.checkpoint(key, (): Recorded => ({ request: requestDigest, result, clarifications }));
         return result;
       }
       problem ??= 'the envelope does not validate';

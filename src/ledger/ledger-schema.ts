@@ -83,6 +83,18 @@ export async function ensureLedgerSchema(db: Db): Promise<void> {
   await migrate(db, '0001_ledger_entries', entriesDdl);
   await migrate(db, '0002_ledger_artifacts', artifactsDdl);
   await migrate(db, '0003_ledger_lean_indexes', leanIndexesDdl);
-  // HOST-091 across processes: the device gates every host process on this store sees.
-  await migrate(db, '0004_device_gates', DEVICE_GATES_DDL, backfillGates);
+  // HOST-091 across processes: the device gates every host process on this store sees. An older store opened only
+  // to read (show, export) cannot take the table; it opens without it, and nothing can be appended to it anyway.
+  await migrate(db, '0004_device_gates', DEVICE_GATES_DDL, backfillGates).catch(async (err: unknown) => {
+    if (await writable(db)) throw err;
+  });
+}
+
+async function writable(db: Db): Promise<boolean> {
+  try {
+    await db.tx((t) => t.run('UPDATE ledger_probe SET n = n WHERE id = 1'));
+    return true;
+  } catch {
+    return false;
+  }
 }

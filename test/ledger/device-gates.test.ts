@@ -193,4 +193,21 @@ describe('durable device gates: the table and the recovery scan agree', () => {
       await db2.close();
     }
   });
+
+  it('an older store that cannot be written still opens to be read (no table, appends refused)', async () => {
+    const { ledger, db, location } = await fresh();
+    await ledger.appendBatch([intent('cmd_1', 'dev-a')]);
+    await db.exec("DROP TABLE device_gates; DELETE FROM schema_migrations WHERE name = '0004_device_gates'");
+    await db.close();
+    const ro = await openDb(location, { sqlite: { readonly: true } });
+    try {
+      const reopened = await openLedger(ro, { clock: new SimulatedClock() });
+      expect(reopened.status().state).toBe('unavailable');
+      expect((await reopened.byCommand('cmd_1')).map((e) => e.kind)).toEqual(['command.intent']);
+      expect((await reopened.verify()).ok).toBe(true);
+      expect(await codeOf(reopened.append(intent('cmd_2')))).toMatchObject({ code: ErrorCode.HOST_LEDGER_UNAVAILABLE });
+    } finally {
+      await ro.close();
+    }
+  });
 });

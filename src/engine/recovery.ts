@@ -59,7 +59,8 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
 export async function ownedElsewhere(ledger: Ledger): Promise<Set<string>> {
   const d = ledger as Partial<DurableLedger>;
   if (typeof d.deviceGates !== 'function') return new Set();
-  const gates = await d.deviceGates();
+  // A store that predates the table and cannot be written has none: nothing can hold a gate there.
+  const gates = await d.deviceGates().catch(() => []);
   return new Set(gates.filter((g) => g.owner !== GATE_OWNER && ownerAlive(g.owner) === true).map((g) => g.command_id));
 }
 

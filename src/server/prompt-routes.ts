@@ -3,6 +3,7 @@ import { ErrorCode, HostError, jcs, sha256Hex } from '../core/index.js';
 import { MAX_RENDER_REQUEST_BYTES } from '../openwop/services/prompt-library-api.js';
 import type { PromptLibraryApi, PromptSource, RenderRequest } from '../openwop/services/prompt-library-api.js';
 import { schemaId } from '../openwop/schemas.js';
+import type { Principal } from './auth.js';
 import { PROMPT_REQUEST_SCHEMAS, checkPromptInput } from './prompt-schemas.js';
 
 interface ListQuery {
@@ -14,7 +15,8 @@ interface ListQuery {
   limit?: string;
 }
 
-type IdRequest = FastifyRequest<{ Params: { templateId: string }; Querystring: Record<string, string> }>;
+type IdRoute = { Params: { templateId: string }; Querystring: Record<string, string> };
+type IdRequest = FastifyRequest<IdRoute>;
 
 function templateIdOf(req: IdRequest): string {
   return checkPromptInput<{ templateId: string }>('TemplateIdParam', req.params, 'path').templateId;
@@ -75,18 +77,28 @@ export function registerPromptRoutes(app: FastifyInstance, api: PromptLibraryApi
     return api.render(body);
   });
 
-  app.post('/v1/prompts', async (req, reply) => {
+  // The library steers every agent that resolves a PromptRef: changing it is an operator action.
+  const operatorOnly = { preHandler: requireOperator };
+  app.post('/v1/prompts', operatorOnly, async (req, reply) => {
     const t = await api.create(req.body);
     const location = `/v1/prompts/${t.templateId}?version=${encodeURIComponent(t.version)}`;
     return reply.status(201).header('location', location).send(t);
   });
 
-  app.put('/v1/prompts/:templateId', async (req: IdRequest) => api.update(templateIdOf(req), req.body));
+  app.put<IdRoute>('/v1/prompts/:templateId', operatorOnly, async (req: IdRequest) =>
+    api.update(templateIdOf(req), req.body),
+  );
 
-  app.delete('/v1/prompts/:templateId', async (req: IdRequest, reply: FastifyReply) => {
+  app.delete<IdRoute>('/v1/prompts/:templateId', operatorOnly, async (req: IdRequest, reply: FastifyReply) => {
     await api.remove(templateIdOf(req));
     return reply.status(204).send();
   });
+}
+
+async function requireOperator(req: FastifyRequest): Promise<void> {
+  const role = (req as FastifyRequest & { principal?: Principal }).principal?.role;
+  if (role !== 'operator')
+    throw new HostError(ErrorCode.FORBIDDEN, 'changing the prompt library needs an operator token', { role });
 }
 
 const json = (schema: Record<string, unknown>): Record<string, unknown> => ({ 'application/json': { schema } });

@@ -51,12 +51,14 @@ const memo = (version: string, text = `memo ${version}`) => ({ templateId: 'acme
 
 let db: string;
 let token: string;
+let clientToken: string;
 let srv: Served;
 let c: ReturnType<typeof client>;
 
 beforeAll(async () => {
   db = tempDb();
-  token = await makeToken(db);
+  token = await makeToken(db, 'operator');
+  clientToken = await makeToken(db, 'client');
   srv = await serve(db, ['--no-mhs', '--no-workflows', '--prompts', promptDir(), '--prompt-observability', 'full']);
   c = client(srv.url, token);
 });
@@ -207,6 +209,21 @@ describe('/v1/prompts* with --prompts', () => {
       const r = await c.post('/v1/prompts:render', body);
       expect([r.status, r.body.error]).toEqual([400, 'validation_error']);
     }
+  });
+
+  it('a client token reads and renders but may not change the library (403 forbidden)', async () => {
+    const cl = client(srv.url, clientToken);
+    expect((await cl.get('/v1/prompts/acme.writer')).status).toBe(200);
+    expect(
+      (await cl.post('/v1/prompts:render', { ref: 'prompt:acme.writer@1.0.0', variables: { name: 'Ada' } })).status,
+    ).toBe(200);
+    for (const r of [
+      await cl.post('/v1/prompts', { ...memo('1.0.0'), templateId: 'acme.client' }),
+      await cl.call('PUT', '/v1/prompts/acme.writer', writer('9.0.0', 'x')),
+      await cl.call('DELETE', '/v1/prompts/acme.writer'),
+    ])
+      expect([r.status, r.body?.error]).toEqual([403, 'forbidden']);
+    expect((await c.get('/v1/prompts/acme.client')).status).toBe(404);
   });
 
   it('creates user templates, appends versions, deletes them; host templates are read-only (403)', async () => {

@@ -1,6 +1,7 @@
 import type { HostError } from '../core/index.js';
 import { toHostError } from '../core/index.js';
 import { ownerAlive } from '../ledger/device-gates.js';
+import type { DurableLedger } from '../ledger/ledger-types.js';
 import type { CallEnv } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { reconcileCommand } from './reconcile.js';
@@ -38,6 +39,9 @@ export class OrphanAdopter {
     const { env } = this;
     const p = unsettledCommand(await env.ledger.byCommand(commandId));
     if (!p || p.endpointId !== ep.endpointId) return;
+    // Of several live processes that find the same orphan, only the one that takes the gate over reconciles it.
+    const d = env.ledger as Partial<DurableLedger>;
+    if (typeof d.takeOverGate === 'function' && !(await d.takeOverGate(commandId, owner))) return;
     env.pending.set(commandId, p);
     if (p.effectful) ep.gates.mark(p.deviceId, commandId, 'unknown');
     await env.ledger.append({

@@ -54,14 +54,23 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
 /**
  * Commands whose device gate in the store belongs to another host process still running on this machine (HOST-091):
  * that process is waiting for their outcome, so start-up recovery leaves them to it instead of recording them
- * `command.unknown` and reconciling them under its feet. Their gates stay shut for everyone else meanwhile.
+ * `command.unknown` and reconciling them under its feet. Their gates stay shut for everyone else meanwhile. A gate
+ * whose process is gone is taken over first; one another starting process took over just before is left to it.
  */
 export async function ownedElsewhere(ledger: Ledger): Promise<Set<string>> {
   const d = ledger as Partial<DurableLedger>;
   if (typeof d.deviceGates !== 'function') return new Set();
   // A store that predates the table and cannot be written has none: nothing can hold a gate there.
   const gates = await d.deviceGates().catch(() => []);
-  return new Set(gates.filter((g) => g.owner !== GATE_OWNER && ownerAlive(g.owner) === true).map((g) => g.command_id));
+  const theirs = new Set<string>();
+  for (const g of gates) {
+    if (g.owner === GATE_OWNER) continue;
+    const alive = ownerAlive(g.owner);
+    if (alive === true) theirs.add(g.command_id);
+    else if (alive === false && typeof d.takeOverGate === 'function' && !(await d.takeOverGate(g.command_id, g.owner)))
+      theirs.add(g.command_id);
+  }
+  return theirs;
 }
 
 /** The unsettled command a journaled intent stands for (its last receipt, if any, gives the operation id). */

@@ -87,6 +87,19 @@ export async function projectGate(t: Db, e: LedgerAppend): Promise<void> {
     await t.run('UPDATE device_gates SET reason = ? WHERE command_id = ?', [fx.reason, fx.commandId]);
 }
 
+/**
+ * Makes this process the owner of `commandId`'s gate, if `from` still owns it: of several processes that find the
+ * same orphaned gate, exactly one takes it over (HOST-091). Returns whether this one did.
+ */
+export async function takeOverGate(db: Db, commandId: string, from: string): Promise<boolean> {
+  const { changes } = await db.run('UPDATE device_gates SET owner = ? WHERE command_id = ? AND owner = ?', [
+    GATE_OWNER,
+    commandId,
+    from,
+  ]);
+  return changes === 1;
+}
+
 /** Every gate held in the store, or those of one endpoint. */
 export function heldGates(db: Db, endpointId?: string): Promise<DurableGate[]> {
   const cols = 'SELECT endpoint_id, device_id, command_id, reason, owner, since FROM device_gates';

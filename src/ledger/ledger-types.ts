@@ -107,6 +107,8 @@ export interface DurableLedger extends Ledger {
   appendIn(t: Db, entries: readonly LedgerAppend[], opts?: AppendOptions): Promise<LedgerEntry[]>;
   /** The device gates held in the store (HOST-091), by any host process: all, or one endpoint's. */
   deviceGates(endpointId?: string): Promise<DurableGate[]>;
+  /** Takes over the gate of `commandId` from the process `from` (gone); false when another process already did. */
+  takeOverGate(commandId: string, from: string): Promise<boolean>;
   /** Appends a `checkpoint` sealing the current head; retention may prune up to it. */
   checkpoint(extra?: Record<string, unknown>): Promise<LedgerEntry>;
   /** The oldest entry kept: genesis, or the checkpoint a prune left first. */

@@ -5,7 +5,7 @@ import { ensureLedgerSchema } from './ledger-schema.js';
 import { insertEntries, verifyStored } from './ledger-rows.js';
 import { LEDGER_KINDS } from './ledger-types.js';
 import type { AppendOptions, DurableLedger, LedgerAppend, LedgerEntry, LedgerStatus } from './ledger-types.js';
-import { claimGate, heldGates, projectGate } from './device-gates.js';
+import { claimGate, heldGates, projectGate, takeOverGate } from './device-gates.js';
 import type { DurableGate } from './device-gates.js';
 import { gateEffect } from './gate-projection.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
@@ -158,6 +158,10 @@ class SqlLedger implements DurableLedger {
 
   deviceGates(endpointId?: string): Promise<DurableGate[]> {
     return heldGates(this.db, endpointId);
+  }
+
+  takeOverGate(commandId: string, from: string): Promise<boolean> {
+    return takeOverGate(this.db, commandId, from);
   }
 
   checkpoint(extra: Record<string, unknown> = {}): Promise<LedgerEntry> {

@@ -95,6 +95,20 @@ describe.each(BACKENDS)('durable device gates: $name', (backend) => {
     expect((await b.ledger.verify()).ok).toBe(true);
   });
 
+  it('HOST-091: of two handles taking over an orphaned gate, exactly one does', async () => {
+    const a = await fresh();
+    const b = await another(a.location);
+    await a.ledger.appendBatch([intent('cmd_1')], claim);
+    await a.db.run("UPDATE device_gates SET owner = 'gone-host:1' WHERE command_id = 'cmd_1'");
+    const won = await Promise.all([
+      a.ledger.takeOverGate('cmd_1', 'gone-host:1'),
+      b.ledger.takeOverGate('cmd_1', 'gone-host:1'),
+    ]);
+    expect(won.filter(Boolean)).toHaveLength(1);
+    expect((await a.ledger.deviceGates())[0]).toMatchObject({ command_id: 'cmd_1', owner: GATE_OWNER });
+    expect(await a.ledger.takeOverGate('cmd_1', 'gone-host:1')).toBe(false);
+  });
+
   it('HOST-091: receipts committed together with a refused intent still commit', async () => {
     const a = await fresh();
     await a.ledger.appendBatch([intent('cmd_1', 'dev-a'), intent('cmd_2', 'dev-b')], claim);

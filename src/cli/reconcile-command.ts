@@ -30,13 +30,15 @@ export function reconcileCommand(): Command {
         );
       const held = await rt.ledger.deviceGates(ep.endpointId);
       for (const g of held) {
-        const alive = g.owner === GATE_OWNER ? true : ownerAlive(g.owner);
+        const alive = ownerAlive(g.owner);
         const whose =
-          alive === true
-            ? 'its host process is running'
-            : alive === false
-              ? 'its host process is gone'
-              : 'held by a host on another machine';
+          g.owner === GATE_OWNER
+            ? 'still unsettled after reconciling'
+            : alive === true
+              ? 'its host process is running'
+              : alive === false
+                ? 'its host process is gone'
+                : 'its host process cannot be checked from this machine';
         process.stderr.write(`gate shut: ${g.device_id} by ${g.command_id} (${g.reason}, ${g.owner}: ${whose})\n`);
       }
       process.stderr.write(

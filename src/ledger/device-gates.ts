@@ -35,7 +35,7 @@ export function ownerAlive(owner: string): boolean | null {
   }
 }
 
-/** Not append-only: it is a projection the writer keeps in step with the entries (rebuilt from them if lost). */
+/** Not append-only: a projection the writer keeps in step with the entries (an older store gets it from them). */
 export const DEVICE_GATES_DDL = `CREATE TABLE device_gates (
   endpoint_id TEXT NOT NULL,
   device_id TEXT NOT NULL,

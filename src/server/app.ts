@@ -13,6 +13,8 @@ import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
 import { registerRunListRoute } from './run-list-route.js';
 import { promptOpenApiPaths, registerPromptRoutes } from './prompt-routes.js';
+import { agentOpenApiPaths, registerAgentRoutes } from './agent-routes.js';
+import { agentInventoryOf } from '../openwop/agents/agent-inventory.js';
 import { promptLibraryApiOf } from '../openwop/services/prompt-library-family.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 
@@ -113,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);
   registerPromptRoutes(app, promptLibraryApiOf(deps.families));
+  registerAgentRoutes(app, agentInventoryOf(deps.families));
   registerEventRoutes(app, {
     host: deps.host,
     clock: deps.clock,
@@ -124,7 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     : { operatorRoutes: false, console: false, skipped: ['operator deps not given'] };
   // One OpenAPI document for everything this app serves, the operator API included when mounted.
   const doc = openApiDocument() as { paths: Record<string, unknown> };
-  doc.paths = { ...doc.paths, ...promptOpenApiPaths };
+  doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);
   return { app, mounted };

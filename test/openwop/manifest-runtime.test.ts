@@ -146,7 +146,7 @@ describe('RFC 0070 agent-manifest runtime', () => {
   it('advertises agents.manifestRuntime with agentRuntime; the document validates', () => {
     const doc = fx.host.capabilities() as Record<string, Record<string, unknown>>;
     expect(openwopSchemas().check(schemaId('capabilities'), doc)).toEqual([]);
-    expect(doc.agents!.manifestRuntime).toEqual({ supported: true, handoffValidation: true });
+    expect(doc.agents!.manifestRuntime).toEqual({ supported: true, handoffValidation: true, installScope: 'host' });
     expect(doc.agentRuntime).toEqual({ supported: true });
   });
 

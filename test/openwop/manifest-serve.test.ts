@@ -49,7 +49,7 @@ describe('serve --agent-packs', () => {
     expect(srv.output()).toMatch(/agent pack vendor\.bad\.xlibrary not installed: agent_prompt_unresolved/);
     const doc = (await client(srv.url, token).get('/.well-known/openwop')).body;
     expect(openwopSchemas().check(schemaId('capabilities'), doc)).toEqual([]);
-    expect(doc.agents.manifestRuntime).toEqual({ supported: true, handoffValidation: true });
+    expect(doc.agents.manifestRuntime).toEqual({ supported: true, handoffValidation: true, installScope: 'host' });
     expect(doc.agentRuntime).toEqual({ supported: true });
     const snap = await dispatchOverRest(srv, token, 'serve-dispatch');
     expect(snap.status).toBe('completed');

@@ -40,6 +40,8 @@ export interface ManifestRuntimeFamily extends ServiceFamily {
   /** Packs installed (or already installed) from `packsDir` at this start. */
   readonly installed: string[];
   readonly refused: RefusedPack[];
+  /** The secret plaintexts kept out of what the host shows (SR-1; also the `GET /v1/agents` inventory). */
+  readonly secrets: () => readonly string[];
 }
 
 /** The built-in host tools: `openwop:echo` returns its arguments. */
@@ -129,13 +131,16 @@ export async function createManifestRuntimeFamily(o: ManifestRuntimeOptions): Pr
     else refused.push(i.refused);
   }
   const handoffValidation = o.handoffValidation ?? true;
+  const secrets = o.secrets ?? (() => []);
   return {
     name: 'manifestRuntime',
     registry,
     installed,
     refused,
+    secrets,
     capabilities: () => ({
-      agents: { manifestRuntime: { supported: true, handoffValidation } },
+      // RFC 0074: one host-global inventory, served as GET /v1/agents (src/server/agent-routes.ts).
+      agents: { manifestRuntime: { supported: true, handoffValidation, installScope: 'host' } },
       ...providerUsageCapability(o.model),
     }),
     nodes: [
@@ -143,7 +148,7 @@ export async function createManifestRuntimeFamily(o: ManifestRuntimeOptions): Pr
         registry,
         model: o.model,
         tools: o.tools ?? DEFAULT_AGENT_TOOLS,
-        secrets: o.secrets ?? (() => []),
+        secrets,
         handoffValidation,
         maxTurns: o.maxTurns ?? 8,
       }),

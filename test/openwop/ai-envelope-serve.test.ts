@@ -1,8 +1,11 @@
 // Guarantees (RFC 0144 wiring): `mhs-host serve --prompts DIR --ai-script FILE` installs the promptLibrary and
 // aiEnvelope families in the real server process: the discovery document advertises them and validates, a bad
 // template file is reported with its stable code while the others load, the conformance-prompt-all-four-kinds
-// fixture completes over REST, and a `local.ai.envelope` node returns the scripted model's envelope. Without the
-// flags neither family is advertised.
+// fixture completes over REST, and a `local.ai.envelope` node returns the scripted model's envelope. The model call is
+// metered (RFC 0026 §B): `providerUsage {supported: true, costEstimates: false}` is advertised, the run has exactly
+// one `provider.usage` event, valid against the run-event schema, with the script's declared usage verbatim, and the
+// snapshot's `metrics.openwopCost` carries the same counts and validates. Without the flags neither family (nor
+// providerUsage) is advertised.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,7 +36,15 @@ describe('serve with host service families', () => {
       'bad.json': { templateId: 'acme.bad', kind: 'user' },
     });
     const dir = files({
-      'script.json': { turns: [{ final: JSON.stringify({ type: 'vendor.mhs.note', payload: { text: 'hello' } }) }] },
+      'script.json': {
+        model: 'lab-model-2',
+        turns: [
+          {
+            final: JSON.stringify({ type: 'vendor.mhs.note', payload: { text: 'hello' } }),
+            usage: { inputTokens: 42, outputTokens: 5 },
+          },
+        ],
+      },
       'envelopes.json': {
         'vendor.mhs.note': { type: 'object', required: ['text'], properties: { text: { type: 'string' } } },
       },
@@ -58,6 +69,7 @@ describe('serve with host service families', () => {
     expect(doc.aiEnvelope).toEqual({ supported: true });
     expect(doc.supportedEnvelopes).toContain('vendor.mhs.note');
     expect(doc.agentRuntime).toBeUndefined();
+    expect(doc.providerUsage).toEqual({ supported: true, costEstimates: false });
 
     const fixture = await c.post('/v1/runs', { workflowId: 'conformance-prompt-all-four-kinds' });
     expect(fixture.status).toBe(201);
@@ -75,8 +87,20 @@ describe('serve with host service families', () => {
     const run = await c.post('/v1/runs', { workflowId: 'note' });
     const snap = await c.until(run.body.runId, (s) => s.status === 'completed' || s.status === 'failed');
     expect(snap.status).toBe('completed');
-    const done = (await c.events(run.body.runId)).find((e) => e.type === 'node.completed')!;
+    const events = await c.events(run.body.runId);
+    const done = events.find((e) => e.type === 'node.completed')!;
     expect(done.payload.outputs).toMatchObject({ envelopeType: 'vendor.mhs.note', payload: { text: 'hello' } });
+    const usage = events.filter((e) => e.type === 'provider.usage');
+    expect(usage).toHaveLength(1);
+    expect(openwopSchemas().checkEvent(usage[0])).toEqual([]);
+    expect(usage[0]).toMatchObject({
+      nodeId: 'gen',
+      payload: { provider: 'scripted', model: 'lab-model-2', inputTokens: 42, outputTokens: 5, totalTokens: 47 },
+    });
+    expect(openwopSchemas().check(schemaId('run-snapshot'), snap)).toEqual([]);
+    expect(snap.metrics).toEqual({
+      openwopCost: { tokens: { input: 42, output: 5 }, provider: 'scripted', model: 'lab-model-2' },
+    });
   });
 
   it('without the flags advertises neither family', async () => {
@@ -85,7 +109,12 @@ describe('serve with host service families', () => {
     const srv = await serve(db, ['--no-mhs', '--no-workflows']);
     running.push(srv);
     const doc = (await client(srv.url, token).get('/.well-known/openwop')).body;
-    expect([doc.prompts, doc.promptLibrary, doc.aiEnvelope]).toEqual([undefined, undefined, undefined]);
+    expect([doc.prompts, doc.promptLibrary, doc.aiEnvelope, doc.providerUsage]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(doc.supportedEnvelopes).toEqual([]);
   });
 });

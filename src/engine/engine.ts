@@ -19,7 +19,7 @@ import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
 import type { ReconcileResult } from './reconcile.js';
 import type { SessionSnapshotStore } from './session-store.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
-import { ownedElsewhere, scanLedger } from './recovery.js';
+import { ownedElsewhere, scanLedger, unknownEntry } from './recovery.js';
 import { OrphanAdopter } from './orphan-adopter.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
@@ -200,7 +200,7 @@ export function createEngine(o: EngineOptions): Engine {
     async start() {
       const scan = await scanLedger(o.ledger, o.recoveryMark ? await o.recoveryMark.get() : 0);
       await o.recoveryMark?.set(scan.nextFrom);
-      const theirs = await ownedElsewhere(o.ledger);
+      const theirs = scan.unsettled.length ? await ownedElsewhere(o.ledger) : new Set<string>();
       const mine = scan.unsettled.filter((p) => !theirs.has(p.commandId));
       for (const p of mine) env.pending.set(p.commandId, { ...p, recoveredUnrecorded: true });
       for (const permit of scan.usedPermits) env.usedPermits.add(permit);
@@ -267,14 +267,7 @@ export function createEngine(o: EngineOptions): Engine {
         if (p.endpointId !== ep.endpointId) continue;
         if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
         if (p.recoveredUnrecorded) {
-          await o.ledger.append({
-            kind: 'command.unknown',
-            command_id: p.commandId,
-            endpoint_id: p.endpointId,
-            device_id: p.deviceId,
-            reason: 'recovered_on_start',
-            ...(p.traceparent ? { traceparent: p.traceparent } : {}),
-          });
+          await o.ledger.append(unknownEntry(p, 'recovered_on_start'));
           delete p.recoveredUnrecorded;
         }
       }

@@ -5,7 +5,7 @@ import type { DurableLedger } from '../ledger/ledger-types.js';
 import type { CallEnv } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { reconcileCommand } from './reconcile.js';
-import { unsettledCommand } from './recovery.js';
+import { unknownEntry, unsettledCommand } from './recovery.js';
 
 /**
  * HOST-091 for a long-running host: a device gate in the store held by a command whose host process is gone (it
@@ -44,15 +44,7 @@ export class OrphanAdopter {
     if (typeof d.takeOverGate === 'function' && !(await d.takeOverGate(commandId, owner))) return;
     env.pending.set(commandId, p);
     if (p.effectful) ep.gates.mark(p.deviceId, commandId, 'unknown');
-    await env.ledger.append({
-      kind: 'command.unknown',
-      command_id: commandId,
-      endpoint_id: p.endpointId,
-      device_id: p.deviceId,
-      reason: 'owner_gone',
-      owner,
-      ...(p.traceparent ? { traceparent: p.traceparent } : {}),
-    });
+    await env.ledger.append(unknownEntry(p, 'owner_gone', { owner }));
     await reconcileCommand(env, ep, p);
   }
 }

@@ -1,5 +1,5 @@
 import { GATE_OWNER, ownerAlive } from '../ledger/device-gates.js';
-import type { DurableLedger, Ledger, LedgerEntry } from '../ledger/ledger-types.js';
+import type { DurableLedger, Ledger, LedgerAppend, LedgerEntry } from '../ledger/ledger-types.js';
 import { settlesCommand } from '../ledger/gate-projection.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { PendingCommand } from './call-types.js';
@@ -100,4 +100,17 @@ export function unsettledCommand(entries: readonly LedgerEntry[]): PendingComman
   if (!intent || entries.some(settlesCommand)) return null;
   const last = entries.filter((e) => e.kind === 'receipt' && e.receipt).at(-1)?.receipt as Receipt | undefined;
   return pendingFromIntent(intent, last);
+}
+
+/** The `command.unknown` entry of a command whose outcome this process has to settle (HOST-091). */
+export function unknownEntry(p: PendingCommand, reason: string, extra: Record<string, unknown> = {}): LedgerAppend {
+  return {
+    kind: 'command.unknown',
+    command_id: p.commandId,
+    endpoint_id: p.endpointId,
+    device_id: p.deviceId,
+    reason,
+    ...extra,
+    ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+  };
 }

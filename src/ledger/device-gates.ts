@@ -3,7 +3,7 @@ import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Db } from './db.js';
 import { gateEffect } from './gate-projection.js';
 import type { DurableGateReason, GateEffect } from './gate-projection.js';
-import type { LedgerAppend, LedgerEntry } from './ledger-types.js';
+import type { LedgerEntry } from './ledger-types.js';
 
 /** A device gate held in the store: one unsettled effectful command per device, seen by every host process. */
 export interface DurableGate {
@@ -79,9 +79,8 @@ export async function claimGate(t: Db, claim: Extract<GateEffect, { op: 'claim' 
   if (held && held.command_id !== claim.commandId) throw gateHeldError(held);
 }
 
-/** Applies a settle or mark of `e` (claims are taken only by {@link claimGate}, on request). */
-export async function projectGate(t: Db, e: LedgerAppend): Promise<void> {
-  const fx = gateEffect(e);
+/** Applies a settle or mark (claims are taken only by {@link claimGate}, on request). */
+export async function projectGate(t: Db, fx: GateEffect): Promise<void> {
   if (fx?.op === 'settle') await t.run('DELETE FROM device_gates WHERE command_id = ?', [fx.commandId]);
   else if (fx?.op === 'mark')
     await t.run('UPDATE device_gates SET reason = ? WHERE command_id = ?', [fx.reason, fx.commandId]);
@@ -128,6 +127,6 @@ export async function backfillGates(t: Db): Promise<void> {
          ON CONFLICT (endpoint_id, device_id) DO NOTHING`,
         [fx.endpointId, fx.deviceId, fx.commandId, e.ts ?? isoAt(0)],
       );
-    else await projectGate(t, e);
+    else await projectGate(t, fx);
   }
 }

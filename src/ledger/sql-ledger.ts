@@ -257,7 +257,7 @@ class SqlLedger implements DurableLedger {
     for (const item of items) {
       const fx = gateEffect(item as LedgerAppend);
       if (fx?.op === 'claim' && claimGates) await claimGate(t, fx, ts);
-      else await projectGate(t, item as LedgerAppend);
+      else await projectGate(t, fx);
     }
     const rows: LedgerEntry[] = [];
     const texts: string[] = [];

@@ -234,8 +234,10 @@ class SqlLedger implements DurableLedger {
         continue;
       }
       await writePlain();
+      // A lone one-entry job needs no savepoint: a refused claim fails before anything is written.
+      const lone = jobs.length === 1 && j.items.length === 1;
       try {
-        out.push(await t.tx((s) => this.writeIn(s, j.items, true)));
+        out.push(await (lone ? this.writeIn(t, j.items, true) : t.tx((s) => this.writeIn(s, j.items, true))));
       } catch (err) {
         if (!(err instanceof HostError) || err.code !== ErrorCode.HOST_DEVICE_GATE_CLOSED) throw err;
         out.push(err);

@@ -68,10 +68,11 @@ class SqliteConn {
   async transaction<T>(depth: number, location: string, fn: (t: Db) => Promise<T>): Promise<T> {
     const nested = depth > 0;
     const sp = `sp_${depth}`;
-    this.conn.exec(nested ? `SAVEPOINT ${sp}` : this.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE');
+    this.run(nested ? `SAVEPOINT ${sp}` : this.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE');
     const undo = () => {
       try {
-        this.conn.exec(nested ? `ROLLBACK TO ${sp}; RELEASE ${sp}` : 'ROLLBACK');
+        if (nested) this.conn.exec(`ROLLBACK TO ${sp}; RELEASE ${sp}`);
+        else this.run('ROLLBACK');
       } catch {
         // A failed COMMIT may already have rolled back; the original error is what matters.
       }
@@ -87,7 +88,7 @@ class SqliteConn {
       handle.ended = true;
     }
     try {
-      this.conn.exec(nested ? `RELEASE ${sp}` : 'COMMIT');
+      this.run(nested ? `RELEASE ${sp}` : 'COMMIT');
     } catch (err) {
       undo();
       throw err;

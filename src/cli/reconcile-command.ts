@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { GATE_OWNER, ownerAlive } from '../ledger/index.js';
 import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
 import type { RuntimeFlags } from './cli-runtime.js';
 
@@ -30,15 +29,15 @@ export function reconcileCommand(): Command {
         );
       const held = await rt.ledger.deviceGates(ep.endpointId);
       for (const g of held) {
-        const alive = ownerAlive(g.owner);
+        const alive = await rt.ledger.ownerRunning(g.owner);
         const whose =
-          g.owner === GATE_OWNER
+          g.owner === rt.ledger.owner
             ? 'still unsettled after reconciling'
             : alive === true
               ? 'its host process is running'
               : alive === false
                 ? 'its host process is gone'
-                : 'its host process cannot be checked from this machine';
+                : 'its host process holds no lease here and cannot be checked from this machine';
         process.stderr.write(`gate shut: ${g.device_id} by ${g.command_id} (${g.reason}, ${g.owner}: ${whose})\n`);
       }
       process.stderr.write(

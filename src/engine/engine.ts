@@ -313,7 +313,7 @@ export function createEngine(o: EngineOptions): Engine {
         if (
           err instanceof HostError &&
           err.code === ErrorCode.HOST_DEVICE_GATE_CLOSED &&
-          orphans.adopt(ep, err.details)
+          (await orphans.adopt(ep, err.details))
         )
           throw new HostError(
             err.code,

@@ -188,6 +188,8 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         off();
         await engine.stop().catch(() => undefined);
         for (const c of conns) await c.close().catch(() => undefined);
+        // A clean stop ends this process's lease: hosts on other machines may take over its gates at once.
+        await base.ledger.releaseLease().catch(() => undefined);
         await base.close();
         if (ownsDb) await db.close();
       },

@@ -1,11 +1,10 @@
 import type { HostError } from '../core/index.js';
 import { toHostError } from '../core/index.js';
-import { ownerAlive } from '../ledger/device-gates.js';
 import type { DurableLedger } from '../ledger/ledger-types.js';
 import type { CallEnv } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { reconcileCommand } from './reconcile.js';
-import { unknownEntry, unsettledCommand } from './recovery.js';
+import { gateOwnership, unknownEntry, unsettledCommand } from './recovery.js';
 
 /**
  * HOST-091 for a long-running host: a device gate in the store held by a command whose host process is gone (it
@@ -24,9 +23,10 @@ export class OrphanAdopter {
    * Given the details of a `MHS.HOST.DEVICE_GATE_CLOSED` from the store, starts the takeover when the holder's
    * process is known to be gone. Returns whether the command is being (or already is) reconciled here.
    */
-  adopt(ep: EndpointActor, held: Record<string, unknown>): boolean {
+  async adopt(ep: EndpointActor, held: Record<string, unknown>): Promise<boolean> {
     const commandId = String(held.command_id);
-    if (held.durable !== true || typeof held.owner !== 'string' || ownerAlive(held.owner) !== false) return false;
+    if (held.durable !== true || typeof held.owner !== 'string') return false;
+    if ((await gateOwnership(this.env.ledger).running(held.owner)) !== false) return false;
     if (this.adopting.has(commandId) || this.env.pending.has(commandId)) return true;
     this.adopting.add(commandId);
     void this.takeOver(ep, commandId, held.owner)

@@ -51,8 +51,22 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
   return { unsettled, usedPermits, scanned: entries.length, nextFrom };
 }
 
+/** This process's name on the gates it claims, and whether another owner is running (pid here, lease elsewhere). */
+export function gateOwnership(ledger: Ledger): {
+  self: string;
+  running: (owner: string) => Promise<boolean | null>;
+} {
+  const d = ledger as Partial<DurableLedger>;
+  return {
+    self: d.owner ?? GATE_OWNER,
+    running: (owner) =>
+      typeof d.ownerRunning === 'function' ? d.ownerRunning(owner) : Promise.resolve(ownerAlive(owner)),
+  };
+}
+
 /**
- * Commands whose device gate in the store belongs to another host process still running on this machine (HOST-091):
+ * Commands whose device gate in the store belongs to another host process still running (HOST-091), on this machine
+ * (by pid) or on another sharing the store (by its lease):
  * that process is waiting for their outcome, so start-up recovery leaves them to it instead of recording them
  * `command.unknown` and reconciling them under its feet. Their gates stay shut for everyone else meanwhile. A gate
  * whose process is gone is taken over first; one another starting process took over just before is left to it.
@@ -63,9 +77,10 @@ export async function ownedElsewhere(ledger: Ledger): Promise<Set<string>> {
   // A store that predates the table and cannot be written has none: nothing can hold a gate there.
   const gates = await d.deviceGates().catch(() => []);
   const theirs = new Set<string>();
+  const { self, running } = gateOwnership(ledger);
   for (const g of gates) {
-    if (g.owner === GATE_OWNER) continue;
-    const alive = ownerAlive(g.owner);
+    if (g.owner === self) continue;
+    const alive = await running(g.owner);
     if (alive === true) theirs.add(g.command_id);
     else if (alive === false && typeof d.takeOverGate === 'function' && !(await d.takeOverGate(g.command_id, g.owner)))
       theirs.add(g.command_id);

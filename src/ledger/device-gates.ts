@@ -65,11 +65,16 @@ export function gateHeldError(held: DurableGate): HostError {
  * Shuts the gate of `claim`'s device for its command, in the caller's transaction. Fails with
  * `MHS.HOST.DEVICE_GATE_CLOSED` when another command holds it; claiming again for the same command is a no-op.
  */
-export async function claimGate(t: Db, claim: Extract<GateEffect, { op: 'claim' }>, ts: string): Promise<void> {
+export async function claimGate(
+  t: Db,
+  claim: Extract<GateEffect, { op: 'claim' }>,
+  ts: string,
+  owner = GATE_OWNER,
+): Promise<void> {
   const { changes } = await t.run(
     `INSERT INTO device_gates (endpoint_id, device_id, command_id, reason, owner, since) VALUES (?, ?, ?, 'in_flight', ?, ?)
      ON CONFLICT (endpoint_id, device_id) DO NOTHING`,
-    [claim.endpointId, claim.deviceId, claim.commandId, GATE_OWNER, ts],
+    [claim.endpointId, claim.deviceId, claim.commandId, owner, ts],
   );
   if (changes) return;
   const held = await t.get<DurableGate>(
@@ -90,9 +95,9 @@ export async function projectGate(t: Db, fx: GateEffect): Promise<void> {
  * Makes this process the owner of `commandId`'s gate, if `from` still owns it: of several processes that find the
  * same orphaned gate, exactly one takes it over (HOST-091). Returns whether this one did.
  */
-export async function takeOverGate(db: Db, commandId: string, from: string): Promise<boolean> {
+export async function takeOverGate(db: Db, commandId: string, from: string, to = GATE_OWNER): Promise<boolean> {
   const { changes } = await db.run('UPDATE device_gates SET owner = ? WHERE command_id = ? AND owner = ?', [
-    GATE_OWNER,
+    to,
     commandId,
     from,
   ]);

@@ -32,6 +32,8 @@ export { gateEffect, settlesCommand } from './gate-projection.js';
 export type { GateEffect, DurableGateReason } from './gate-projection.js';
 export { GATE_OWNER, gateHeldError, ownerAlive } from './device-gates.js';
 export type { DurableGate } from './device-gates.js';
+export { HostLease, ownerStatus } from './host-leases.js';
+export type { LeaseTiming } from './host-leases.js';
 export { openLedger } from './sql-ledger.js';
 export type { LedgerOptions } from './sql-ledger.js';
 export { ledgerUnavailable } from './ledger-health.js';

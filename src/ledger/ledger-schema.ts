@@ -2,6 +2,7 @@ import type { Db } from './db.js';
 import { appendOnlyDdl } from './append-only.js';
 import { migrate } from './migrate.js';
 import { DEVICE_GATES_DDL, backfillGates } from './device-gates.js';
+import { HOST_LEASES_DDL } from './host-leases.js';
 
 /** Tables of the ledger and the export artifacts; all but `ledger_probe` are append-only. */
 export const LEDGER_TABLES = {
@@ -86,6 +87,10 @@ export async function ensureLedgerSchema(db: Db): Promise<void> {
   // HOST-091 across processes: the device gates every host process on this store sees. An older store opened only
   // to read (show, export) cannot take the table; it opens without it, and nothing can be appended to it anyway.
   await migrate(db, '0004_device_gates', DEVICE_GATES_DDL, backfillGates).catch(async (err: unknown) => {
+    if (await writable(db)) throw err;
+  });
+  // Across machines, a gate's owner is judged by its lease (HOST-091 on a shared store).
+  await migrate(db, '0005_host_leases', HOST_LEASES_DDL).catch(async (err: unknown) => {
     if (await writable(db)) throw err;
   });
 }

@@ -109,6 +109,15 @@ export interface DurableLedger extends Ledger {
   deviceGates(endpointId?: string): Promise<DurableGate[]>;
   /** Takes over the gate of `commandId` from the process `from` (gone); false when another process already did. */
   takeOverGate(commandId: string, from: string): Promise<boolean>;
+  /** The name this host process claims device gates under (`hostname:pid` unless configured). */
+  readonly owner: string;
+  /**
+   * Whether the host process `owner` is running: by pid on this machine, by its lease in the store otherwise; null
+   * when nobody can tell (it never held a lease here).
+   */
+  ownerRunning(owner: string): Promise<boolean | null>;
+  /** Ends this process's lease (clean shutdown): hosts elsewhere may take over its gates at once. */
+  releaseLease(): Promise<void>;
   /** Appends a `checkpoint` sealing the current head; retention may prune up to it. */
   checkpoint(extra?: Record<string, unknown>): Promise<LedgerEntry>;
   /** The oldest entry kept: genesis, or the checkpoint a prune left first. */

@@ -5,9 +5,11 @@ import { ensureLedgerSchema } from './ledger-schema.js';
 import { insertEntries, verifyStored } from './ledger-rows.js';
 import { LEDGER_KINDS } from './ledger-types.js';
 import type { AppendOptions, DurableLedger, LedgerAppend, LedgerEntry, LedgerStatus } from './ledger-types.js';
-import { claimGate, heldGates, projectGate, takeOverGate } from './device-gates.js';
+import { GATE_OWNER, claimGate, heldGates, projectGate, takeOverGate } from './device-gates.js';
 import type { DurableGate } from './device-gates.js';
 import { gateEffect } from './gate-projection.js';
+import { HostLease, ownerStatus } from './host-leases.js';
+import type { LeaseTiming } from './host-leases.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
 import { redactPaths, scrubSecrets } from './redaction.js';
 
@@ -25,6 +27,15 @@ export interface LedgerOptions {
    * recovers by itself once the store can be written again (default 5 000; 0 disables).
    */
   probeIntervalMs?: number;
+  /**
+   * Names this host process on the device gates it claims (default `hostname:pid`). Two processes must never
+   * share one: give each container or machine its own when hostnames can repeat.
+   */
+  owner?: string;
+  /** The lease by which hosts on other machines tell this process is running (HOST-091 on a shared store). */
+  lease?: LeaseTiming;
+  /** Where a failed lease renewal is reported (it is retried). */
+  onLeaseError?: (err: unknown) => void;
 }
 
 interface Job {
@@ -51,12 +62,16 @@ class SqlLedger implements DurableLedger {
   private flushing = false;
   private readonly redaction = new Map<string, readonly string[]>();
   private readonly health: LedgerHealth;
+  readonly owner: string;
+  private readonly lease: HostLease;
 
   constructor(
     readonly db: Db,
     private readonly opts: LedgerOptions,
   ) {
     this.health = new LedgerHealth(opts.clock, db.location);
+    this.owner = opts.owner ?? GATE_OWNER;
+    this.lease = new HostLease(db, opts.clock, this.owner, opts.lease, opts.onLeaseError);
     for (const [id, paths] of Object.entries(opts.redaction ?? {})) this.redaction.set(id, paths);
     this.health.subscribe((st) => (st.state === 'unavailable' ? this.scheduleProbe() : this.cancelProbe()));
   }
@@ -84,6 +99,15 @@ class SqlLedger implements DurableLedger {
   dispose(): void {
     this.disposed = true;
     this.cancelProbe();
+    void this.lease.release(false).catch(() => undefined);
+  }
+
+  releaseLease(): Promise<void> {
+    return this.lease.release();
+  }
+
+  ownerRunning(owner: string): Promise<boolean | null> {
+    return ownerStatus(this.db, owner, this.opts.clock.now(), this.opts.lease?.skewMs);
   }
 
   status(): LedgerStatus {
@@ -148,11 +172,18 @@ class SqlLedger implements DurableLedger {
       return Promise.reject(err);
     }
     if (items.length === 0) return Promise.resolve([]);
+    // Hosts on other machines judge this process's gates by its lease: it is taken before the first claim.
+    if (opts.claimGates === true && !this.lease.held)
+      return this.lease.hold().then(
+        () => this.submit(items, true),
+        (err: unknown) => Promise.reject(ledgerUnavailable(err, this.db.location)),
+      );
     return this.submit(items, opts.claimGates === true);
   }
 
   async appendIn(t: Db, entries: readonly LedgerAppend[], opts: AppendOptions = {}): Promise<LedgerEntry[]> {
     const items = entries.map((e) => this.prepare(e));
+    if (opts.claimGates === true) await this.lease.hold();
     return items.length ? this.writeIn(t, items, opts.claimGates === true) : [];
   }
 
@@ -161,7 +192,7 @@ class SqlLedger implements DurableLedger {
   }
 
   takeOverGate(commandId: string, from: string): Promise<boolean> {
-    return takeOverGate(this.db, commandId, from);
+    return takeOverGate(this.db, commandId, from, this.owner);
   }
 
   checkpoint(extra: Record<string, unknown> = {}): Promise<LedgerEntry> {
@@ -258,7 +289,7 @@ class SqlLedger implements DurableLedger {
     const ts = isoAt(this.opts.clock.now());
     for (const item of items) {
       const fx = gateEffect(item as LedgerAppend);
-      if (fx?.op === 'claim' && claimGates) await claimGate(t, fx, ts);
+      if (fx?.op === 'claim' && claimGates) await claimGate(t, fx, ts, this.owner);
       else await projectGate(t, fx);
     }
     const rows: LedgerEntry[] = [];

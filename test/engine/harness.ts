@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { RealClock } from '../../src/core/index.js';
 import type { Clock } from '../../src/core/index.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
-import type { Db, DurableLedger } from '../../src/ledger/index.js';
+import type { Db, DurableLedger, LedgerOptions } from '../../src/ledger/index.js';
 import { connect } from '../../src/mhs/connector.js';
 import type { MhsConnection } from '../../src/mhs/connector.js';
 import type { ConnectorRow } from '../../src/mhs/connector-row.js';
@@ -25,11 +25,15 @@ export interface Store {
 }
 
 /** A fresh SQLite store (or the one at `path`) with its ledger. */
-export async function openStore(path?: string, clock: Clock = new RealClock()): Promise<Store> {
+export async function openStore(
+  path?: string,
+  clock: Clock = new RealClock(),
+  ledgerOpts: Omit<LedgerOptions, 'clock'> = {},
+): Promise<Store> {
   const dir = path ? '' : mkdtempSync(join(tmpdir(), 'mhs-engine-'));
   const file = path ?? join(dir, 'host.db');
   const db = await openDb(file);
-  const ledger = await openLedger(db, { clock });
+  const ledger = await openLedger(db, { ...ledgerOpts, clock });
   return {
     dir,
     path: file,

@@ -163,5 +163,21 @@ export function ledgerCommand(): Command {
       });
     });
 
+  cmd
+    .command('gates')
+    .description('List the device gates held in the store (HOST-091) and whether each owning host process is running')
+    .option(...dbOpt)
+    .option('--endpoint <id>', 'only the gates of this endpoint id')
+    .action(async (o: { db?: string; endpoint?: string }) => {
+      await withLedger(o.db, async (_db, l) => {
+        const gates = await l.deviceGates(o.endpoint);
+        for (const g of gates) {
+          // true/false by pid on this machine, by lease elsewhere; null: no lease here, nobody can tell.
+          print(JSON.stringify({ ...g, owner_running: await l.ownerRunning(g.owner) }));
+        }
+        process.stderr.write(`${gates.length} device gate(s) shut\n`);
+      });
+    });
+
   return cmd;
 }

@@ -3,8 +3,9 @@
 // its `mhs-host invoke` fails MHS.HOST.DEVICE_GATE_CLOSED naming that command, journals no intent and sends
 // nothing. While the owning process runs, the second one's start-up recovery leaves that command alone (no
 // command.unknown, no reconcile under its feet) and `mhs-host reconcile` reports the gate as held by a running
-// process. Once the owner is gone (SIGKILL), `mhs-host reconcile` settles the command from the endpoint
-// (not executed) and the device takes commands again.
+// process, and `mhs-host ledger gates` lists the gate with its owner running. Once the owner is gone (SIGKILL),
+// `ledger gates` shows it gone, `mhs-host reconcile` settles the command from the endpoint (not executed) and the
+// device takes commands again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
 import { cli, ledgerEntries, startCli, startMhsHost } from '../helpers/mhs-host.js';
@@ -78,8 +79,19 @@ describe('device gates shared by host processes on one store', () => {
     );
     expect(await kindsOf(held)).toEqual(['command.intent']);
 
+    const gates = async () =>
+      (await cli(['ledger', 'gates', '--db', host.dbPath])).stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(await gates()).toEqual([
+      expect.objectContaining({ device_id: DEVICE, command_id: held, reason: 'in_flight', owner_running: true }),
+    ]);
+
     first.child.kill('SIGKILL');
     await first.done;
+    expect(await gates()).toEqual([expect.objectContaining({ command_id: held, owner_running: false })]);
 
     const rec = await cli(['reconcile', host.connectors.conv, '--db', host.dbPath]);
     expect(rec.code).toBe(0);

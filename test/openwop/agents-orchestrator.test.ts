@@ -4,7 +4,8 @@
 // worker as a child run whose handoff emits core.workflowChain.event records in causation-chained order
 // (dispatch.began caused by the decision → dispatch.succeeded → child.completed → output.harvested only with a
 // non-empty outputMapping); failed / cancelled / uncreatable children are recorded and never harvested; input
-// and output mappings (with per-worker overrides) are the handoff channel between sequential workers; a supervisor
+// and output mappings (with per-worker overrides) are the handoff channel between sequential workers (the real
+// RFC 0022 fixtures: an unset parent variable arrives neither as the child's default nor as null); a supervisor
 // below the CP-1 threshold holds its decision behind an approval; a decision below the 0.5 floor is escalated
 // (confidence-escalated, then a clarification) before any dispatch; the child carries the parent's causation
 // and trace. The discovery document advertises the families and still validates. Every event validates.
@@ -276,6 +277,27 @@ describe('dispatch mappings (RFC 0022)', () => {
     const [child] = await host.store.childRuns(r.runId);
     expect(child!.inputs).toEqual({});
     expect('childGreeting' in child!.inputs).toBe(false);
+  });
+
+  it('RFC 0022 §A conformance-dispatch-output-mapping-child: a completed child is harvested through outputMapping', async () => {
+    // The fixture child seeds childOutcome only through its variable's defaultValue ('done').
+    await host.catalog.register(harvestingLoop('agents-harvest-fixture', 'conformance-dispatch-output-mapping-child'));
+    const r = await runToEnd(host, 'agents-harvest-fixture');
+    expect(r.status).toBe('completed');
+    expectValidEvents(r.events);
+    expect(phases(r.events)).toEqual(['dispatch.began', 'dispatch.succeeded', 'child.completed', 'output.harvested']);
+    expectCausationChain(r.events);
+    expect((await host.runs.snapshot(r.runId)).variables.parentResult).toBe('done');
+  });
+
+  it('HVMAP-2-unset conformance-subworkflow-input-mapping-no-default: an unset parent variable neither falls back to the child default nor arrives null', async () => {
+    const r = await runToEnd(host, 'conformance-subworkflow-input-mapping-no-default');
+    expect(r.status).toBe('completed');
+    const [child] = await host.store.childRuns(r.runId);
+    expect(child!.workflowId).toBe('conformance-subworkflow-input-mapping-child');
+    expect(child!.status).toBe('completed');
+    const vars = (await host.runs.snapshot(child!.runId)).variables;
+    expect(vars.receivedPrdId).toBeUndefined();
   });
 
   it('HVMAP-1b-failed: a failed child is recorded child.failed and never harvested', async () => {

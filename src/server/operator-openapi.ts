@@ -162,6 +162,13 @@ export const operatorOpenApi = {
         responses: { '200': ok('entries'), ...common },
       },
     },
+    '/v1/operator/gates': {
+      get: {
+        summary: 'Device gates held in the store (HOST-091), with whether each owning host process is running',
+        parameters: [{ name: 'endpoint_id', in: 'query', schema: { type: 'string' } }],
+        responses: { '200': ok('gates'), ...common },
+      },
+    },
     '/v1/operator/ledger/verify': {
       post: {
         summary: 'Verify the host chain (recorded as evidence.verify)',

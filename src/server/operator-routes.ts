@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import type { Ledger } from '../ledger/ledger-types.js';
+import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import type { ApprovalStatus } from '../policy/approval-rules.js';
 import type { EstopAllowList } from '../policy/estop-allow.js';
 import type { SafetyActions } from '../policy/estop.js';
@@ -247,6 +247,23 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
       let entries = await ledger.range(from, Math.min(head.seq, from + limit - 1));
       if (req.query.kind) entries = entries.filter((e) => e.kind === req.query.kind);
       return { head: { seq: head.seq, digest: head.digest }, from, entries };
+    },
+  );
+
+  // HOST-091: which devices refuse commands now, for which command, and whether its host process still runs.
+  r.get<{ Querystring: { endpoint_id?: string } }>(
+    '/gates',
+    {
+      schema: {
+        querystring: { type: 'object', properties: { endpoint_id: { type: 'string', minLength: 1 } } },
+      },
+    },
+    async (req) => {
+      const d = ledger as Partial<DurableLedger>;
+      if (typeof d.deviceGates !== 'function' || typeof d.ownerRunning !== 'function') return { gates: [] };
+      const held = await d.deviceGates(req.query.endpoint_id);
+      const running = d.ownerRunning.bind(d);
+      return { gates: await Promise.all(held.map(async (g) => ({ ...g, owner_running: await running(g.owner) }))) };
     },
   );
 

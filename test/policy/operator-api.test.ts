@@ -5,9 +5,11 @@
 // operators; a policy rule is recorded as policy_rule, never as a human click; a principal supplied
 // in the model's input is ignored; the e-stop works while an approval is pending and is recorded as
 // a request/receipt pair; hardware-only e-stops claim nothing; a revoked permit is never sent; every
-// mutation is recorded with the operator.
+// mutation is recorded with the operator; the device gates held in the store are listed with their owner's state.
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCode, H } from '../../src/core/index.js';
+import { ErrorCode, H, RealClock } from '../../src/core/index.js';
+import { openLedger } from '../../src/ledger/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
 import type { ApprovalRequest } from '../../src/policy/approval-rules.js';
 import { operatorOpenApi } from '../../src/server/operator-openapi.js';
@@ -396,5 +398,34 @@ describe('e-stop, reset, permits and enablement', () => {
     expect(v.body.ok).toBe(true);
     const [rec] = await entries(host, (e) => e.kind === 'evidence.verify' && e.seq === v.body.recorded_seq);
     expect(rec).toMatchObject({ operator: { name: 'op-alice' }, result: { ok: true } });
+  });
+
+  it('HOST-091: the device gates held in the store, with their owner running or gone', async () => {
+    const ep = 'mhs://gates-view/ep';
+    const other = `${hostname()}:4194305`; // a pid beyond the kernel's range: never running
+    const intent = (cmd: string, device: string) => ({
+      kind: 'command.intent' as const,
+      command_id: cmd,
+      endpoint_id: ep,
+      device_id: device,
+      capability_id: 'cap.x.v1',
+      input_digest: 'sha256:0',
+      input: {},
+      effect: 'actuate',
+    });
+    await host.ledger.appendBatch([intent('cmd_gv1', 'dev-a')], { claimGates: true });
+    // Another host process on this store (since gone) holds dev-b's gate.
+    const theirs = await openLedger(host.db, { clock: new RealClock(), owner: other, probeIntervalMs: 0 });
+    await theirs.appendBatch([intent('cmd_gv2', 'dev-b')], { claimGates: true });
+    theirs.dispose();
+    const r = await host.api(host.tokens.client, 'GET', `/v1/operator/gates?endpoint_id=${encodeURIComponent(ep)}`);
+    expect(r.status).toBe(200);
+    expect(r.body.gates).toEqual([
+      expect.objectContaining({ device_id: 'dev-a', command_id: 'cmd_gv1', reason: 'in_flight', owner_running: true }),
+      expect.objectContaining({ device_id: 'dev-b', command_id: 'cmd_gv2', owner: other, owner_running: false }),
+    ]);
+    for (const cmd of ['cmd_gv1', 'cmd_gv2'])
+      await host.ledger.append({ kind: 'receipt', command_id: cmd, endpoint_id: ep, receipt: { status: 'completed' } });
+    expect((await host.api(host.tokens.client, 'GET', '/v1/operator/gates')).body.gates).toEqual([]);
   });
 });

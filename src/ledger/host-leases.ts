@@ -71,20 +71,23 @@ export class HostLease {
     return this.started;
   }
 
-  /** Takes (or renews) the lease now and keeps renewing it; idempotent. */
-  async hold(): Promise<void> {
+  /**
+   * Takes (or renews) the lease now and keeps renewing it; idempotent. `via` is the handle of a transaction the
+   * caller holds (the first write then joins it instead of waiting for the store behind it).
+   */
+  async hold(via: Db = this.db): Promise<void> {
     if (this.started) return this.renewing;
     this.started = true;
-    this.renewing = this.renew();
+    this.renewing = this.renew(via);
     await this.renewing.catch((err: unknown) => {
       this.started = false;
       throw err;
     });
   }
 
-  private async renew(): Promise<void> {
+  private async renew(via: Db = this.db): Promise<void> {
     const now = this.clock.now();
-    await this.db.run(
+    await via.run(
       `INSERT INTO host_leases (owner, started_at, renewed_at, expires_at_ms, ended_at) VALUES (?, ?, ?, ?, NULL)
        ON CONFLICT (owner) DO UPDATE SET renewed_at = excluded.renewed_at, expires_at_ms = excluded.expires_at_ms, ended_at = NULL`,
       [this.owner, isoAt(now), isoAt(now), now + this.ttlMs],

@@ -183,7 +183,7 @@ class SqlLedger implements DurableLedger {
 
   async appendIn(t: Db, entries: readonly LedgerAppend[], opts: AppendOptions = {}): Promise<LedgerEntry[]> {
     const items = entries.map((e) => this.prepare(e));
-    if (opts.claimGates === true) await this.lease.hold();
+    if (opts.claimGates === true && !this.lease.held) await this.lease.hold(t);
     return items.length ? this.writeIn(t, items, opts.claimGates === true) : [];
   }
 

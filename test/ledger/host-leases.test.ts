@@ -1,8 +1,9 @@
 // Guarantees (HOST-091 on a store shared by machines), on every store dialect: a host process takes a lease in the
 // store before its first gate claim and keeps renewing it; a host on another machine counts the gate's owner as
 // running while the lease is renewed, as gone once the lease ended (clean stop) or lapsed by more than the clock
-// skew (crash), and as unknown when the owner never held a lease there. Only a gone owner's gate can be taken over,
-// by exactly one of the hosts trying. An owner on this machine is still judged by its pid.
+// skew (crash), and as unknown when the owner never held a lease there. A gone owner's gate is taken over
+// by exactly one of the hosts trying. A claim made inside a caller's transaction takes the lease in it. An owner on
+// this machine is still judged by its pid.
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/core/index.js';
@@ -97,6 +98,15 @@ describe.each(BACKENDS)('host leases: $name', (backend) => {
       { kind: 'receipt', command_id: 'cmd_a1', endpoint_id: EP, receipt: { status: 'completed' } },
     ]);
     await a.ledger.appendBatch([intent('cmd_a2')], { claimGates: true });
+    expect(await b.ledger.ownerRunning('lab-a:101')).toBe(true);
+  });
+
+  it('HOST-091: a claim inside a caller transaction takes the lease in that transaction', async () => {
+    const location = await store();
+    const a = await host(location, 'lab-a:101');
+    const b = await host(location, 'lab-b:202', a.clock);
+    await a.db.tx((t) => a.ledger.appendIn(t, [intent('cmd_t1')], { claimGates: true }));
+    expect((await b.ledger.deviceGates())[0]).toMatchObject({ command_id: 'cmd_t1', owner: 'lab-a:101' });
     expect(await b.ledger.ownerRunning('lab-a:101')).toBe(true);
   });
 

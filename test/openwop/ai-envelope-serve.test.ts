@@ -4,8 +4,8 @@
 // fixture completes over REST, and a `local.ai.envelope` node returns the scripted model's envelope. The model call is
 // metered (RFC 0026 §B): `providerUsage {supported: true, costEstimates: false}` is advertised, the run has exactly
 // one `provider.usage` event, valid against the run-event schema, with the script's declared usage verbatim, and the
-// snapshot's `metrics.openwopCost` carries the same counts and validates. Without the flags neither family (nor
-// providerUsage) is advertised.
+// snapshot's `metrics.openwopCost` (which validates) and the node's `usage` output (AiEnvelopeResult.usage) carry the
+// same counts. Without the flags neither family (nor providerUsage) is advertised.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -89,7 +89,11 @@ describe('serve with host service families', () => {
     expect(snap.status).toBe('completed');
     const events = await c.events(run.body.runId);
     const done = events.find((e) => e.type === 'node.completed')!;
-    expect(done.payload.outputs).toMatchObject({ envelopeType: 'vendor.mhs.note', payload: { text: 'hello' } });
+    expect(done.payload.outputs).toMatchObject({
+      envelopeType: 'vendor.mhs.note',
+      payload: { text: 'hello' },
+      usage: { inputTokens: 42, outputTokens: 5 }, // AiEnvelopeResult.usage: the same figures as the event
+    });
     const usage = events.filter((e) => e.type === 'provider.usage');
     expect(usage).toHaveLength(1);
     expect(openwopSchemas().checkEvent(usage[0])).toEqual([]);

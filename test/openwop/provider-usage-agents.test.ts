@@ -5,6 +5,8 @@
 // ctx.agentRuntime meters each delegation choice and consensus vote once, and a host restarted mid-node asks no model
 // and appends no event again. The host advertises providerUsage only with a scripted model (`--ai-script` or
 // `--agent-packs` + `--agent-script`), not for the echo stand-in of `--agent-packs` alone, whose calls emit nothing.
+// The dispatched agent's usage is in its child run's metrics.openwopCost, not in the parent's (per-run rollup). The
+// dispatch and restart cases run on every store backend (SQLite always, PostgreSQL when MHS_TEST_PG_URL is set).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,10 +18,12 @@ import type { NodeModule } from '../../src/openwop/node-registry.js';
 import { createAgentRuntimeFamily } from '../../src/openwop/services/agent-runtime-family.js';
 import type { EnvelopeModel } from '../../src/openwop/services/ai-envelope-model.js';
 import type { RunEvent } from '../../src/openwop/types.js';
+import { BACKENDS, sqliteBackend } from '../ledger/helpers.js';
+import type { Backend } from '../ledger/helpers.js';
 import { ANALYST, dispatchWorkflow, packsDir } from './manifest-kit.js';
+import type { HostFixture } from './service-test-kit.js';
 import {
   HOLD,
-  HostFixture,
   clock,
   closedAfterEach,
   expectValidCapabilities,
@@ -27,9 +31,9 @@ import {
   oneNode,
   startUntilAsked,
 } from './service-test-kit.js';
+import { fixtureOn, summed, usageOf } from './usage-kit.js';
 
 const DECLARED = { inputTokens: 300, outputTokens: 12 };
-const usageOf = (events: readonly RunEvent[]): RunEvent[] => events.filter((e) => e.type === 'provider.usage');
 
 function scriptFile(script: unknown): string {
   const file = join(mkdtempSync(join(tmpdir(), 'mhs-usage-')), 'script.json');
@@ -37,30 +41,45 @@ function scriptFile(script: unknown): string {
   return file;
 }
 
-const fixtures = closedAfterEach<HostFixture>();
+const fixtures = closedAfterEach<{ close(): Promise<void> }>();
 
-/** A host with the families `serve` builds from `flags`. */
-async function serveLike(flags: FamilyFlags) {
-  const fx = new HostFixture(async (db) => ({
+/** A host with the families `serve` builds from `flags`, on a fresh store of `backend`. */
+async function serveLike(flags: FamilyFlags, backend: Backend = sqliteBackend) {
+  const fx = await fixtureOn(backend, fixtures, async (db) => ({
     families: await buildServiceFamilies(flags, db, clock, () => undefined),
   }));
-  fixtures.push(fx);
   await fx.open();
   return fx;
 }
 
-/** Dispatches the analyst once; the child run's provider.usage events (every event of parent and child validated). */
+/**
+ * Dispatches the analyst once; the child run's provider.usage events (every event of parent and child validated).
+ * The parent asks no model itself: it has no event and no metrics; the child's metrics sum its events.
+ */
 async function dispatchAnalyst(fx: HostFixture, id: string): Promise<RunEvent[]> {
   await fx.host.catalog.register(dispatchWorkflow(id, [ANALYST], 'S-1'));
   const { run } = await fx.host.runs.createRun({ workflowId: id }, { principal: 't' });
   expect(await fx.host.runs.waitTerminal(run.runId)).toBe('completed');
-  expect(usageOf(await expectValidEvents(fx.host, run.runId))).toEqual([]); // the parent asks no model itself
+  expect(usageOf(await expectValidEvents(fx.host, run.runId))).toEqual([]);
   const children = await fx.host.store.childRuns(run.runId);
   expect(children).toHaveLength(1);
-  return usageOf(await expectValidEvents(fx.host, children[0]!.runId));
+  const events = await expectValidEvents(fx.host, children[0]!.runId);
+  const metrics = async (runId: string) => ((await fx.host.runs.snapshot(runId)) as { metrics?: unknown }).metrics;
+  const sum = summed(events);
+  expect([await metrics(run.runId), await metrics(children[0]!.runId)]).toEqual([
+    undefined,
+    {
+      openwopCost: {
+        tokens: { input: sum.inputTokens, output: sum.outputTokens },
+        provider: 'scripted',
+        model: 'lab-agent-model',
+      },
+    },
+  ]);
+  return usageOf(events);
 }
 
-describe('provider.usage (RFC 0026 §B) for the multi-agent runtime', () => {
+describe.each(BACKENDS)('provider.usage (RFC 0026 §B) for the multi-agent runtime on $name', (backend) => {
   it('a dispatched manifest agent: one event per model turn, declared usage verbatim, estimates deterministic', async () => {
     const agentScript = scriptFile({
       model: 'lab-agent-model',
@@ -69,7 +88,7 @@ describe('provider.usage (RFC 0026 §B) for the multi-agent runtime', () => {
         { final: JSON.stringify({ verdict: 'pass' }) },
       ],
     });
-    const fx = await serveLike({ agentPacks: packsDir(), agentScript });
+    const fx = await serveLike({ agentPacks: packsDir(), agentScript }, backend);
     const doc = expectValidCapabilities(fx.host);
     expect(doc.providerUsage).toEqual({ supported: true, costEstimates: false });
     const first = await dispatchAnalyst(fx, 'usage-dispatch-1');
@@ -95,30 +114,6 @@ describe('provider.usage (RFC 0026 §B) for the multi-agent runtime', () => {
     expect(again.map((e) => [e.payload.inputTokens, e.payload.outputTokens])).toEqual(
       first.map((e) => [e.payload.inputTokens, e.payload.outputTokens]),
     );
-  });
-
-  it('the echo stand-in (--agent-packs alone) is no provider: not advertised, no event', async () => {
-    const fx = await serveLike({ agentPacks: packsDir() });
-    const doc = expectValidCapabilities(fx.host);
-    expect([doc.agentRuntime, doc.providerUsage]).toEqual([{ supported: true }, undefined]);
-    // The echo answers with the task itself (the analyst's return schema refuses it): the agent ran, unmetered.
-    await fx.host.catalog.register(dispatchWorkflow('usage-echo', [ANALYST], 'S-1'));
-    const { run } = await fx.host.runs.createRun({ workflowId: 'usage-echo' }, { principal: 't' });
-    await fx.host.runs.waitTerminal(run.runId);
-    const children = await fx.host.store.childRuns(run.runId);
-    expect(children).toHaveLength(1);
-    const all = [
-      ...(await expectValidEvents(fx.host, run.runId)),
-      ...(await expectValidEvents(fx.host, children[0]!.runId)),
-    ];
-    expect(all.some((e) => e.type === 'node.started' && e.nodeId === 'agent')).toBe(true);
-    expect(usageOf(all)).toEqual([]);
-  });
-
-  it('--ai-script alone advertises providerUsage (the aiEnvelope model is metered)', async () => {
-    const aiScript = scriptFile({ turns: [{ final: '{}' }] });
-    const doc = expectValidCapabilities((await serveLike({ aiScript })).host);
-    expect(doc.providerUsage).toEqual({ supported: true, costEstimates: false });
   });
 
   it('ctx.agentRuntime meters each delegation choice and consensus vote once; a restart mid-node adds none', async () => {
@@ -163,11 +158,10 @@ describe('provider.usage (RFC 0026 §B) for the multi-agent runtime', () => {
         return { outputs: { d, c } };
       },
     };
-    const fx = new HostFixture(async (db) => ({
+    const fx = await fixtureOn(backend, fixtures, async (db) => ({
       families: [createAgentRuntimeFamily({ db, clock, model, manifests: MANIFESTS, manifestRuntimeMet: true })],
       nodes: [node],
     }));
-    fixtures.push(fx);
     await fx.open();
     expect(expectValidCapabilities(fx.host).providerUsage).toEqual({ supported: true, costEstimates: false });
     await fx.host.catalog.register(oneNode('usage-agents', { typeId: 'test.agents' }));
@@ -181,5 +175,31 @@ describe('provider.usage (RFC 0026 §B) for the multi-agent runtime', () => {
     const decided = events.filter((e) => e.type === 'agent.decided');
     expect(decided).toHaveLength(2);
     for (const d of decided) expect(events[d.sequence - 2]?.type).toBe('provider.usage');
+  });
+});
+
+describe('providerUsage advertisement for the multi-agent runtime (capabilities.schema.json providerUsage)', () => {
+  it('the echo stand-in (--agent-packs alone) is no provider: not advertised, no event', async () => {
+    const fx = await serveLike({ agentPacks: packsDir() });
+    const doc = expectValidCapabilities(fx.host);
+    expect([doc.agentRuntime, doc.providerUsage]).toEqual([{ supported: true }, undefined]);
+    // The echo answers with the task itself (the analyst's return schema refuses it): the agent ran, unmetered.
+    await fx.host.catalog.register(dispatchWorkflow('usage-echo', [ANALYST], 'S-1'));
+    const { run } = await fx.host.runs.createRun({ workflowId: 'usage-echo' }, { principal: 't' });
+    await fx.host.runs.waitTerminal(run.runId);
+    const children = await fx.host.store.childRuns(run.runId);
+    expect(children).toHaveLength(1);
+    const all = [
+      ...(await expectValidEvents(fx.host, run.runId)),
+      ...(await expectValidEvents(fx.host, children[0]!.runId)),
+    ];
+    expect(all.some((e) => e.type === 'node.started' && e.nodeId === 'agent')).toBe(true);
+    expect(usageOf(all)).toEqual([]);
+  });
+
+  it('--ai-script alone advertises providerUsage (the aiEnvelope model is metered)', async () => {
+    const aiScript = scriptFile({ turns: [{ final: '{}' }] });
+    const doc = expectValidCapabilities((await serveLike({ aiScript })).host);
+    expect(doc.providerUsage).toEqual({ supported: true, costEstimates: false });
   });
 });

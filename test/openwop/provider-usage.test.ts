@@ -7,16 +7,17 @@
 // no model and appends no provider.usage beyond the copied prefix, while a branch fork's live call is metered;
 // `RunSnapshot.metrics.openwopCost.tokens` sums the events and the snapshot validates; `providerUsage` (with
 // `costEstimates: false`, no cost ever emitted) is advertised only when the installed family's model is metered.
+// The restart and fork cases run on every store backend (SQLite always, PostgreSQL when MHS_TEST_PG_URL is set).
 import { Buffer } from 'node:buffer';
 import { describe, expect, it } from 'vitest';
-import { ScriptedProvider, parseAgentScript } from '../../src/ai/index.js';
 import type { ModelRequest, ModelTurn } from '../../src/ai/index.js';
 import type { NodeModule } from '../../src/openwop/node-registry.js';
 import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
 import { createAiEnvelopeFamily } from '../../src/openwop/services/ai-envelope-family.js';
 import type { EnvelopeModel } from '../../src/openwop/services/ai-envelope-model.js';
 import type { AiEnvelopeRequest } from '../../src/openwop/services/ai-envelope-surface.js';
-import type { RunEvent } from '../../src/openwop/types.js';
+import { BACKENDS, sqliteBackend } from '../ledger/helpers.js';
+import type { Backend } from '../ledger/helpers.js';
 import {
   HOLD,
   HostFixture,
@@ -28,6 +29,7 @@ import {
   runToTerminal,
   startUntilAsked,
 } from './service-test-kit.js';
+import { SpyModel, fixtureOn, usageOf } from './usage-kit.js';
 
 const SUMMARY = { type: 'object', required: ['title'], properties: { title: { type: 'string' } } };
 const ok = (title: string): string => JSON.stringify({ type: 'vendor.mhs.summary', payload: { title } });
@@ -36,24 +38,6 @@ const CLARIFY = JSON.stringify({
   payload: { questions: [{ id: 'q', question: 'Which pump?' }] },
 });
 const DECLARED = { inputTokens: 120, outputTokens: 7 };
-
-/** The scripted provider, recording every request and reply (calls counted across host restarts). */
-class SpyModel implements EnvelopeModel {
-  readonly name = 'scripted';
-  readonly calls: Array<{ req: ModelRequest; reply: ModelTurn }> = [];
-  private readonly inner: ScriptedProvider;
-  constructor(script: unknown) {
-    this.inner = new ScriptedProvider(parseAgentScript(script));
-  }
-  get meter() {
-    return this.inner.meter;
-  }
-  async next(req: Parameters<EnvelopeModel['next']>[0]) {
-    const reply = await this.inner.next(req as ModelRequest);
-    this.calls.push({ req: req as ModelRequest, reply });
-    return reply as Awaited<ReturnType<EnvelopeModel['next']>>;
-  }
-}
 
 /** A model that is no LLM provider (no meter): the stand-in case. */
 const UNMETERED: EnvelopeModel = { name: 'plain', next: () => Promise.resolve({ kind: 'final', text: ok('P') }) };
@@ -83,21 +67,18 @@ const genNode: NodeModule = {
   },
 };
 
-const fixtures = closedAfterEach<HostFixture>();
+const fixtures = closedAfterEach<{ close(): Promise<void> }>();
 
-async function start(model: EnvelopeModel) {
-  const fx = new HostFixture(async () => ({
+async function start(model: EnvelopeModel, backend: Backend = sqliteBackend) {
+  const fx = await fixtureOn(backend, fixtures, async () => ({
     families: [createAiEnvelopeFamily({ model, envelopes: { 'vendor.mhs.summary': SUMMARY } })],
     nodes: [genNode],
   }));
-  fixtures.push(fx);
   await fx.open();
   await fx.host.catalog.register(oneNode('gen', { typeId: 'test.generate' }));
   await fx.host.catalog.register(oneNode('gen-hold', { typeId: 'test.generate', config: { hold: true } }));
   return fx;
 }
-
-const usageOf = (events: readonly RunEvent[]): RunEvent[] => events.filter((e) => e.type === 'provider.usage');
 
 /** The payload without `traceId` (the node span's trace id, asserted well formed). */
 function withoutTrace(p: Record<string, unknown>): Record<string, unknown> {
@@ -106,13 +87,13 @@ function withoutTrace(p: Record<string, unknown>): Record<string, unknown> {
   return rest;
 }
 
-describe('provider.usage (RFC 0026 §B) for ctx.aiEnvelope', () => {
+describe.each(BACKENDS)('provider.usage (RFC 0026 §B) for ctx.aiEnvelope on $name', (backend) => {
   it('one event per model call across a clarification round and a restart; declared usage verbatim, else the estimate', async () => {
     const model = new SpyModel({
       model: 'lab-model-1',
       turns: [{ final: CLARIFY, usage: DECLARED }, { final: ok('P1') }],
     });
-    const fx = await start(model);
+    const fx = await start(model, backend);
     const { runId } = await startUntilAsked(fx.host, 'gen');
     // Restarted with the first answer recorded and the clarification pending: that answer is not metered again.
     const answer = { resumeValue: { answers: [{ id: 'q', answer: 'P1' }] } };
@@ -157,7 +138,7 @@ describe('provider.usage (RFC 0026 §B) for ctx.aiEnvelope', () => {
 
   it('no second event after a restart past the answer; a replay fork adds none; a branch fork meters its live call', async () => {
     const model = new SpyModel({ turns: [{ final: ok('Once'), usage: DECLARED }] });
-    const fx = await start(model);
+    const fx = await start(model, backend);
     // The node holds after generate returned; the host restarts with the answer and the result recorded.
     const { runId } = await startUntilAsked(fx.host, 'gen-hold');
     expect(await fx.restartAndResolve(runId, { action: 'accept' })).toBe('completed');
@@ -186,7 +167,9 @@ describe('provider.usage (RFC 0026 §B) for ctx.aiEnvelope', () => {
     const branched = usageOf(await expectValidEvents(fx.host, branch.runId));
     expect(branched.map((e) => [e.sequence >= startedSeq, e.payload.inputTokens])).toEqual([[true, 120]]);
   });
+});
 
+describe('providerUsage advertisement (capabilities.schema.json providerUsage)', () => {
   it('advertises providerUsage (costEstimates false) only when the installed model is metered; the document validates', async () => {
     const metered = expectValidCapabilities((await start(new SpyModel({ turns: [{ final: ok('A') }] }))).host);
     expect(metered.providerUsage).toEqual({ supported: true, costEstimates: false });

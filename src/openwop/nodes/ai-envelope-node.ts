@@ -9,7 +9,8 @@ function text(v: unknown): string | undefined {
 /**
  * `local.ai.envelope`: one `ctx.aiEnvelope.generate` per activation. `config.envelopeType` is the kind asked for;
  * the system prompt is `config.systemPrompt` (or the `systemPrompt` input), the user message `config.userMessage`
- * (or the `userMessage` input). Outputs the accepted envelope's `envelopeType`, `payload`, `envelopeId` and `envelope`.
+ * (or the `userMessage` input). Outputs the accepted envelope's `envelopeType`, `payload`, `envelopeId` and `envelope`,
+ * and the generation's `usage` when the model is metered.
  */
 export const aiEnvelopeNode: NodeModule = {
   typeId: 'local.ai.envelope',
@@ -33,7 +34,14 @@ export const aiEnvelopeNode: NodeModule = {
       idempotencyKey: `activation-${ctx.activation}`,
     });
     return {
-      outputs: { envelopeType: r.envelopeType, payload: r.payload, envelopeId: r.envelopeId, envelope: r.envelope },
+      outputs: {
+        envelopeType: r.envelopeType,
+        payload: r.payload,
+        envelopeId: r.envelopeId,
+        envelope: r.envelope,
+        // The generation's token counts (the sum of its provider.usage events), when the model is metered.
+        ...(r.usage ? { usage: r.usage } : {}),
+      },
     };
   },
 };

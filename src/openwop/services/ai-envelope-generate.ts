@@ -4,7 +4,8 @@ import type { NodeContext } from '../node-registry.js';
 import type { AiEnvelopeRequest, AiEnvelopeResult } from './ai-envelope-surface.js';
 import type { EnvelopeModel, EnvelopeModelMessage } from './ai-envelope-model.js';
 import type { EnvelopeCatalog } from './envelope-validation.js';
-import { checkpointEvent, usageEvents } from './provider-usage.js';
+import { addUsage, checkpointEvent, recordedUsage, usageEvents, usageTokens } from './provider-usage.js';
+import type { ModelUsage } from './provider-usage.js';
 import { recallCheckpoint } from './recorded.js';
 
 /** The engine limits `generate` enforces (advertised under `limits`). */
@@ -52,7 +53,8 @@ function parseAnswer(text: string): { ok: true; items: unknown[] } | { ok: false
  * model for an envelope of `envelopeType`, validates shape, kind and payload, answers `schema.request` with the
  * kind's schema, re-asks after an invalid answer up to `schemaRounds`, and returns the accepted envelope. Every
  * model answer and the result are checkpointed in the run's event log, so a resumed or replayed node gets the
- * recorded envelope without calling the model again.
+ * recorded envelope without calling the model again. The result's `usage` is the sum of the generation's metered
+ * model calls (the figures of their `provider.usage` events; absent when none was metered) and is recorded with it.
  */
 export async function generateEnvelope(
   ctx: NodeContext,
@@ -94,13 +96,15 @@ export async function generateEnvelope(
   ];
   let schemaRounds = 0;
   let clarifications = 0;
+  let usage: ModelUsage | undefined;
   const breach = async (kind: 'schema' | 'clarification' | 'envelopes', limit: number, observed: number) => {
     await ctx.emit([{ type: 'cap.breached', payload: { kind, limit, observed, nodeId: ctx.node.id } }]);
     return new NodeFailure(ErrorCode.CAP_BREACHED, `aiEnvelope ${kind} limit ${limit} exceeded`, { kind, limit });
   };
   // Every turn either returns, consumes a schema round, or is a schema.response ack (bounded by the same budget).
   for (let turn = 0; turn <= 2 * deps.limits.schemaRounds + deps.limits.clarificationRounds + 1; turn++) {
-    const answer = await modelTurn(ctx, deps.model, `${key}:turn:${turn}`, messages);
+    const { text: answer, usage: turnUsage } = await modelTurn(ctx, deps.model, `${key}:turn:${turn}`, messages);
+    usage = addUsage(usage, turnUsage);
     messages.push({ role: 'assistant', content: answer, toolCalls: [] });
     const parsed = parseAnswer(answer);
     let problem: string | undefined;
@@ -161,6 +165,7 @@ export async function generateEnvelope(
           envelopeType: type,
           payload: envelope.payload,
           envelopeId: String(envelope.envelopeId),
+          ...(usage ? { usage } : {}),
           model: deps.model.name,
           envelope,
         };
@@ -200,15 +205,21 @@ function recall<T>(ctx: NodeContext, name: string): T | undefined {
   return r.found ? (r.value as T) : undefined;
 }
 
-/** One model call, recorded under `name`: a resumed node reads the recorded answer instead of calling again. */
+/**
+ * One model call, recorded under `name`: a resumed node reads the recorded answer (and the usage recorded with it)
+ * instead of calling again. `usage` is set when the call is metered.
+ */
 async function modelTurn(
   ctx: NodeContext,
   model: EnvelopeModel,
   name: string,
   messages: readonly EnvelopeModelMessage[],
-): Promise<string> {
+): Promise<{ text: string; usage?: ModelUsage }> {
   const prior = recall<string>(ctx, name);
-  if (prior !== undefined) return prior;
+  if (prior !== undefined) {
+    const usage = recordedUsage(ctx.history, name);
+    return usage ? { text: prior, usage } : { text: prior };
+  }
   let reply: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
     reply = await model.next({ messages: [...messages], tools: [], signal: ctx.signal });
@@ -219,7 +230,8 @@ async function modelTurn(
     });
   }
   const text = reply.kind === 'final' ? reply.text : (reply.text ?? '');
-  // The answer and its provider.usage (RFC 0026) are appended together: a resumed node reads the answer only.
-  await ctx.emit([...usageEvents(ctx, model, { messages, tools: [] }, reply), checkpointEvent(ctx, name, text)]);
-  return text;
+  // The answer and its provider.usage (RFC 0026) are appended together: a resumed node reads both, emits neither.
+  const metered = usageEvents(ctx, model, { messages, tools: [] }, reply);
+  await ctx.emit([...metered, checkpointEvent(ctx, name, text)]);
+  return metered[0] ? { text, usage: usageTokens(metered[0].payload) } : { text };
 }

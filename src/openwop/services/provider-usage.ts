@@ -125,6 +125,33 @@ export function checkpointEvent(ctx: NodeContext, name: string, value: unknown):
   };
 }
 
+/** The token counts a `provider.usage` event (or its payload) carries. */
+export function usageTokens(payload: Record<string, unknown>): ModelUsage {
+  return { inputTokens: Number(payload.inputTokens) || 0, outputTokens: Number(payload.outputTokens) || 0 };
+}
+
+/** `a + b` field by field; `undefined` only when both are (no metered call). */
+export function addUsage(a: ModelUsage | undefined, b: ModelUsage | undefined): ModelUsage | undefined {
+  if (!a || !b) return a ?? b;
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+}
+
+/**
+ * The usage recorded with checkpoint `name` in a node's `history`: the `provider.usage` event appended in the same
+ * batch, just before the checkpoint ({@link usageEvents} + {@link checkpointEvent}). `undefined` when the call was not
+ * metered (or nothing is recorded under `name`). Lets a resumed node report a recorded call's usage without a new
+ * event.
+ */
+export function recordedUsage(history: readonly RunEvent[], name: string): ModelUsage | undefined {
+  const i = history.findIndex(
+    (e) => e.type === 'log.appended' && (e.payload.fields as { checkpoint?: unknown } | undefined)?.checkpoint === name,
+  );
+  const prev = i > 0 ? history[i - 1] : undefined;
+  return prev?.type === 'provider.usage' && prev.sequence === history[i]!.sequence - 1
+    ? usageTokens(prev.payload)
+    : undefined;
+}
+
 /** A model reply without its usage (what is recorded as the answer). */
 export function withoutUsage<T extends MeteredReply>(reply: T): Omit<T, 'usage'> {
   const out: Partial<T> = { ...reply };

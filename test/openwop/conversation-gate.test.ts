@@ -322,4 +322,54 @@ describe('durability', () => {
     const snap = await h2.runs.snapshot(runId);
     expect(snap.channels?.conversation?.map((m: any) => m.speakerId)).toEqual(ROSTER);
   });
+
+  it('a crash after a turn was resolved but before conversation.exchanged was recorded records it once', async () => {
+    const f = new HostFixture(async () => ({}));
+    fixtures.push(f);
+    const h1 = await f.open();
+    await h1.catalog.register(gate('convo-crash', { maxTurns: 2 }));
+    const { run } = await h1.runs.createRun({ workflowId: 'convo-crash' }, { principal: 't' });
+    const runId = run.runId;
+    await resolveWhenPending(h1, runId, { resumeValue: { content: 'kept' } });
+    await waitForEvent(h1, runId, (e) => e.type === 'interrupt.requested' && (e.payload.data as any).turnIndex === 1);
+    const exchanged = (await h1.store.events(runId)).find((e) => e.type === 'conversation.exchanged')!;
+    await f.close();
+
+    // Undo every append from conversation.exchanged on, as if the process died right after the resolution
+    // committed (the table is append-only: lift the delete trigger for this one statement, then put it back).
+    const raw = await openDb(f.file);
+    const trig = (
+      await raw.all<{ name: string; sql: string }>(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'openwop_events' AND sql LIKE '%DELETE%'",
+      )
+    )[0]!;
+    await raw.exec(`DROP TRIGGER ${trig.name}`);
+    await raw.run('DELETE FROM openwop_events WHERE run_id = ? AND sequence >= ?', [runId, exchanged.sequence]);
+    await raw.run('UPDATE openwop_runs SET last_seq = ? WHERE run_id = ?', [exchanged.sequence - 1, runId]);
+    await raw.exec(trig.sql);
+    await raw.close();
+    const cut = await (async () => {
+      const db2 = await openDb(f.file);
+      try {
+        return (
+          await db2.all<{ type: string }>('SELECT type FROM openwop_events WHERE run_id = ? ORDER BY sequence', [runId])
+        ).map((r) => r.type);
+      } finally {
+        await db2.close();
+      }
+    })();
+    expect(cut.slice(-2)).toEqual(['interrupt.resolved', 'node.resumed']);
+
+    const h2 = await f.open();
+    await resolveWhenPending(h2, runId, { resumeValue: { content: 'second' } });
+    expect(await h2.runs.waitTerminal(runId)).toBe('completed');
+    const events = await expectValidEvents(h2, runId);
+    expect(
+      ofType(events, 'conversation.exchanged').map((e) => [e.payload.turnIndex, (e.payload.outcome as any).content]),
+    ).toEqual([
+      [0, 'kept'],
+      [1, 'second'],
+    ]);
+    expect(events.filter((e) => e.type === 'interrupt.resolved')).toHaveLength(2);
+  });
 });

@@ -266,6 +266,26 @@ describe('conversation turns', () => {
   });
 });
 
+describe('replay fork', () => {
+  it('a replay fork of a finished conversation projects the same conversation channel (RFC 0005 §G)', async () => {
+    await host.catalog.register(
+      gate('convo-fork', { participants: ROSTER.map((agentId) => ({ agentId })), maxTurns: 2 }),
+    );
+    const runId = await startAsked('convo-fork');
+    await turn(runId, { speakerId: ROSTER[0], content: 'first' });
+    await askedTimes(runId, 2);
+    await turn(runId, { speakerId: ROSTER[2], content: 'second' });
+    expect(await host.runs.waitTerminal(runId)).toBe('completed');
+    const fork = await post(`/v1/runs/${runId}:fork`, { mode: 'replay' });
+    expect(fork.status).toBe(201);
+    expect(await host.runs.waitTerminal(fork.body.runId)).toBe('completed');
+    await expectValidEvents(host, fork.body.runId);
+    const source = (await get(`/v1/runs/${runId}`)).channels;
+    expect(source.conversation).toHaveLength(2);
+    expect((await get(`/v1/runs/${fork.body.runId}`)).channels).toEqual(source);
+  });
+});
+
 describe('durability', () => {
   const fixtures = closedAfterEach<HostFixture>();
 

@@ -40,7 +40,7 @@ function configProblems(node: WorkflowNode): Array<{ path: string; message: stri
     out.push({ path: '/config/lifecycle', message: 'lifecycle must be open-exchange-close' });
   if (c.mockAutoResume !== undefined && typeof c.mockAutoResume !== 'boolean')
     out.push({ path: '/config/mockAutoResume', message: 'mockAutoResume must be a boolean' });
-  for (const k of ['maxTurns', 'turnCount'] as const) {
+  for (const k of ['maxTurns', 'turnCount', 'timeoutMs'] as const) {
     const v = c[k];
     if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= 1))
       out.push({ path: `/config/${k}`, message: `${k} must be an integer >= 1` });
@@ -110,8 +110,8 @@ const recorded = (history: readonly RunEvent[], type: string, conversationId: st
 /**
  * Runs one conversation: `conversation.opened` (with the roster), then per turn a `conversation.exchange`
  * interrupt whose checked resume value is recorded as `conversation.exchanged` (turnIndex 0, 1, ...), until
- * `maxTurns` turns (reason `max-turns`) or a turn with `close: true` (reason `goal-reached`); then
- * `conversation.closed`. Resumable: a restarted node gets its recorded answers back in order and appends only
+ * `maxTurns` turns (reason `max-turns`), a turn with `close: true` (reason `goal-reached`) or a turn not given
+ * within `timeoutMs` (reason `timeout`); then `conversation.closed`. Resumable: a restarted node gets its recorded answers back in order and appends only
  * the conversation events its history lacks.
  */
 async function converse(ctx: NodeContext): Promise<NodeResult> {

@@ -11,13 +11,16 @@
 //     changes nothing, `close: true` ends the conversation (goal-reached), `maxTurns` ends it (max-turns), a turn
 //     not given within timeoutMs ends it (timeout); a gate without a roster accepts any speaker (RFC 0005);
 //     mockAutoResume supplies the turns itself.
-// (4) a host restarted mid-conversation resumes with the same transcript and no duplicated event.
+// (4) a host restarted mid-conversation resumes with the same transcript and no duplicated event (SQLite, and
+//     PostgreSQL when MHS_TEST_PG_URL is set); a crash between a turn's resolution and its conversation.exchanged
+//     records the turn once; a replay fork projects the source's conversation channel.
 // (5) bad rosters/lifecycles are refused at registration with validation_error paths.
 // Every event of every run validates against the vendored schemas.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { BACKENDS } from '../ledger/helpers.js';
 import { openDb } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
 import { createOpenwopHost } from '../../src/openwop/host.js';
@@ -289,59 +292,65 @@ describe('replay fork', () => {
 describe('durability', () => {
   const fixtures = closedAfterEach<HostFixture>();
 
-  it('a host restarted mid-conversation resumes with the same transcript and no duplicate event', async () => {
-    const f = new HostFixture(async () => ({}));
-    fixtures.push(f);
-    const h1 = await f.open();
-    await h1.catalog.register(
-      gate('convo-restart', { participants: ROSTER.map((agentId) => ({ agentId })), maxTurns: 3 }),
-    );
-    const { run } = await h1.runs.createRun({ workflowId: 'convo-restart' }, { principal: 't' });
-    const runId = run.runId;
-    await resolveWhenPending(h1, runId, { resumeValue: { speakerId: ROSTER[0], content: 'before' } });
-    await waitForEvent(h1, runId, (e) => e.type === 'interrupt.requested' && (e.payload.data as any).turnIndex === 1);
-    const before = await h1.store.events(runId);
+  it.each(BACKENDS)(
+    'on $name a host restarted mid-conversation resumes the same transcript, no duplicate event',
+    async (backend) => {
+      const store = await backend.fresh();
+      const f = new HostFixture(async () => ({}), store.location);
+      // Closed before its store is removed (closedAfterEach runs first).
+      onTestFinished(() => store.cleanup());
+      fixtures.push(f);
+      const h1 = await f.open();
+      await h1.catalog.register(
+        gate('convo-restart', { participants: ROSTER.map((agentId) => ({ agentId })), maxTurns: 3 }),
+      );
+      const { run } = await h1.runs.createRun({ workflowId: 'convo-restart' }, { principal: 't' });
+      const runId = run.runId;
+      await resolveWhenPending(h1, runId, { resumeValue: { speakerId: ROSTER[0], content: 'before' } });
+      await waitForEvent(h1, runId, (e) => e.type === 'interrupt.requested' && (e.payload.data as any).turnIndex === 1);
+      const before = await h1.store.events(runId);
 
-    const h2 = await f.reopen();
-    // The resumed node re-registers turn 1's interrupt (same key) and still refuses an intruder unconsumed.
-    await expect(
-      (async () => {
-        for (;;) {
-          const p = h2.runs.pendingInterrupts().find((x) => x.runId === runId);
-          if (p)
-            return h2.runs.resolveInterrupt(
-              runId,
-              p.nodeId,
-              { resumeValue: { speakerId: 'host:x-intruder', content: 'no' } },
-              { principal: 't' },
-            );
-          await new Promise<void>((r) => setImmediate(r));
-        }
-      })(),
-    ).rejects.toMatchObject({ code: 'conversation_speaker_not_participant' });
-    await resolveWhenPending(h2, runId, { resumeValue: { speakerId: ROSTER[1], content: 'after' } });
-    await waitForEvent(h2, runId, (e) => e.type === 'interrupt.requested' && (e.payload.data as any).turnIndex === 2);
-    await resolveWhenPending(h2, runId, { resumeValue: { speakerId: ROSTER[2], content: 'last' } });
-    expect(await h2.runs.waitTerminal(runId)).toBe('completed');
+      const h2 = await f.reopen();
+      // The resumed node re-registers turn 1's interrupt (same key) and still refuses an intruder unconsumed.
+      await expect(
+        (async () => {
+          for (;;) {
+            const p = h2.runs.pendingInterrupts().find((x) => x.runId === runId);
+            if (p)
+              return h2.runs.resolveInterrupt(
+                runId,
+                p.nodeId,
+                { resumeValue: { speakerId: 'host:x-intruder', content: 'no' } },
+                { principal: 't' },
+              );
+            await new Promise<void>((r) => setImmediate(r));
+          }
+        })(),
+      ).rejects.toMatchObject({ code: 'conversation_speaker_not_participant' });
+      await resolveWhenPending(h2, runId, { resumeValue: { speakerId: ROSTER[1], content: 'after' } });
+      await waitForEvent(h2, runId, (e) => e.type === 'interrupt.requested' && (e.payload.data as any).turnIndex === 2);
+      await resolveWhenPending(h2, runId, { resumeValue: { speakerId: ROSTER[2], content: 'last' } });
+      expect(await h2.runs.waitTerminal(runId)).toBe('completed');
 
-    const events = await expectValidEvents(h2, runId);
-    expect(events.slice(0, before.length)).toEqual(before);
-    const count = (type: string) => events.filter((e) => e.type === type).length;
-    expect([count('conversation.opened'), count('conversation.closed'), count('interrupt.requested')]).toEqual([
-      1, 1, 3,
-    ]);
-    const keys = events.filter((e) => e.type === 'interrupt.requested').map((e) => e.payload.key);
-    expect(new Set(keys).size).toBe(3);
-    expect(
-      ofType(events, 'conversation.exchanged').map((e) => [e.payload.turnIndex, (e.payload.outcome as any).content]),
-    ).toEqual([
-      [0, 'before'],
-      [1, 'after'],
-      [2, 'last'],
-    ]);
-    const snap = await h2.runs.snapshot(runId);
-    expect(snap.channels?.conversation?.map((m: any) => m.speakerId)).toEqual(ROSTER);
-  });
+      const events = await expectValidEvents(h2, runId);
+      expect(events.slice(0, before.length)).toEqual(before);
+      const count = (type: string) => events.filter((e) => e.type === type).length;
+      expect([count('conversation.opened'), count('conversation.closed'), count('interrupt.requested')]).toEqual([
+        1, 1, 3,
+      ]);
+      const keys = events.filter((e) => e.type === 'interrupt.requested').map((e) => e.payload.key);
+      expect(new Set(keys).size).toBe(3);
+      expect(
+        ofType(events, 'conversation.exchanged').map((e) => [e.payload.turnIndex, (e.payload.outcome as any).content]),
+      ).toEqual([
+        [0, 'before'],
+        [1, 'after'],
+        [2, 'last'],
+      ]);
+      const snap = await h2.runs.snapshot(runId);
+      expect(snap.channels?.conversation?.map((m: any) => m.speakerId)).toEqual(ROSTER);
+    },
+  );
 
   it('a crash after a turn was resolved but before conversation.exchanged was recorded records it once', async () => {
     const f = new HostFixture(async () => ({}));

@@ -135,6 +135,10 @@ export const ErrorCode = {
   TOOL_FAILED: 'tool_failed',
   /** A pack needs a capability tier this host does not meet (RFC 0070 §D refusal). data: pack, requiredCapability, agentId?. */
   UNSUPPORTED_CAPABILITY: 'unsupported_capability',
+  /** A conversation turn names a speakerId outside the conversation's roster; the turn is not consumed (RFC 0239 §B). data: speakerId. */
+  CONVERSATION_SPEAKER_NOT_PARTICIPANT: 'conversation_speaker_not_participant',
+  /** A core.conversationGate roster exceeds multiPartyConversation.maxParticipants; no run is created (RFC 0239 §C). data: maxParticipants, nodeId, size. */
+  CONVERSATION_ROSTER_EXCEEDED: 'conversation_roster_exceeded',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -2,6 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { getPath } from './expressions.js';
 import type { NodeRegistry } from './node-registry.js';
+import { MAX_CONVERSATION_PARTICIPANTS } from './nodes/conversation-gate.js';
 import { openwopDir } from './schemas.js';
 import { ENGINE_VERSION, EVENT_LOG_SCHEMA_VERSION } from './store.js';
 import type { WorkflowDefinition } from './types.js';
@@ -36,6 +37,9 @@ export function baseCapabilities(limits: HostLimits, extra: Record<string, unkno
     supportedTransports: ['rest'],
     subWorkflow: { inputMapping: true },
     idempotency: { crossRegion: 'single-region' },
+    // core.conversationGate (RFC 0005) with the multi-party roster (RFC 0101/0239): nodes/conversation-gate.ts.
+    conversationPrimitive: true,
+    multiPartyConversation: { supported: true, maxParticipants: MAX_CONVERSATION_PARTICIPANTS },
     ...extra,
   };
 }

@@ -7,6 +7,7 @@ import { NodeRegistry } from './node-registry.js';
 import type { NodeModule } from './node-registry.js';
 import { delayNode, failNode, identityNode, noopNode } from './nodes/core-nodes.js';
 import { approvalGateNode, interruptNode } from './nodes/interrupt-nodes.js';
+import { conversationGateNode } from './nodes/conversation-gate.js';
 import { conformanceReplayNodes, EffectSeam } from './nodes/conformance-replay-nodes.js';
 import { forkRun } from './fork.js';
 import type { ForkRequest, ForkResponse } from './fork.js';
@@ -31,6 +32,7 @@ export const CORE_NODES: readonly NodeModule[] = [
   interruptNode,
   subWorkflowNode,
   controlSubWorkflowNode,
+  conversationGateNode,
 ];
 
 /** Options of {@link createOpenwopHost}. */

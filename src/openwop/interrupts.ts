@@ -1,5 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../core/index.js';
+import { v1Kind } from './run-context.js';
 import type { PendingInterrupt } from './run-context.js';
 import type { RunEventInput } from './types.js';
 
@@ -73,7 +74,7 @@ export function resolutionEvents(o: {
       payload: {
         nodeId,
         interruptId: key,
-        kind: o.kind,
+        ...v1Kind(o.kind),
         resumeValue: o.resumeValue,
         ...(o.timedOut ? { timedOut: true } : { decidedBy: o.decidedBy }),
       },

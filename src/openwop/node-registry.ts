@@ -12,12 +12,17 @@ export interface Caller {
 
 /** What an interrupt asks for (suspend-request.schema.json without the engine-assigned key). */
 export interface InterruptRequest {
-  kind: 'approval' | 'clarification' | 'external-event' | 'custom';
+  kind: 'approval' | 'clarification' | 'external-event' | 'custom' | 'conversation.exchange';
   data: Record<string, unknown>;
   timeoutMs?: number;
   resumeSchema?: Record<string, unknown>;
   /** Extra fields for the `node.suspended` payload (e.g. `reason`). */
   suspendInfo?: Record<string, unknown>;
+  /**
+   * Checks a resolution's resume value before it is recorded; raising a HostError refuses it and the interrupt
+   * stays pending, unconsumed (e.g. a conversation turn from outside the roster, RFC 0239 §B.3).
+   */
+  checkResume?(resumeValue: Record<string, unknown>): void;
 }
 
 /** How an interrupt ended. */
@@ -114,6 +119,8 @@ export interface NodeModule {
    * not marked pure is side-effecting: a replay fork resolves it from the source run's recorded outcome (replay.ts).
    */
   pure?: boolean;
+  /** Raises a HostError to refuse creating a run of a workflow holding this node (nothing is stored or started). */
+  admit?(node: WorkflowNode): void;
   execute(ctx: NodeContext): Promise<NodeResult>;
 }
 

@@ -15,6 +15,8 @@ export interface PendingInterrupt {
   kind: InterruptRequest['kind'];
   data: Record<string, unknown>;
   resumeSchema?: Record<string, unknown>;
+  /** See `InterruptRequest.checkResume`. */
+  checkResume?: InterruptRequest['checkResume'];
   requestedEventId: string;
   settle(outcome: InterruptOutcome): void;
   /** Set for waits decided elsewhere: the REST resolution is handed over instead of settling here. */
@@ -57,6 +59,13 @@ interface ContextOptions {
 }
 
 const WAITING: Record<string, RunStatus> = { approval: 'waiting-approval', 'external-event': 'waiting-external' };
+
+const V1_KINDS = new Set(['approval', 'clarification', 'external-event', 'custom']);
+
+/** `{kind}` for the kinds the v1 `node.suspended` / `interrupt.resolved` payload enum lists; `{}` for newer ones. */
+export function v1Kind(kind: string): { kind?: string } {
+  return V1_KINDS.has(kind) ? { kind } : {};
+}
 
 /** Rejects when either signal aborts (cancel → RunCancelled, shutdown → RunHalted). */
 function interruptible<T>(o: ContextOptions, work: (onAbort: (fn: () => void) => void) => Promise<T>): Promise<T> {
@@ -202,7 +211,10 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
         const events = await host.appendForNode(
           nodeId,
           [
-            { type: 'node.suspended', payload: { ...req.suspendInfo, nodeId, interruptId: key, kind: req.kind, key } },
+            {
+              type: 'node.suspended',
+              payload: { ...req.suspendInfo, nodeId, interruptId: key, ...v1Kind(req.kind), key },
+            },
             { type: 'interrupt.requested', payload },
           ],
           { status: WAITING[req.kind] ?? 'waiting-input' },
@@ -217,6 +229,7 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
           new Promise<InterruptOutcome>((resolve) => {
             const p: PendingInterrupt = { key, kind: req.kind, data: req.data, requestedEventId, settle: resolve };
             if (req.resumeSchema) p.resumeSchema = req.resumeSchema;
+            if (req.checkResume) p.checkResume = req.checkResume;
             host.pending.set(nodeId, p);
             let timer: ReturnType<Clock['setTimeout']> | undefined;
             if (req.timeoutMs !== undefined) {

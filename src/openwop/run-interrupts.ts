@@ -63,6 +63,7 @@ export function resolveInterrupt(
       return;
     }
     const resumeValue = resumeFromBody(p, body);
+    p.checkResume?.(resumeValue);
     const inputs = resolutionEvents({
       nodeId,
       key: p.key,

@@ -116,6 +116,8 @@ export class RunManager {
     },
   ): Promise<{ run: StoredRun; created: boolean }> {
     if (this.closed) throw new HostError(ErrorCode.CONFLICT, 'the host is shutting down', {}, { retryable: true });
+    // A node may refuse the run before anything is stored (e.g. a roster over maxParticipants, RFC 0239 §C).
+    for (const n of a.def.nodes) if (this.o.registry.has(n.typeId)) this.o.registry.get(n.typeId).admit?.(n);
     // The run's trace: a child run continues its parent's trace.
     const root = startSpan('openwop.run.create', contextFrom(a.parent?.traceparent ?? a.traceparent), {
       'openwop.workflow_id': a.def.id,

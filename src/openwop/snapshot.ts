@@ -1,6 +1,7 @@
 import { agentIdentities } from './agents/agent-projection.js';
 import type { AgentRef } from './agents/agent-script.js';
 import { usageMetrics } from './services/provider-usage.js';
+import { conversationChannels } from './conversation-channel.js';
 import { ENGINE_VERSION, EVENT_LOG_SCHEMA_VERSION } from './store.js';
 import type { StoredRun } from './store.js';
 import type { RunError, RunEvent, RunStatus } from './types.js';
@@ -31,6 +32,8 @@ export interface RunSnapshot {
   runOrchestrator?: AgentRef;
   /** `metrics.openwopCost` token rollup of the run's `provider.usage` events (RFC 0026), when it has any. */
   metrics?: Record<string, unknown>;
+  /** Typed channels the run writes (the conversation transcript of a `core.conversationGate`). */
+  channels?: Record<string, unknown[]>;
 }
 
 /** Folds a run's events over its row into a RunSnapshot. */
@@ -107,5 +110,6 @@ export function buildSnapshot(run: StoredRun, events: readonly RunEvent[]): RunS
   if (run.parentRunId) snap.parentRunId = run.parentRunId;
   if (run.parentNodeId) snap.parentNodeId = run.parentNodeId;
   Object.assign(snap, agentIdentities(run.definition, events), usageMetrics(events));
+  Object.assign(snap, conversationChannels(run.definition, events));
   return snap;
 }

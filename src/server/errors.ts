@@ -12,6 +12,8 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.CAPABILITY_NOT_PROVIDED]: 501,
   [ErrorCode.PROMPT_REF_INVALID]: 400,
   [ErrorCode.PROMPT_VARIABLE_UNRESOLVED]: 400,
+  [ErrorCode.CONVERSATION_SPEAKER_NOT_PARTICIPANT]: 422,
+  [ErrorCode.CONVERSATION_ROSTER_EXCEEDED]: 422,
 };
 
 /** HTTP status for an error code on the OpenWOP REST surface (unknown codes: 500). */

@@ -83,6 +83,7 @@ export function openApiDocument(): Record<string, unknown> {
             '201': { description: 'created', content: json(ref('RunSnapshot')) },
             '200': { description: 'replayed by Idempotency-Key', content: json(ref('RunSnapshot')) },
             '409': { description: 'conflict (key reused with another body)', content: json(ref('Error')) },
+            '422': { description: 'conversation_roster_exceeded (RFC 0239 §C)', content: json(ref('Error')) },
             ...errors,
           },
         },
@@ -175,7 +176,11 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Resolve the interrupt pending at a node',
           parameters: [runId, { name: 'nodeId', in: 'path', required: true, schema: { type: 'string' } }],
           requestBody: { required: true, content: json(ref('ResolveInterruptRequest')) },
-          responses: { '200': { description: 'resolved', content: json(ref('RunSnapshot')) }, ...errors },
+          responses: {
+            '200': { description: 'resolved', content: json(ref('RunSnapshot')) },
+            '422': { description: 'conversation_speaker_not_participant (RFC 0239 §B)', content: json(ref('Error')) },
+            ...errors,
+          },
         },
       },
       '/v1/runs/{runId}:fork': {

@@ -38,7 +38,7 @@ export function baseCapabilities(limits: HostLimits, extra: Record<string, unkno
     subWorkflow: { inputMapping: true },
     idempotency: { crossRegion: 'single-region' },
     // core.conversationGate (RFC 0005) with the multi-party roster (RFC 0101/0239): nodes/conversation-gate.ts.
-    conversationPrimitive: true,
+    // `conversationPrimitive` stays unclaimed: it also promises the conversation.start/close suspend variants.
     multiPartyConversation: { supported: true, maxParticipants: MAX_CONVERSATION_PARTICIPANTS },
     ...extra,
   };

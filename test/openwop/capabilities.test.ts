@@ -2,7 +2,7 @@
 // families at the root, and advertises only what works: every family it lists has a behaviour check
 // below that exercises it on a real host (SQLite file), and a family without a check fails the test.
 // `fixtures[]` is computed from the vendored fixtures whose node types are all registered.
-// conversationPrimitive / multiPartyConversation: the council fixtures run over REST (roster refusals included).
+// multiPartyConversation: the council fixtures run over REST (roster refusals included).
 import { mkdtempSync, readFileSync } from 'node:fs';
 /* eslint-disable @typescript-eslint/no-explicit-any -- the discovery document is read loosely in checks */
 import { tmpdir } from 'node:os';
@@ -175,28 +175,6 @@ const CHECKS: Record<string, (doc: Record<string, any>) => Promise<void>> = {
     expect(await host.runs.waitTerminal(forkId)).toBe('completed');
     expect([await count(forkId), await count(src.runId)]).toEqual([0, 1]);
   },
-  // core.conversationGate over REST (full coverage: conversation-gate.test.ts).
-  conversationPrimitive: async (doc) => {
-    expect(doc.conversationPrimitive).toBe(true);
-    const created = await app.inject({
-      method: 'POST',
-      url: '/v1/runs',
-      headers: auth,
-      payload: { workflowId: 'conformance-multi-party-council' },
-    });
-    const runId = (created.json() as { runId: string }).runId;
-    await waitForEvent(
-      host,
-      runId,
-      (e) => e.type === 'interrupt.requested' && e.payload.kind === 'conversation.exchange',
-    );
-    const resumeValue = { role: 'agent', speakerId: 'host:conformance-council-b', content: 'caps' };
-    const url = `/v1/runs/${runId}/interrupts/convo`;
-    expect((await app.inject({ method: 'POST', url, headers: auth, payload: { resumeValue } })).statusCode).toBe(200);
-    expect(await host.runs.waitTerminal(runId)).toBe('completed');
-    const types = (await host.store.events(runId)).map((e) => e.type).filter((t) => t.startsWith('conversation.'));
-    expect(types).toEqual(['conversation.opened', 'conversation.exchanged', 'conversation.closed']);
-  },
   // RFC 0101/0239: a non-member's turn is refused unconsumed; a roster over maxParticipants refuses run creation.
   multiPartyConversation: async (doc) => {
     expect(doc.multiPartyConversation).toMatchObject({ supported: true });
@@ -216,7 +194,12 @@ const CHECKS: Record<string, (doc: Record<string, any>) => Promise<void>> = {
     const refused = await app.inject({ method: 'POST', url, headers: auth, payload: intruder });
     expect([refused.statusCode, refused.json().error]).toEqual([422, 'conversation_speaker_not_participant']);
     expect((await host.runs.snapshot(runId)).status).toBe('waiting-input');
-    await host.runs.cancel(runId, { principal: 'caps' });
+    // A member's turn is taken; the conversation closes after it (one turn by default).
+    const member = { resumeValue: { role: 'agent', speakerId: 'host:conformance-council-b', content: 'caps' } };
+    expect((await app.inject({ method: 'POST', url, headers: auth, payload: member })).statusCode).toBe(200);
+    expect(await host.runs.waitTerminal(runId)).toBe('completed');
+    const types = (await host.store.events(runId)).map((e) => e.type).filter((t) => t.startsWith('conversation.'));
+    expect(types).toEqual(['conversation.opened', 'conversation.exchanged', 'conversation.closed']);
     const oversize = await app.inject({
       method: 'POST',
       url: '/v1/runs',

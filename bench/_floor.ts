@@ -1,0 +1,64 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { RealClock } from '../src/core/index.js';
+import { createEngine, openOperatorRuntime } from '../src/engine/index.js';
+import { openDb, openLedger } from '../src/ledger/index.js';
+import { connect } from '../src/mhs/connector.js';
+import { capabilityToolName } from '../src/mhs/tool-names.js';
+const ROOT = new URL('..', import.meta.url).pathname;
+const SIM = (id: string) => [process.execPath, join(ROOT, 'bin/mhs-host.js'), 'sim', 'conveyor', '--stdio', '--time-scale', '1000', '--endpoint-id', id];
+const pct = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.ceil((p / 100) * s.length) - 1]!; };
+const dir = mkdtempSync(join(tmpdir(), 'prof-'));
+const clock = new RealClock();
+const db = await openDb(join(dir, 'h.db'), { sqlite: { synchronous: (process.env.SYNC ?? 'NORMAL') as 'NORMAL' } });
+const ledger = await openLedger(db, { clock });
+const operator = await openOperatorRuntime(db, clock);
+const engine = createEngine({ ledger, clock, gate: operator.services.gate, transportMarginMs: 2000 });
+await engine.start();
+const [c, ...a] = SIM('mhs://p/g');
+const conn = await connect({ connector_id: 'g', transport: 'stdio', command: [c!, ...a], endpoint_id: null, enabled: true, source: { kind: 'registry', ref: 'b' }, auth: { scheme: 'local' } }, { timeoutMs: 60000 });
+const ep = await engine.attach(conn);
+const [c2, ...a2] = SIM('mhs://p/b');
+const bare = new Client({ name: 'b', version: '0' }, { versionNegotiation: { mode: 'auto' } });
+await bare.connect(new StdioClientTransport({ command: c2!, args: a2, stderr: 'ignore' }));
+await bare.listTools();
+const tool = capabilityToolName('conveyor-workcell', 'cap.world.step.v1');
+const orig = ep.conn.callTool.bind(ep.conn);
+let callT = 0; const syncT: number[] = []; let callStart = 0; const toSend: number[] = [];
+const guard = (ep.conn as any).guard; const gs = guard.send.bind(guard); const { openSync, fdatasync } = await import('node:fs'); let walFd = -1;
+guard.send = async (m: any, o: any) => { if (m.method === 'tools/call') { toSend.push(performance.now() - callStart); if (process.env.BARRIER) { if (walFd < 0) walFd = openSync(join(dir, 'h.db-wal'), 'r+'); const t0 = performance.now(); await new Promise<void>((r, j) => fdatasync(walFd, (e) => (e ? j(e) : r()))); syncT.push(performance.now() - t0); } } return gs(m, o); };
+(ep.conn as any).callTool = async (...args: any[]) => { const t = performance.now(); callStart = t; try { return await (orig as any)(...args); } finally { callT = performance.now() - t; } };
+
+const { createIdFactory } = await import('../src/core/index.js');
+const idf = createIdFactory(clock);
+const lease = await (ep as any).sessions.acquire('floor', 'conveyor-workcell', ['cap.world.step.v1']);
+const g: number[] = [], b: number[] = [], f: number[] = [], iw: number[] = [], gin: number[] = [], fin: number[] = [];
+for (let i = 0; i < 1000; i++) {
+  let t = performance.now();
+  await bare.callTool({ name: tool, arguments: { ticks: 1 } });
+  const tb = performance.now() - t;
+  t = performance.now();
+  const r = await engine.invoke({ endpointId: ep.endpointId, deviceId: 'conveyor-workcell', capabilityId: 'cap.world.step.v1', input: { ticks: 1 } });
+  const tg = performance.now() - t;
+  const gi = callT;
+  await r.recorded;
+  // floor: one durable intent (same ledger), then the same MCP call with control fields
+  t = performance.now();
+  const cid = idf.next('command');
+  await ledger.appendBatch([{ kind: 'command.intent', command_id: cid, endpoint_id: ep.endpointId, device_id: 'floor-dev', input: { ticks: 1 }, effect: 'actuate' } as any], { claimGates: true });
+  const ti = performance.now() - t;
+  const t2 = performance.now();
+  await orig(tool, { ticks: 1, _mhs: { session_id: lease.sessionId, command_id: cid, deadline_ms: 5000 } }, { timeoutMs: 10000 });
+  const tf = performance.now() - t;
+  const fi = performance.now() - t2;
+  await ledger.append({ kind: 'receipt', command_id: cid, endpoint_id: ep.endpointId, receipt: { status: 'completed' } } as any);
+  if (i >= 300) { b.push(tb); g.push(tg); f.push(tf); iw.push(ti); gin.push(gi); fin.push(fi); }
+}
+console.log('bare', pct(b, 50).toFixed(3), 'governed', pct(g, 50).toFixed(3), 'floor(intent+call)', pct(f, 50).toFixed(3), 'floor intent', pct(iw, 50).toFixed(3));
+console.log('inner callTool governed', pct(gin, 50).toFixed(3), 'floor', pct(fin, 50).toFixed(3));
+console.log('ratio governed', (pct(g, 50) / pct(b, 50)).toFixed(2), 'ratio floor', (pct(f, 50) / pct(b, 50)).toFixed(2));
+process.exit(0);

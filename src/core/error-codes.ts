@@ -81,6 +81,12 @@ export const ErrorCode = {
   INTERNAL: 'internal_error',
   /** A replay fork reached a side-effecting node the source run recorded no outcome for; the effect was not performed (replay.md RFC 0140 rule 3). data: sourceRunId, nodeId, execution. */
   REPLAY_SOURCE_MISSING: 'replay_source_missing',
+  /** A replay fork's model answer is a refusal where the source's was valid, or the reverse; `replay.divergedAtRefusal` is in the log (RFC 0041 §B). data: sourceRunId, atSequence, nodeId, originalEnvelopeKind, replayEnvelopeKind. */
+  REPLAY_DIVERGED_AT_REFUSAL: 'replay_diverged_at_refusal',
+  /** The model refused a structured-output call; `envelope.refusal` is in the log, never retried (RFC 0032 §B.3). data: provider, model. */
+  ENVELOPE_REFUSAL: 'envelope_refusal',
+  /** A structured-output answer does not match the node's outputSchema (core.ai.structuredOutput). data: provider, model, errors. */
+  ENVELOPE_INVALID: 'envelope_invalid',
   // Host service families ctx.promptLibrary / ctx.aiEnvelope / ctx.agentRuntime (RFC 0144, RFC 0027-0029).
   /** A PromptRef names no template in the library (host-capabilities.md §host.promptLibrary). data: ref. */
   PROMPT_NOT_FOUND: 'prompt_not_found',

@@ -9,6 +9,7 @@ import { delayNode, failNode, identityNode, noopNode } from './nodes/core-nodes.
 import { approvalGateNode, interruptNode } from './nodes/interrupt-nodes.js';
 import { conversationGateNode } from './nodes/conversation-gate.js';
 import { conformanceReplayNodes, EffectSeam } from './nodes/conformance-replay-nodes.js';
+import { MockAiPrograms, structuredOutputNode } from './nodes/structured-output-node.js';
 import { forkRun } from './fork.js';
 import type { ForkRequest, ForkResponse } from './fork.js';
 import type { Caller } from './node-registry.js';
@@ -77,6 +78,8 @@ export interface OpenwopHost {
     ): Promise<{ fork: ForkResponse; created: boolean }>;
     /** Effects the conformance effect seam counted for `runId`. */
     effectCount(runId: string): number;
+    /** The conformance `mock` provider's programs (`POST /v1/host/sample/test/mock-ai/program`, RFC 0041 §B). */
+    mockAi: MockAiPrograms;
   };
   /** Halts every run actor (runs resume on the next start). */
   close(graceMs?: number): Promise<void>;
@@ -100,10 +103,12 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     (typeId) => registry.has(typeId) && registry.get(typeId).pure === true,
   );
   const effects = new EffectSeam((runId) => replay.isReplay(runId), o.effectCounts);
+  const mockAi = new MockAiPrograms();
   const families = [...(o.families ?? []), replay.family()];
   const registry = new NodeRegistry().register(
     ...CORE_NODES,
     ...conformanceReplayNodes(effects),
+    structuredOutputNode(mockAi),
     ...families.flatMap((f) => f.nodes ?? []),
     ...(o.nodes ?? []),
   );
@@ -146,6 +151,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
       fork: (sourceRunId, req, caller, key) =>
         forkRun({ store, forks, runs, clock: o.clock }, sourceRunId, req, caller, key),
       effectCount: (runId) => effects.count(runId),
+      mockAi,
     },
     close: async (graceMs) => {
       await runs.shutdown(graceMs);

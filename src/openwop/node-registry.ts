@@ -1,5 +1,6 @@
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
+import type { RecordedExecution } from './replay-outcomes.js';
 import type { NodeServices, ServiceName } from './service-family.js';
 import type { RunEvent, RunEventInput, WorkflowDefinition, WorkflowNode } from './types.js';
 
@@ -119,6 +120,11 @@ export interface NodeModule {
    * not marked pure is side-effecting: a replay fork resolves it from the source run's recorded outcome (replay.ts).
    */
   pure?: boolean;
+  /**
+   * In a replay fork, called before this side-effecting node resolves from the source's recorded execution `recorded`:
+   * raises a NodeFailure to fail the replay instead (e.g. a model that now refuses, RFC 0041 §B; replay.ts).
+   */
+  replayCheck?(ctx: NodeContext, recorded: RecordedExecution | undefined, sourceRunId: string): Promise<void>;
   /** Raises a HostError to refuse creating a run of a workflow holding this node (nothing is stored or started). */
   admit?(node: WorkflowNode): void;
   execute(ctx: NodeContext): Promise<NodeResult>;

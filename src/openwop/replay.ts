@@ -142,13 +142,15 @@ export class ReplayControl {
         const source = replay.sourceRunId;
         const rec = source ? recordedExecution(await this.store.events(source), ctx.node.id, execution) : undefined;
         // An agent-pinned node runs under the agent layer (an agent invocation): side-effecting whatever its type.
-        if (this.isPure(ctx.node.typeId) && ctx.node.agent === undefined)
+        // A node configured `nondeterministic: true` is replayed from the log, never re-executed (RFC 0041 §C).
+        if (this.isPure(ctx.node.typeId) && ctx.node.agent === undefined && ctx.node.config.nondeterministic !== true)
           return live(
             mod,
             guarded(ctx, rec, () => missing(source, ctx.node.id, execution)),
             rec,
             source,
           );
+        if (mod.replayCheck && source && ctx.node.agent === undefined) await mod.replayCheck(ctx, rec, source);
         return resolve(rec, source, ctx.node.id, execution);
       },
     };

@@ -11,6 +11,7 @@ import { operatorOpenApi } from './operator-openapi.js';
 import { registerAncestryRoute } from './ancestry-route.js';
 import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
+import { registerMockAiRoutes } from './mock-ai-routes.js';
 import { registerRunListRoute } from './run-list-route.js';
 import { promptOpenApiPaths, registerPromptRoutes } from './prompt-routes.js';
 import { agentOpenApiPaths, registerAgentRoutes } from './agent-routes.js';
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   app.get('/.well-known/openwop', () => deps.host.capabilities());
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
+  registerMockAiRoutes(app, deps.host);
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);
   registerPromptRoutes(app, promptLibraryApiOf(deps.families));

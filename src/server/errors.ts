@@ -14,6 +14,9 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.PROMPT_VARIABLE_UNRESOLVED]: 400,
   [ErrorCode.CONVERSATION_SPEAKER_NOT_PARTICIPANT]: 422,
   [ErrorCode.CONVERSATION_ROSTER_EXCEEDED]: 422,
+  [ErrorCode.REPLAY_DIVERGED_AT_REFUSAL]: 422,
+  [ErrorCode.ENVELOPE_REFUSAL]: 422,
+  [ErrorCode.ENVELOPE_INVALID]: 422,
 };
 
 /** HTTP status for an error code on the OpenWOP REST surface (unknown codes: 500). */

@@ -205,6 +205,14 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { '200': { description: '{runId, effectCount}' }, ...errors },
         },
       },
+      '/v1/host/sample/test/mock-ai/program': {
+        post: {
+          summary:
+            'Program the conformance mock provider: answers per nodeId, consumed in order (host-sample-test-seams.md §5)',
+          requestBody: { required: true, content: json({ type: 'object', required: ['nodeId', 'program'] }) },
+          responses: { '200': { description: '{nodeId, entries}' }, ...errors },
+        },
+      },
     },
   };
 }

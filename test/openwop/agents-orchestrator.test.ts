@@ -66,7 +66,13 @@ describe('capabilities (advertise only what works)', () => {
     expect(openwopSchemas().check(schemaId('capabilities'), doc)).toEqual([]);
     expect(doc.agents).toMatchObject({ supported: true, orchestrator: true, dispatch: true, dispatchMapping: true });
     expect(doc.multiAgent).toEqual({
-      executionModel: { supported: true, version: 2, confidenceEscalationInterruptKind: 'clarification' },
+      executionModel: {
+        supported: true,
+        version: 2,
+        confidenceEscalationInterruptKind: 'clarification',
+        // RFC 0041 §B/§C behaviour: test/openwop/replay-phase4.test.ts.
+        replayDeterminism: { supported: true, refusalDivergenceEmission: true },
+      },
     });
     expect(doc.fixtures).toEqual(
       expect.arrayContaining([

@@ -5,19 +5,21 @@
 // answered with a refusal where the source's answer was valid (or the reverse), the replay appends
 // `replay.divergedAtRefusal` with both envelope kinds and fails `replay_diverged_at_refusal` (422 on REST), never
 // substituting either answer; the mock provider is programmed through `POST /v1/host/sample/test/mock-ai/program`.
-// Every event validates against the run-event schemas.
+// Every event validates against the run-event schemas. The host (with the agents family, so it advertises
+// multiAgent.executionModel) advertises `replayDeterminism {supported, refusalDivergenceEmission}` and validates.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agentsFamily } from '../../src/openwop/agents/agents-family.js';
 import type { RunEvent } from '../../src/openwop/types.js';
 import { createTokenStore } from '../../src/policy/tokens.js';
 import { buildApp } from '../../src/server/app.js';
 import { statusFor } from '../../src/server/errors.js';
-import { HostFixture, clock, expectValidEvents } from './service-test-kit.js';
+import { HostFixture, clock, expectValidCapabilities, expectValidEvents } from './service-test-kit.js';
 
 const NONDET = 'conformance-phase4-nondet-tool';
 const DIVERGENCE = 'conformance-phase4-replay-divergence';
 const NODE = 'structured-call';
 
-const fx = new HostFixture(() => Promise.resolve({}));
+const fx = new HostFixture(() => Promise.resolve({ families: [agentsFamily()] }));
 let app: Awaited<ReturnType<typeof buildApp>>['app'];
 let auth: Record<string, string>;
 
@@ -95,6 +97,16 @@ function prefixThrough(events: readonly RunEvent[], nodeId: string): RunEvent[] 
   expect(at).toBeGreaterThanOrEqual(0);
   return events.slice(0, at + 1);
 }
+
+describe('RFC 0041 §D: advertisement', () => {
+  it('advertises multiAgent.executionModel.replayDeterminism; the document validates', () => {
+    const doc = expectValidCapabilities(fx.host) as { multiAgent?: { executionModel?: Record<string, unknown> } };
+    expect(doc.multiAgent?.executionModel?.replayDeterminism).toEqual({
+      supported: true,
+      refusalDivergenceEmission: true,
+    });
+  });
+});
 
 describe('RFC 0041 §C: observable-output-sequence determinism (conformance-phase4-nondet-tool)', () => {
   it('both Phase 4 fixtures are registered', async () => {
@@ -223,5 +235,12 @@ describe('POST /v1/host/sample/test/mock-ai/program', () => {
       payload: { nodeId: NODE, program: [] },
     });
     expect([anon.statusCode, (anon.json() as { error: string }).error]).toEqual([401, 'unauthorized']);
+  });
+
+  it('is in the OpenAPI document', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/v1/openapi.json', headers: auth })).json() as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(doc.paths)).toContain('/v1/host/sample/test/mock-ai/program');
   });
 });

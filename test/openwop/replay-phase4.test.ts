@@ -172,6 +172,8 @@ describe('RFC 0041 §B: replay-divergence-at-refusal (conformance-phase4-replay-
     ]);
     // The error details agree with the event; the node never completed in the replay.
     expect(rep.error?.details).toMatchObject({ originalEnvelopeKind: 'valid', replayEnvelopeKind: 'refusal' });
+    // The refusal text is never written to the log (no redaction pipeline for it here).
+    expect(JSON.stringify(rep.events)).not.toContain('I cannot help');
     expect(rep.events.filter((e) => e.nodeId === NODE).map((e) => e.type)).toEqual([
       'node.started',
       'log.appended',

@@ -5,8 +5,11 @@ import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule } from '../node-registry.js';
 import type { RecordedExecution } from '../replay-outcomes.js';
 
-/** What the conformance `mock` provider answers to one call: a JSON value, or a refusal (RFC 0032 §B.3). */
-export type MockAnswer = { kind: 'value'; value: unknown } | { kind: 'refusal'; refusalText: string | null };
+/**
+ * What the conformance `mock` provider answers to one call: a JSON value, or a refusal (RFC 0032 §B.3). A refusal's
+ * text is dropped: it would be checkpointed into the log, and this host has no redaction pipeline for it.
+ */
+export type MockAnswer = { kind: 'value'; value: unknown } | { kind: 'refusal' };
 
 /** The most entries one program may hold (a test programs a handful). */
 export const MAX_PROGRAM_ENTRIES = 100;
@@ -24,10 +27,8 @@ export function parseProgramEntry(entry: unknown, index: number): MockAnswer {
   const bad = (message: string) =>
     new HostError(ErrorCode.VALIDATION_ERROR, message, { errors: [{ path: `/program/${index}`, message }] });
   if (!isObject(entry)) throw bad('a program entry is an object');
-  if (entry.stopReason === 'safety' || entry.mode === 'refusal' || typeof entry.refusalText === 'string') {
-    const text = entry.refusalText ?? entry.refusalReason;
-    return { kind: 'refusal', refusalText: typeof text === 'string' ? text : null };
-  }
+  if (entry.stopReason === 'safety' || entry.mode === 'refusal' || typeof entry.refusalText === 'string')
+    return { kind: 'refusal' };
   if ('envelope' in entry) return { kind: 'value', value: entry.envelope };
   if (typeof entry.content === 'string') {
     try {

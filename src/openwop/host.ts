@@ -14,7 +14,6 @@ import { forkRun } from './fork.js';
 import type { ForkRequest, ForkResponse } from './fork.js';
 import type { Caller } from './node-registry.js';
 import { ForkStore, ReplayControl } from './replay.js';
-import { withReplayDeterminism } from './replay-determinism.js';
 import { controlSubWorkflowNode, subWorkflowNode } from './nodes/subworkflow-node.js';
 import { RunManager } from './run-manager.js';
 import { mergeCapabilities } from './service-family.js';
@@ -125,8 +124,10 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     hostId: o.hostId ?? 'mhs-host',
   });
   // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
-  const base = withReplayDeterminism(
-    mergeCapabilities(baseCapabilities(limits), ...families.map((f) => f.capabilities()), o.capabilities ?? {}),
+  const base = mergeCapabilities(
+    baseCapabilities(limits),
+    ...families.map((f) => f.capabilities()),
+    o.capabilities ?? {},
   );
   const fixtures = runnableFixtures(registry, base);
   for (const f of fixtures) await store.putWorkflow(f, 'fixture');

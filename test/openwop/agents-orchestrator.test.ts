@@ -70,8 +70,6 @@ describe('capabilities (advertise only what works)', () => {
         supported: true,
         version: 2,
         confidenceEscalationInterruptKind: 'clarification',
-        // RFC 0041 §B/§C behaviour: test/openwop/replay-phase4.test.ts.
-        replayDeterminism: { supported: true, refusalDivergenceEmission: true },
       },
     });
     expect(doc.fixtures).toEqual(

@@ -6,7 +6,8 @@
 // `replay.divergedAtRefusal` with both envelope kinds and fails `replay_diverged_at_refusal` (422 on REST), never
 // substituting either answer; the mock provider is programmed through `POST /v1/host/sample/test/mock-ai/program`.
 // Every event validates against the run-event schemas. The host (with the agents family, so it advertises
-// multiAgent.executionModel) advertises `replayDeterminism {supported, refusalDivergenceEmission}` and validates.
+// multiAgent.executionModel) does not claim `replayDeterminism` (that is a Phase 4 / executionModel v4 claim, which
+// also needs the §A cache-key recipe, not built) and validates.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentsFamily } from '../../src/openwop/agents/agents-family.js';
 import type { RunEvent } from '../../src/openwop/types.js';
@@ -99,12 +100,9 @@ function prefixThrough(events: readonly RunEvent[], nodeId: string): RunEvent[] 
 }
 
 describe('RFC 0041 §D: advertisement', () => {
-  it('advertises multiAgent.executionModel.replayDeterminism; the document validates', () => {
+  it('does not claim multiAgent.executionModel.replayDeterminism (Phase 4 needs executionModel v4 and the §A cache recipe); the document validates', () => {
     const doc = expectValidCapabilities(fx.host) as { multiAgent?: { executionModel?: Record<string, unknown> } };
-    expect(doc.multiAgent?.executionModel?.replayDeterminism).toEqual({
-      supported: true,
-      refusalDivergenceEmission: true,
-    });
+    expect(doc.multiAgent?.executionModel?.replayDeterminism).toBeUndefined();
   });
 });
 

@@ -8,6 +8,7 @@ import { resolveHostId } from '../openwop/causation/host-id.js';
 import { startHostServer } from '../server/host-server.js';
 import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
+import { createHostLog, logBackgroundError } from './host-log.js';
 import type { FamilyFlags } from './service-families.js';
 
 function port(v: string): number {
@@ -82,7 +83,17 @@ export function serveCommand(): Command {
           wellKnownUrl,
         });
         // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
-        const mhs = opts.mhs ? await openHostRuntime({ db, clock, policy, attachEnabled: true }) : undefined;
+        // Failures no request sees (lease renewals, reconnects, late ledger writes) go to the log (HOST-093).
+        const log = createHostLog();
+        const mhs = opts.mhs
+          ? await openHostRuntime({
+              db,
+              clock,
+              policy,
+              attachEnabled: true,
+              onBackgroundError: logBackgroundError(log),
+            })
+          : undefined;
         for (const f of mhs?.failed ?? [])
           process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message}\n`);
         const server = await startHostServer({

@@ -6,7 +6,9 @@ import { openHostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import { resolveHostId } from '../openwop/causation/host-id.js';
 import { startHostServer } from '../server/host-server.js';
+import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
+import { createHostLog, logBackgroundError } from './host-log.js';
 import type { FamilyFlags } from './service-families.js';
 
 function port(v: string): number {
@@ -16,7 +18,7 @@ function port(v: string): number {
 }
 
 /**
- * `mhs-host serve [--port N] [--host ADDR] [--db PATH|postgres://...]`: the OpenWOP REST API, the
+ * `mhs-host serve [--port N] [--host ADDR] [--db PATH|postgres://...] [--enable-test-seams]`: the OpenWOP REST API, the
  * operator API and the console on one port (default 8787), SQLite by default. Logs one line with
  * the URL. On SIGTERM/SIGINT it stops accepting requests, lets in-flight MHS commands settle (or
  * leaves them to reconciliation on the next start), and exits 0.
@@ -47,6 +49,10 @@ export function serveCommand(): Command {
     .option('--host-id <id>', 'stable host id for cross-host causation (default: generated once, kept in the store)')
     .option('--peers <file>', 'peer hosts for mhs.remoteRun: JSON {name: {url, token}} (RFC 0040)')
     .option('--public-url <url>', 'base URL other hosts reach this one at (default the listen URL)')
+    .option(
+      '--enable-test-seams',
+      `serve the conformance test seams under /v1/host/sample/* (also ${TEST_SEAM_ENV_VAR}=true); never in production`,
+    )
     .action(
       async (
         opts: {
@@ -59,9 +65,12 @@ export function serveCommand(): Command {
           policy?: string;
           hostId?: string;
           publicUrl?: string;
+          enableTestSeams?: boolean;
         } & FamilyFlags,
       ) => {
         const clock = new RealClock();
+        // Conformance-only seams answer 404 unless the operator turns them on (host-sample-test-seams.md).
+        const testSeams = opts.enableTestSeams === true || process.env[TEST_SEAM_ENV_VAR] === 'true';
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
         const location = resolveDbLocation({ flag: opts.db });
         const db = await openDb(location);
@@ -74,7 +83,17 @@ export function serveCommand(): Command {
           wellKnownUrl,
         });
         // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
-        const mhs = opts.mhs ? await openHostRuntime({ db, clock, policy, attachEnabled: true }) : undefined;
+        // Failures no request sees (lease renewals, reconnects, late ledger writes) go to the log (HOST-093).
+        const log = createHostLog();
+        const mhs = opts.mhs
+          ? await openHostRuntime({
+              db,
+              clock,
+              policy,
+              attachEnabled: true,
+              onBackgroundError: logBackgroundError(log),
+            })
+          : undefined;
         for (const f of mhs?.failed ?? [])
           process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message}\n`);
         const server = await startHostServer({
@@ -87,10 +106,12 @@ export function serveCommand(): Command {
           workflows: opts.workflows,
           families,
           hostId,
+          testSeams,
         });
         baseUrl ??= server.url;
         for (const r of server.host.loaded.refused)
           process.stderr.write(`workflow ${r.file} not registered: ${JSON.stringify(r.errors)}\n`);
+        if (testSeams) process.stderr.write('test seams enabled: /v1/host/sample/* is served (conformance only)\n');
         process.stdout.write(`mhs-host serving ${server.url} (store ${db.location})\n`);
         let stopping = false;
         const stop = (signal: string): void => {

@@ -34,6 +34,11 @@ export interface HostRuntimeOptions {
   ledgerLabel?: Readonly<Record<string, unknown>>;
   /** Engine tuning; the ledger, clock, policy gate, enablement check and artifacts are the runtime's. */
   engine?: Partial<Omit<EngineOptions, 'ledger' | 'clock' | 'gate' | 'isEnabled' | 'artifacts'>>;
+  /**
+   * Where failures no caller sees are reported (HOST-093): the ledger's lease renewals and, unless `engine` names
+   * its own, the engine's background work. `serve` logs them.
+   */
+  onBackgroundError?: (err: HostError) => void;
 }
 
 /**
@@ -89,8 +94,10 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
   const ownsDb = typeof opts.db !== 'object';
   const db = typeof opts.db === 'object' ? opts.db : await openDb(resolveDbLocation({ flag: opts.db }));
   try {
+    const report = opts.onBackgroundError;
     const base = await openOperatorRuntime(db, clock, opts.policy, {
       ...(opts.ledgerLabel ? { ledgerLabel: opts.ledgerLabel } : {}),
+      ...(report ? { onLeaseError: report } : {}),
     });
     const { connectors, enablement, services, manifests } = base;
     const isEnabled = (id: string) => enablement.isEnabled(id);
@@ -99,6 +106,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       sessionStore: await openSessionStore(db),
       // Start-up recovery reads only the ledger tail past the last settled intent.
       recoveryMark: await openRecoveryMarkStore(db),
+      ...(report ? { onBackgroundError: report } : {}),
       ...opts.engine,
       ledger: base.ledger,
       clock,

@@ -1,4 +1,4 @@
-import type { Clock } from '../core/index.js';
+import type { Clock, HostError } from '../core/index.js';
 import { labelLedger, openLedger } from '../ledger/index.js';
 import type { Db, DurableLedger } from '../ledger/index.js';
 import { openArtifacts } from '../ledger/artifacts.js';
@@ -53,10 +53,14 @@ export async function openOperatorRuntime(
   db: Db,
   clock: Clock,
   policy: PolicySource = DEFAULT_POLICY,
-  opts: { ledgerLabel?: Readonly<Record<string, unknown>> } = {},
+  opts: {
+    ledgerLabel?: Readonly<Record<string, unknown>>;
+    /** Where a lease renewal the store refused is reported (HOST-093; see `LedgerOptions.onLeaseError`). */
+    onLeaseError?: (err: HostError) => void;
+  } = {},
 ): Promise<OperatorRuntime> {
   const events = createOperatorEvents();
-  const opened = await openLedger(db, { clock });
+  const opened = await openLedger(db, { clock, ...(opts.onLeaseError ? { onLeaseError: opts.onLeaseError } : {}) });
   // A replay run's entries all carry its label (HOST-085); every committed entry is announced on the SSE stream.
   const ledger = observeLedger(opts.ledgerLabel ? labelLedger(opened, opts.ledgerLabel) : opened, events);
   const connectors = await openConnectorStore(db, { clock });

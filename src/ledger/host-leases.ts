@@ -101,8 +101,8 @@ export class HostLease {
       () => {
         this.timer = null;
         this.renewing = this.renew().catch((err: unknown) => {
-          this.onError?.(err);
           this.schedule();
+          this.onError?.(err);
         });
       },
       Math.max(1, Math.floor(this.ttlMs / 3)),

@@ -2,15 +2,15 @@ import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { LedgerStatus } from './ledger-types.js';
 
-/** Wraps a store failure as `MHS.HOST.LEDGER_UNAVAILABLE` (HOST-093), keeping the cause. */
-export function ledgerUnavailable(err: unknown, location: string): HostError {
+/** Wraps a store failure as `MHS.HOST.LEDGER_UNAVAILABLE` (HOST-093), keeping the cause; `extra` joins the details. */
+export function ledgerUnavailable(err: unknown, location: string, extra: Record<string, unknown> = {}): HostError {
   if (err instanceof HostError && err.code === ErrorCode.HOST_LEDGER_UNAVAILABLE) return err;
   const e = err as { code?: unknown; message?: unknown } | null;
   const cause = typeof e?.message === 'string' ? e.message : String(err);
   return new HostError(
     ErrorCode.HOST_LEDGER_UNAVAILABLE,
     `the ledger store cannot be written: ${cause}`,
-    { location, ...(typeof e?.code === 'string' ? { store_code: e.code } : {}) },
+    { location, ...extra, ...(typeof e?.code === 'string' ? { store_code: e.code } : {}) },
     {
       remediation:
         'Fix the store (permissions, disk space, database server); new commands are refused until a probe succeeds.',

@@ -34,8 +34,11 @@ export interface LedgerOptions {
   owner?: string;
   /** The lease by which hosts on other machines tell this process is running (HOST-091 on a shared store). */
   lease?: LeaseTiming;
-  /** Where a failed lease renewal is reported (it is retried). */
-  onLeaseError?: (err: unknown) => void;
+  /**
+   * Where a failed lease renewal is reported, as `MHS.HOST.LEDGER_UNAVAILABLE` (it also makes {@link
+   * DurableLedger.status} unavailable until a probe succeeds, and is retried at the next renewal).
+   */
+  onLeaseError?: (err: HostError) => void;
 }
 
 interface Job {
@@ -71,13 +74,24 @@ class SqlLedger implements DurableLedger {
   ) {
     this.health = new LedgerHealth(opts.clock, db.location);
     this.owner = opts.owner ?? GATE_OWNER;
-    this.lease = new HostLease(db, opts.clock, this.owner, opts.lease, opts.onLeaseError);
+    this.lease = new HostLease(db, opts.clock, this.owner, opts.lease, (err) => this.leaseFailed(err));
     for (const [id, paths] of Object.entries(opts.redaction ?? {})) this.redaction.set(id, paths);
     this.health.subscribe((st) => (st.state === 'unavailable' ? this.scheduleProbe() : this.cancelProbe()));
   }
 
   private probeTimer: TimerHandle | null = null;
   private disposed = false;
+
+  /** HOST-093: a renewal the store refused is a store failure like any other: in status() and reported. */
+  private leaseFailed(err: unknown): void {
+    const e = ledgerUnavailable(err, this.db.location, { operation: 'lease_renewal', owner: this.owner });
+    this.health.fail(e);
+    try {
+      this.opts.onLeaseError?.(e);
+    } catch {
+      // A reporter's fault must not stop the renewals.
+    }
+  }
 
   /** HOST-093: keep probing while unavailable, so the engine's refusal lifts once the store recovers. */
   private scheduleProbe(): void {

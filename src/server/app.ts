@@ -11,7 +11,7 @@ import { operatorOpenApi } from './operator-openapi.js';
 import { registerAncestryRoute } from './ancestry-route.js';
 import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
-import { registerMockAiRoutes } from './mock-ai-routes.js';
+import { registerTestSeamRoutes } from './test-seam-routes.js';
 import { registerRunListRoute } from './run-list-route.js';
 import { promptOpenApiPaths, registerPromptRoutes } from './prompt-routes.js';
 import { agentOpenApiPaths, registerAgentRoutes } from './agent-routes.js';
@@ -36,6 +36,11 @@ export interface AppDeps {
   operator?: Record<string, unknown>;
   /** The host's service families: the prompt library one, when installed, backs `/v1/prompts*` (else 501). */
   families?: readonly ServiceFamily[];
+  /**
+   * Serve the conformance test seams under `/v1/host/sample/*` (host-sample-test-seams.md). Default false: they
+   * are not registered, so they answer 404 like any unknown route, and the OpenAPI document omits them.
+   */
+  testSeams?: boolean;
 }
 
 /** What was mounted besides the OpenWOP surface. */
@@ -113,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   app.get('/.well-known/openwop', () => deps.host.capabilities());
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
-  registerMockAiRoutes(app, deps.host);
+  if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host);
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);
   registerPromptRoutes(app, promptLibraryApiOf(deps.families));
@@ -128,7 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     ? await mountOptional(app, deps.operator)
     : { operatorRoutes: false, console: false, skipped: ['operator deps not given'] };
   // One OpenAPI document for everything this app serves, the operator API included when mounted.
-  const doc = openApiDocument() as { paths: Record<string, unknown> };
+  const doc = openApiDocument({ testSeams: deps.testSeams === true }) as { paths: Record<string, unknown> };
   doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);

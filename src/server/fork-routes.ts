@@ -13,9 +13,9 @@ function caller(req: FastifyRequest): Caller {
 }
 
 /**
- * Fork and replay routes (replay.md §Endpoint, RFC 0140): `POST /v1/runs/{runId}:fork` → 201 `{runId, sourceRunId,
- * fromSeq, mode, status, eventsUrl}` (200 when an `Idempotency-Key` replays an earlier fork), and the effect-count seam
- * `GET /v1/host/sample/replay/effect-count?runId=` → `{runId, effectCount}` (host-sample-test-seams.md §20).
+ * The fork route (replay.md §Endpoint, RFC 0140): `POST /v1/runs/{runId}:fork` → 201 `{runId, sourceRunId, fromSeq,
+ * mode, status, eventsUrl}` (200 when an `Idempotency-Key` replays an earlier fork). The effect-count seam that
+ * witnesses suppression is in test-seam-routes.ts (off unless enabled).
  */
 export function registerForkRoutes(app: FastifyInstance, host: OpenwopHost): void {
   // The router reads `:runId::fork` as one parameter, so the `{runId}:{action}` segment is matched here.
@@ -33,16 +33,5 @@ export function registerForkRoutes(app: FastifyInstance, host: OpenwopHost): voi
     const { fork, created } = await host.replay.fork(m[1]!, body, who, key);
     void reply.header('location', `/v1/runs/${fork.runId}`);
     return reply.status(created ? 201 : 200).send(fork);
-  });
-
-  app.get<{ Querystring: { runId?: string } }>('/v1/host/sample/replay/effect-count', async (req) => {
-    caller(req);
-    const runId = req.query.runId;
-    if (typeof runId !== 'string' || !runId) {
-      throw new HostError(ErrorCode.VALIDATION_ERROR, 'runId is required', { path: 'query:runId' });
-    }
-    if (!(await host.store.getRun(runId)))
-      throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
-    return { runId, effectCount: host.replay.effectCount(runId) };
   });
 }

@@ -32,6 +32,8 @@ export interface HostServerOptions {
   sseKeepAliveMs?: number;
   /** This host's stable id (RFC 0040), see `resolveHostId`. */
   hostId?: string;
+  /** Serve the conformance test seams under `/v1/host/sample/*` (default false: 404), see `AppDeps.testSeams`. */
+  testSeams?: boolean;
 }
 
 /** A listening host: the OpenWOP host, its app and URL. */
@@ -80,6 +82,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
       ...o.operator,
     },
     ...(o.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: o.sseKeepAliveMs } : {}),
+    ...(o.testSeams ? { testSeams: true } : {}),
   });
   await app.listen({ port: o.port, host: o.host ?? '127.0.0.1' });
   const addr = app.server.address();

@@ -10,12 +10,32 @@ const errors = {
 };
 const runId = { name: 'runId', in: 'path', required: true, schema: { type: 'string' } };
 
+// The conformance test seams (host-sample-test-seams.md), described only when they are served.
+const testSeamPaths = {
+  '/v1/host/sample/replay/effect-count': {
+    get: {
+      summary: 'Effects the conformance effect seam counted for a run (host-sample-test-seams.md §20)',
+      parameters: [{ name: 'runId', in: 'query', required: true, schema: { type: 'string' } }],
+      responses: { '200': { description: '{runId, effectCount}' }, ...errors },
+    },
+  },
+  '/v1/host/sample/test/mock-ai/program': {
+    post: {
+      summary:
+        'Program the conformance mock provider: answers per nodeId, consumed in order (host-sample-test-seams.md §5)',
+      requestBody: { required: true, content: json({ type: 'object', required: ['nodeId', 'program'] }) },
+      responses: { '200': { description: '{nodeId, entries}' }, ...errors },
+    },
+  },
+};
+
 /**
  * The OpenAPI 3.1 description of the OpenWOP REST surface served at `/v1/openapi.json`. Response
- * bodies reference the shared OpenWOP schemas by their `$id`.
+ * bodies reference the shared OpenWOP schemas by their `$id`. The test seam paths are listed only with
+ * `testSeams` (the app serves them only then).
  */
-export function openApiDocument(): Record<string, unknown> {
-  return {
+export function openApiDocument(opts: { testSeams?: boolean } = {}): Record<string, unknown> {
+  const doc = {
     openapi: '3.1.0',
     info: { title: 'mhs-host OpenWOP REST API', version: '1' },
     components: {
@@ -198,21 +218,7 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
       },
-      '/v1/host/sample/replay/effect-count': {
-        get: {
-          summary: 'Effects the conformance effect seam counted for a run (host-sample-test-seams.md §20)',
-          parameters: [{ name: 'runId', in: 'query', required: true, schema: { type: 'string' } }],
-          responses: { '200': { description: '{runId, effectCount}' }, ...errors },
-        },
-      },
-      '/v1/host/sample/test/mock-ai/program': {
-        post: {
-          summary:
-            'Program the conformance mock provider: answers per nodeId, consumed in order (host-sample-test-seams.md §5)',
-          requestBody: { required: true, content: json({ type: 'object', required: ['nodeId', 'program'] }) },
-          responses: { '200': { description: '{nodeId, entries}' }, ...errors },
-        },
-      },
     },
   };
+  return opts.testSeams ? { ...doc, paths: { ...doc.paths, ...testSeamPaths } } : doc;
 }

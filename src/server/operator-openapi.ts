@@ -153,7 +153,7 @@ export const operatorOpenApi = {
     },
     '/v1/operator/ledger': {
       get: {
-        summary: 'Browse ledger entries',
+        summary: 'Browse ledger entries, with the store status {state, since, last_error?} (HOST-093)',
         parameters: [
           { name: 'from', in: 'query', schema: { type: 'integer' } },
           { name: 'limit', in: 'query', schema: { type: 'integer' } },

@@ -246,7 +246,10 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
       const from = req.query.from ?? Math.max(0, head.seq - limit + 1);
       let entries = await ledger.range(from, Math.min(head.seq, from + limit - 1));
       if (req.query.kind) entries = entries.filter((e) => e.kind === req.query.kind);
-      return { head: { seq: head.seq, digest: head.digest }, from, entries };
+      // HOST-093: the store's availability as this process sees it (failed writes and lease renewals).
+      const d = ledger as Partial<DurableLedger>;
+      const status = typeof d.status === 'function' ? { status: d.status() } : {};
+      return { head: { seq: head.seq, digest: head.digest }, ...status, from, entries };
     },
   );
 

@@ -3,13 +3,15 @@
 // running while the lease is renewed, as gone once the lease ended (clean stop) or lapsed by more than the clock
 // skew (crash), and as unknown when the owner never held a lease there. A gone owner's gate is taken over
 // by exactly one of the hosts trying. A claim made inside a caller's transaction takes the lease in it. An owner on
-// this machine is still judged by its pid.
+// this machine is still judged by its pid. A renewal the store refuses (a SQLite file locked by another connection)
+// is reported as MHS.HOST.LEDGER_UNAVAILABLE and makes the ledger's status unavailable (HOST-093); renewals continue.
 import { hostname } from 'node:os';
+import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SimulatedClock } from '../../src/core/index.js';
+import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
 import { GATE_OWNER, openDb, openLedger } from '../../src/ledger/index.js';
 import type { Db, DurableLedger, LedgerAppend } from '../../src/ledger/index.js';
-import { BACKENDS } from './helpers.js';
+import { BACKENDS, sqliteBackend } from './helpers.js';
 import type { StoreHandle } from './helpers.js';
 
 const EP = 'mhs://lease/ep';
@@ -132,4 +134,53 @@ async function renewed(db: Db, owner: string, until: number): Promise<void> {
     if (row && Number(row.expires_at_ms) >= until) return;
     await new Promise((r) => setTimeout(r, 5));
   }
+}
+
+describe('host lease renewal failures (SQLite)', () => {
+  it('HOST-093: a renewal the store refuses is reported as LEDGER_UNAVAILABLE and shows in status(); renewals go on and a probe recovers', async () => {
+    const h = await sqliteBackend.fresh();
+    // A short busy timeout: the store is locked by another connection, as by a stuck writer on the same file.
+    const db = await openDb(h.location, { sqlite: { busyTimeoutMs: 50 } });
+    const clock = new SimulatedClock(1_000_000);
+    const reported: HostError[] = [];
+    const ledger = await openLedger(db, {
+      clock,
+      owner: 'lab-a:101',
+      lease: LEASE,
+      probeIntervalMs: 0,
+      onLeaseError: (e) => reported.push(e),
+    });
+    const locker = new Database(h.location);
+    try {
+      await ledger.appendBatch([intent('cmd_a1')], { claimGates: true });
+      expect(ledger.status().state).toBe('available');
+      locker.exec('BEGIN IMMEDIATE');
+      clock.advance(LEASE.ttlMs / 3);
+      await until(() => reported.length > 0);
+      expect(reported[0]).toBeInstanceOf(HostError);
+      expect(reported[0]).toMatchObject({
+        code: ErrorCode.HOST_LEDGER_UNAVAILABLE,
+        details: { operation: 'lease_renewal', owner: 'lab-a:101', store_code: 'SQLITE_BUSY' },
+      });
+      expect(ledger.status()).toMatchObject({
+        state: 'unavailable',
+        last_error: { code: ErrorCode.HOST_LEDGER_UNAVAILABLE },
+      });
+      // The lock goes away: the next renewal reaches the store and the probe clears the status.
+      locker.exec('ROLLBACK');
+      clock.advance(LEASE.ttlMs / 3);
+      await renewed(db, 'lab-a:101', clock.now() + LEASE.ttlMs);
+      expect((await ledger.probe()).state).toBe('available');
+      expect(reported).toHaveLength(1);
+    } finally {
+      locker.close();
+      ledger.dispose();
+      await db.close();
+      await h.cleanup();
+    }
+  });
+});
+
+async function until(pred: () => boolean): Promise<void> {
+  while (!pred()) await new Promise((r) => setTimeout(r, 5));
 }

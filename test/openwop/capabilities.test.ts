@@ -35,7 +35,7 @@ beforeAll(async () => {
   });
   const tokens = createTokenStore(db, clock);
   auth = { authorization: `Bearer ${(await tokens.add('caps', 'client')).token}` };
-  ({ app } = await buildApp({ host, auth: tokens, clock }));
+  ({ app } = await buildApp({ host, auth: tokens, clock, testSeams: true }));
 });
 
 afterAll(async () => {

@@ -28,7 +28,7 @@ beforeAll(async () => {
   const host = await fx.open();
   const tokens = createTokenStore(fx.db, clock);
   auth = { authorization: `Bearer ${(await tokens.add('phase4', 'client')).token}` };
-  ({ app } = await buildApp({ host, auth: tokens, clock }));
+  ({ app } = await buildApp({ host, auth: tokens, clock, testSeams: true }));
 });
 
 afterAll(async () => {

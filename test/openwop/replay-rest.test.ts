@@ -17,7 +17,7 @@ beforeAll(async () => {
   const host = await fx.open();
   const tokens = createTokenStore(fx.db, clock);
   auth = { authorization: `Bearer ${(await tokens.add('replay-rest', 'client')).token}` };
-  ({ app } = await buildApp({ host, auth: tokens, clock }));
+  ({ app } = await buildApp({ host, auth: tokens, clock, testSeams: true }));
   source = (await host.runs.createRun({ workflowId: 'conformance-replay-effect' }, { principal: 'replay-rest' })).run
     .runId;
   expect(await host.runs.waitTerminal(source)).toBe('completed');

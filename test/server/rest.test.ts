@@ -2,7 +2,8 @@
 // completion with gap-free, ordered, schema-valid event logs ending in exactly one terminal event; JSON and
 // SSE listings agree and SSE resumes after Last-Event-ID; long-poll returns new events and times out cleanly;
 // cancel really stops a run; Idempotency-Key returns the same run; errors use the {error, message, details?}
-// envelope (401, 404, 400 validation_error with paths, 409); interrupts resolve through the REST route;
+// envelope (401, 404, 400 validation_error with paths, 409); the /v1/host/sample/* test seams answer 404 unless
+// enabled; interrupts resolve through the REST route;
 // sub-workflow children record parentRunId/parentNodeId.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -221,6 +222,20 @@ describe('errors use the envelope', () => {
       expect(typeof res.body.message).toBe('string');
     }
     expect((await api.post('/v1/runs/run_unknown/interrupts/gate', { action: 'accept' })).status).toBe(404);
+  });
+
+  it('the conformance test seams are not served without --enable-test-seams: 404 not_found', async () => {
+    const count = await api.get('/v1/host/sample/replay/effect-count?runId=run_x');
+    const program = await api.post('/v1/host/sample/test/mock-ai/program', { nodeId: 'n', program: [] });
+    expect([count.status, count.body]).toEqual([
+      404,
+      { error: 'not_found', message: 'no route GET /v1/host/sample/replay/effect-count' },
+    ]);
+    expect([program.status, program.body]).toEqual([
+      404,
+      { error: 'not_found', message: 'no route POST /v1/host/sample/test/mock-ai/program' },
+    ]);
+    expect(srv.output()).not.toContain('test seams enabled');
   });
 
   it('bad bodies → 400 validation_error with details naming the path', async () => {

@@ -1,0 +1,56 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ErrorCode, HostError } from '../core/index.js';
+import type { OpenwopHost } from '../openwop/host.js';
+import { MAX_PROGRAM_ENTRIES } from '../openwop/nodes/structured-output-node.js';
+import type { Principal } from './auth.js';
+
+/** The conformance-only seam paths this host serves when the operator turns them on. */
+export const TEST_SEAM_PATHS = ['/v1/host/sample/replay/effect-count', '/v1/host/sample/test/mock-ai/program'] as const;
+
+/**
+ * The env gate host-sample-test-seams.md names for the reference implementation; `serve` accepts it beside
+ * `--enable-test-seams`. Only the exact value `true` turns the seams on.
+ */
+export const TEST_SEAM_ENV_VAR = 'OPENWOP_TEST_SEAM_ENABLED';
+
+function invalid(message: string, path: string): HostError {
+  return new HostError(ErrorCode.VALIDATION_ERROR, message, { errors: [{ path, message }] });
+}
+
+function requirePrincipal(req: FastifyRequest): void {
+  if (!(req as FastifyRequest & { principal?: Principal }).principal)
+    throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
+}
+
+/**
+ * The conformance test seams under `/v1/host/sample/*` (host-sample-test-seams.md): registered only when the
+ * operator enables them (`AppDeps.testSeams`, `serve --enable-test-seams`); otherwise they are unknown routes (404).
+ * An enabled seam still needs a bearer token.
+ * - `GET /v1/host/sample/replay/effect-count?runId=` → `{runId, effectCount}`: effects the conformance effect seam
+ *   counted for a run (§20, RFC 0140).
+ * - `POST /v1/host/sample/test/mock-ai/program` `{nodeId, program: [...]}` → `{nodeId, entries}`: replaces the answers
+ *   the conformance `mock` provider gives `core.ai.structuredOutput` nodes with that id, consumed in order across
+ *   runs (§5, RFC 0041 §B).
+ */
+export function registerTestSeamRoutes(app: FastifyInstance, host: OpenwopHost): void {
+  app.get<{ Querystring: { runId?: string } }>('/v1/host/sample/replay/effect-count', async (req) => {
+    requirePrincipal(req);
+    const runId = req.query.runId;
+    if (typeof runId !== 'string' || !runId) {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'runId is required', { path: 'query:runId' });
+    }
+    if (!(await host.store.getRun(runId)))
+      throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+    return { runId, effectCount: host.replay.effectCount(runId) };
+  });
+
+  app.post('/v1/host/sample/test/mock-ai/program', async (req: FastifyRequest) => {
+    requirePrincipal(req);
+    const body = req.body as { nodeId?: unknown; program?: unknown } | null;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('a JSON object body', '');
+    if (typeof body.nodeId !== 'string' || !body.nodeId) throw invalid('nodeId is required', '/nodeId');
+    if (!Array.isArray(body.program) || body.program.length > MAX_PROGRAM_ENTRIES)
+      throw invalid(`program is an array of at most ${MAX_PROGRAM_ENTRIES} entries`, '/program');
+    return { nodeId: body.nodeId, entries: host.replay.mockAi.program(body.nodeId, body.program) };
+  });
+}

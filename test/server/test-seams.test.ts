@@ -1,0 +1,108 @@
+// Guarantees (host-sample-test-seams.md: conformance-only seams are off in production), on a real SQLite file:
+// an app built without `testSeams` answers 404 with the usual not-found envelope on every `/v1/host/sample/*`
+// seam, even to a valid token, and its OpenAPI document does not list them; with `testSeams: true` the same
+// requests reach the seams (and they still need a token). Over a real `mhs-host serve` process,
+// `--enable-test-seams` (or OPENWOP_TEST_SEAM_ENABLED=true) turns them on and says so on stderr; without either the
+// seams answer 404 (test/server/rest.test.ts).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTokenStore } from '../../src/policy/tokens.js';
+import { buildApp } from '../../src/server/app.js';
+import { TEST_SEAM_PATHS } from '../../src/server/test-seam-routes.js';
+import { HostFixture, clock } from '../openwop/service-test-kit.js';
+import { client, makeToken, serve, tempDb } from './serve-helpers.js';
+import type { Served } from './serve-helpers.js';
+
+type App = Awaited<ReturnType<typeof buildApp>>['app'];
+
+/** One request per seam: the method, the URL, a body the seam accepts. */
+const SEAMS = [
+  { method: 'GET' as const, url: '/v1/host/sample/replay/effect-count?runId=run_x', path: TEST_SEAM_PATHS[0] },
+  {
+    method: 'POST' as const,
+    url: '/v1/host/sample/test/mock-ai/program',
+    path: TEST_SEAM_PATHS[1],
+    payload: { nodeId: 'seams-probe', program: [] },
+  },
+];
+
+const fx = new HostFixture(() => Promise.resolve({}));
+let off: App;
+let on: App;
+let auth: Record<string, string>;
+
+beforeAll(async () => {
+  const host = await fx.open();
+  const tokens = createTokenStore(fx.db, clock);
+  auth = { authorization: `Bearer ${(await tokens.add('seams', 'client')).token}` };
+  ({ app: off } = await buildApp({ host, auth: tokens, clock }));
+  ({ app: on } = await buildApp({ host, auth: tokens, clock, testSeams: true }));
+});
+
+afterAll(async () => {
+  await Promise.all([off.close(), on.close()]);
+  await fx.close();
+});
+
+describe('test seams over inject', () => {
+  it('are not served by default: 404 not_found on each seam, and the OpenAPI document omits them', async () => {
+    expect(SEAMS.map((s) => s.path).sort()).toEqual([...TEST_SEAM_PATHS].sort());
+    for (const s of SEAMS) {
+      const res = await off.inject({
+        method: s.method,
+        url: s.url,
+        headers: auth,
+        ...(s.payload ? { payload: s.payload } : {}),
+      });
+      expect(res.statusCode, s.url).toBe(404);
+      expect(res.json()).toEqual({ error: 'not_found', message: `no route ${s.method} ${s.path}` });
+    }
+    const paths = Object.keys((await off.inject({ method: 'GET', url: '/v1/openapi.json' })).json().paths as object);
+    expect(paths).toContain('/v1/runs/{runId}:fork');
+    expect(paths.filter((p) => p.startsWith('/v1/host/sample/'))).toEqual([]);
+  });
+
+  it('testSeams: true serves them (a token still required) and lists them in the OpenAPI document', async () => {
+    const [count, program] = SEAMS;
+    const unknownRun = await on.inject({ method: count!.method, url: count!.url, headers: auth });
+    expect(unknownRun.statusCode).toBe(404);
+    expect(unknownRun.json()).toMatchObject({ error: 'not_found', details: { runId: 'run_x' } });
+    const programmed = await on.inject({ method: 'POST', url: program!.url, headers: auth, payload: program!.payload });
+    expect(programmed.statusCode).toBe(200);
+    expect(programmed.json()).toEqual({ nodeId: 'seams-probe', entries: 0 });
+    for (const s of SEAMS)
+      expect(
+        (await on.inject({ method: s.method, url: s.url, ...(s.payload ? { payload: s.payload } : {}) })).statusCode,
+      ).toBe(401);
+    const paths = Object.keys((await on.inject({ method: 'GET', url: '/v1/openapi.json' })).json().paths as object);
+    expect(paths).toEqual(expect.arrayContaining([...TEST_SEAM_PATHS]));
+  });
+});
+
+describe('test seams over `mhs-host serve`', () => {
+  const served: Served[] = [];
+  afterAll(async () => {
+    for (const s of served) expect(await s.stop()).toBe(0);
+  });
+
+  it.each<{ how: string; extra: string[]; env: Record<string, string> }>([
+    { how: '--enable-test-seams', extra: ['--enable-test-seams'], env: {} },
+    { how: 'OPENWOP_TEST_SEAM_ENABLED=true', extra: [], env: { OPENWOP_TEST_SEAM_ENABLED: 'true' } },
+  ])(
+    '$how turns the seams on',
+    async ({ extra, env }) => {
+      const db = tempDb();
+      const token = await makeToken(db, 'client');
+      const srv = await serve(db, ['--no-workflows', '--no-mhs', ...extra], env);
+      served.push(srv);
+      const api = client(srv.url, token);
+      const programmed = await api.post('/v1/host/sample/test/mock-ai/program', { nodeId: 'served', program: [] });
+      expect(programmed.status).toBe(200);
+      expect(programmed.body).toEqual({ nodeId: 'served', entries: 0 });
+      const count = await api.get('/v1/host/sample/replay/effect-count');
+      expect(count.status).toBe(400);
+      expect(count.body.error).toBe('validation_error');
+      expect(srv.output()).toContain('test seams enabled');
+    },
+    120_000,
+  );
+});

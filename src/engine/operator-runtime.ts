@@ -15,6 +15,7 @@ import {
   createOperatorEvents,
   createOperatorLink,
   createOperatorServices,
+  announceLedgerStatus,
   observeLedger,
 } from '../policy/index.js';
 import type { EndpointDirectory, OperatorServices, PolicyConfig } from '../policy/index.js';
@@ -63,6 +64,7 @@ export async function openOperatorRuntime(
   const opened = await openLedger(db, { clock, ...(opts.onLeaseError ? { onLeaseError: opts.onLeaseError } : {}) });
   // A replay run's entries all carry its label (HOST-085); every committed entry is announced on the SSE stream.
   const ledger = observeLedger(opts.ledgerLabel ? labelLedger(opened, opts.ledgerLabel) : opened, events);
+  announceLedgerStatus(opened, events);
   const connectors = await openConnectorStore(db, { clock });
   const enablement = createEnablement({ store: connectors, ledger });
   const manifests = new Map<string, Manifest>();

@@ -16,7 +16,7 @@ export { createPermitService } from './permits.js';
 export type { HostPermit, HostPermitState, PermitRequest, PermitService, PermitServiceDeps } from './permits.js';
 export { createSafetyActions } from './estop.js';
 export type { EstopOutcome, OperatorPrincipal, SafetyActions, SafetyActionsDeps } from './estop.js';
-export { createOperatorEvents, observeLedger } from './operator-events.js';
+export { announceLedgerStatus, createOperatorEvents, observeLedger } from './operator-events.js';
 export type { OperatorEvent, OperatorEvents } from './operator-events.js';
 export type { EnablementPort, EndpointDirectory, EndpointSummary, OperatorLink } from './ports.js';
 export { createTokenStore } from './tokens.js';

@@ -1,3 +1,5 @@
+import type { DurableLedger } from '../ledger/ledger-types.js';
+
 /** A change the operator surface should show at once (pushed over SSE). */
 export interface OperatorEvent {
   type:
@@ -10,7 +12,8 @@ export interface OperatorEvent {
     | 'reset'
     | 'endpoint.enabled'
     | 'endpoint.disabled'
-    | 'ledger.appended';
+    | 'ledger.appended'
+    | 'ledger.status';
   id: number;
   data: Record<string, unknown>;
 }
@@ -41,6 +44,17 @@ export function createOperatorEvents(): OperatorEvents {
       return () => listeners.delete(fn);
     },
   };
+}
+
+/**
+ * Announces every change of the store's availability as a `ledger.status` event (HOST-093: a durable-store failure
+ * is visible to the operator at once, not at the next poll). Returns the unsubscribe function.
+ */
+export function announceLedgerStatus(
+  ledger: Pick<DurableLedger, 'onStatus'>,
+  events: Pick<OperatorEvents, 'emit'>,
+): () => void {
+  return ledger.onStatus((s) => events.emit('ledger.status', { ...s }));
 }
 
 /**

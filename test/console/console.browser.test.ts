@@ -8,6 +8,7 @@
 // it is recorded with the operator, as is allowing a device's trusted e-stop. Screenshots of the
 // approval view go to test-artifacts/.
 import { existsSync, mkdirSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -286,11 +287,47 @@ describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
-    off = await startOperatorHost({ families: 'conveyor', enable: false, estopDevices: [] });
+    // A short busy timeout and probe interval, so a locked store is refused at once and its recovery seen soon.
+    off = await startOperatorHost({
+      families: 'conveyor',
+      enable: false,
+      estopDevices: [],
+      db: { sqlite: { busyTimeoutMs: 50 } },
+      ledger: { probeIntervalMs: 200 },
+    });
   });
   afterAll(async () => {
     await browser?.close();
     await off?.close();
+  });
+
+  it('HOST-093: a store that cannot be written is shown at once, the refused action changes nothing, and the banner goes when it recovers', async () => {
+    const page = await signIn(off, off.tokens.op1);
+    const banner = page.locator('#store-health');
+    await expect(banner.isHidden()).resolves.toBe(true);
+    const pushed: unknown[] = [];
+    const off$ = off.services.events.subscribe((e) => {
+      if (e.type === 'ledger.status') pushed.push(e.data.state);
+    });
+    const locker = new Database(off.db.location);
+    try {
+      locker.exec('BEGIN IMMEDIATE'); // another writer holds the file
+      const ep = page.locator(`article[data-connector-id="${CONNECTOR_ID}"]`);
+      await ep.getByRole('button', { name: 'Enable' }).click();
+      await page.locator('#status.error').waitFor();
+      await page.locator('#store-health[data-state="unavailable"]').waitFor();
+      await expect(banner.textContent()).resolves.toContain(ErrorCode.HOST_LEDGER_UNAVAILABLE);
+      await expect(ep.locator('.enabled-state').textContent()).resolves.toBe('disabled');
+    } finally {
+      locker.exec('ROLLBACK');
+      locker.close();
+    }
+    await page.waitForFunction(() => document.getElementById('store-health')?.dataset.state === 'available');
+    await expect(banner.isHidden()).resolves.toBe(true);
+    expect(await entries(off, (e) => e.kind === 'operator.enable')).toEqual([]);
+    expect(off.engine.endpoints()).toEqual([]);
+    off$();
+    expect(pushed).toEqual(['unavailable', 'available']); // pushed over SSE, not left to the 5 s re-read
   });
 
   it('HOST-066, HOST-067, HOST-068, HOST-094: says MHS is disabled with no endpoint connection; enabling is recorded with the operator', async () => {

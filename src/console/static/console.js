@@ -177,11 +177,23 @@ async function refresh() {
     el('td', {}, el('button', { type: 'button', disabled: !isOperator(), 'aria-label': `Revoke ${p.permit_id}`,
       onclick: () => act(`Revoke ${p.permit_id}`, () => api('POST', `/permits/${p.permit_id}/revoke`, {})) }, 'Revoke')))));
   renderEndpoints(endpoints);
+  renderStoreHealth(ledger.status);
   fill('ledger', ledger.entries.slice().reverse().map((e) => {
     const { seq, ts, kind, digest, prev_digest, ...rest } = e;
     return el('tr', { 'data-seq': seq, 'data-kind': kind }, el('td', { text: seq }), el('td', { text: ts }), el('td', { text: kind }),
       el('td', {}, el('code', { text: JSON.stringify(rest).slice(0, 400) })));
   }));
+}
+
+// HOST-093: a store failure is shown to the operator while it lasts (pushed as a ledger.status event).
+function renderStoreHealth(status) {
+  const box = $('store-health');
+  const down = status?.state === 'unavailable';
+  box.hidden = !down;
+  box.dataset.state = status?.state || 'unknown';
+  box.textContent = down
+    ? `Ledger store unavailable since ${status.since}: ${status.last_error?.code || ''} ${status.last_error?.message || ''}. New commands are refused until the store recovers.`
+    : '';
 }
 
 function deviceItem(e, d) {

@@ -10,8 +10,9 @@ import { RealClock } from '../../../src/core/index.js';
 import { createEngine } from '../../../src/engine/index.js';
 import type { Engine } from '../../../src/engine/index.js';
 import { openLedger } from '../../../src/ledger/index.js';
-import type { DurableLedger } from '../../../src/ledger/index.js';
+import type { DurableLedger, LedgerOptions } from '../../../src/ledger/index.js';
 import type { Db } from '../../../src/ledger/db.js';
+import type { OpenDbOptions } from '../../../src/ledger/open-db.js';
 import { connect } from '../../../src/mhs/index.js';
 import type { ConnectorRow, Manifest, MhsConnection } from '../../../src/mhs/index.js';
 import { openConnectorStore } from '../../../src/policy/connector-store.js';
@@ -24,6 +25,7 @@ import {
   createOperatorLink,
   createOperatorEvents,
   createOperatorServices,
+  announceLedgerStatus,
   observeLedger,
   guardPermits,
 } from '../../../src/policy/index.js';
@@ -70,6 +72,10 @@ export interface OperatorHostOptions {
   estopDevices?: string[];
   /** A switch the test flips to make the policy engine unavailable (HOST-043). */
   policySwitch?: { available: boolean };
+  /** Store options (e.g. a short SQLite busy timeout). */
+  db?: OpenDbOptions;
+  /** Ledger options (e.g. a short store-probe interval). */
+  ledger?: Partial<Omit<LedgerOptions, 'clock'>>;
   /** Enable the connector and attach the engine (default true). */
   enable?: boolean;
 }
@@ -83,9 +89,11 @@ export async function startOperatorHost(o: OperatorHostOptions): Promise<Operato
   }
   const sim = await startSimHttp(o.families, flags);
   const clock = new RealClock();
-  const db = await openTestDb();
+  const db = await openTestDb(o.db ?? {});
   const events = createOperatorEvents();
-  const ledger = observeLedger(await openLedger(db, { clock }), events);
+  const opened = await openLedger(db, { clock, ...(o.ledger ?? {}) });
+  const ledger = observeLedger(opened, events);
+  announceLedgerStatus(opened, events);
   const store = await openConnectorStore(db, { clock });
   const discovered: Omit<ConnectorRow, 'enabled'> = {
     connector_id: CONNECTOR_ID,

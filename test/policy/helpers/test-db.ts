@@ -3,11 +3,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDb } from '../../../src/ledger/index.js';
+import type { OpenDbOptions } from '../../../src/ledger/open-db.js';
 import type { Db } from '../../../src/ledger/db.js';
 
 /** Opens a real SQLite file in a fresh temp dir. */
-export async function openTestDb(): Promise<Db> {
-  return openDb(join(mkdtempSync(join(tmpdir(), 'mhs-policy-')), 'host.db'));
+export async function openTestDb(opts: OpenDbOptions = {}): Promise<Db> {
+  return openDb(join(mkdtempSync(join(tmpdir(), 'mhs-policy-')), 'host.db'), opts);
 }
 
 /** Opens a fresh schema in the PostgreSQL at `MHS_TEST_PG_URL`, or undefined when it is unset. */

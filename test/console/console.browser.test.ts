@@ -322,7 +322,7 @@ describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
       locker.exec('ROLLBACK');
       locker.close();
     }
-    await page.waitForFunction(() => document.getElementById('store-health')?.dataset.state === 'available');
+    await expect.poll(() => banner.getAttribute('data-state'), { timeout: 15_000 }).toBe('available');
     await expect(banner.isHidden()).resolves.toBe(true);
     expect(await entries(off, (e) => e.kind === 'operator.enable')).toEqual([]);
     expect(off.engine.endpoints()).toEqual([]);

@@ -1,10 +1,11 @@
 // Guarantees (RFC 0022 §B HVMAP-2, fixtures conformance-subworkflow-mid-run-mutation + -child), on a real host over a
 // real SQLite file and its REST surface with the test seams on: the parent folds `currentPrdId` into the child once,
 // at dispatch; while the child waits on its approval gate, `POST /v1/host/sample/test/runs/{parentRunId}/variables`
-// really changes the parent's variable (snapshot, `variable.changed` in the log, still there when the parent ends
-// and after a host restart), yet the child completes with `receivedPrdId === 'seeded-id'`, never 'mutated-id'. The
-// seam refuses a bad body as a whole (400 validation_error, nothing written: no event, same variables) and a
-// terminal run (409 conflict). The host advertises `subWorkflow.inputMapping` and lists both fixtures.
+// really changes the parent's variable (snapshot, `variable.changed` in the log, still there when the parent ends,
+// after a host restart, and in a fork from after the change), yet the child completes with
+// `receivedPrdId === 'seeded-id'`, never 'mutated-id'. The seam refuses a bad body as a whole (400 validation_error,
+// nothing written: no event, same variables) and a terminal run (409 conflict). The host advertises
+// `subWorkflow.inputMapping` and lists both fixtures.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenwopHost } from '../../src/openwop/host.js';
 import type { RunEvent } from '../../src/openwop/types.js';
@@ -121,6 +122,22 @@ describe('conformance-subworkflow-mid-run-mutation (HVMAP-2 one-shot fold)', () 
     expect(await variablesOf(childId)).toEqual({ receivedPrdId: 'seeded-id' });
     expect(await variablesOf(parentId)).toEqual({ currentPrdId: 'mutated-id' });
     expect(changes(await host.store.events(parentId))).toHaveLength(1);
+  });
+  it('a fork replays the mutation from the log: from after its variable.changed it has it, from before it does not', async () => {
+    const { parentId, childId } = await startUntilChildHolds();
+    expect((await post(seam(parentId), { variables: { currentPrdId: 'mutated-id' } })).statusCode).toBe(200);
+    await acceptAndFinish(parentId, childId);
+    const [change] = changes(await host.store.events(parentId));
+    for (const [fromSeq, expected] of [
+      [change!.sequence, 'seeded-id'],
+      [change!.sequence + 1, 'mutated-id'],
+    ] as const) {
+      const forked = await post(`/v1/runs/${parentId}:fork`, { mode: 'branch', fromSeq });
+      expect(forked.statusCode).toBe(201);
+      const forkId = forked.json().runId as string;
+      expect(await variablesOf(forkId)).toEqual({ currentPrdId: expected });
+      expect((await post(`/v1/runs/${forkId}/cancel`, {})).statusCode).toBe(200);
+    }
   });
 });
 

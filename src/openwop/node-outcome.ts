@@ -16,6 +16,22 @@ export function nodeError(err: unknown): RunError {
   return { code, message: message || code, ...(details ? { details } : {}) };
 }
 
+/**
+ * One `variable.changed` per entry of `changed` against the current `variables`. A node's writes carry its `nodeId`;
+ * a write from outside the graph (the conformance variables seam) carries `source` and `changedBy` instead.
+ */
+export function variableChangedEvents(
+  changed: Record<string, unknown>,
+  variables: Record<string, unknown>,
+  by: { nodeId: string } | { source: string; changedBy: string },
+): RunEventInput[] {
+  return Object.entries(changed).map(([name, value]) => ({
+    type: 'variable.changed',
+    ...('nodeId' in by ? { nodeId: by.nodeId } : {}),
+    payload: { name, previous: variables[name] ?? null, next: value ?? null, ...by },
+  }));
+}
+
 /** The events of a successful node: one `variable.changed` per written variable, then `node.completed`. */
 export function completionEvents(
   nodeId: string,
@@ -23,11 +39,7 @@ export function completionEvents(
   variables: Record<string, unknown>,
   causationId: string,
 ): RunEventInput[] {
-  const inputs: RunEventInput[] = Object.entries(result.variables ?? {}).map(([name, value]) => ({
-    type: 'variable.changed',
-    nodeId,
-    payload: { name, previous: variables[name] ?? null, next: value ?? null, nodeId },
-  }));
+  const inputs = variableChangedEvents(result.variables ?? {}, variables, { nodeId });
   const { durationMs, ...info } = result.completedInfo ?? {};
   inputs.push({
     type: 'node.completed',

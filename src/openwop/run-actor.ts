@@ -1,7 +1,7 @@
 import type { Context, Span } from '@opentelemetry/api';
 import { causationHostIdOf, causationIdOf } from './causation/causation-link.js';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { isoAt } from '../core/index.js';
+import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { resolveInputs } from './expressions.js';
 import { Graph } from './graph.js';
@@ -15,7 +15,7 @@ import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
 import type { InterruptHost } from './run-interrupts.js';
 import { foldEvents } from './run-fold.js';
-import { completionEvents, nodeError, terminalEvent } from './node-outcome.js';
+import { completionEvents, nodeError, terminalEvent, variableChangedEvents } from './node-outcome.js';
 import type { RunEnding } from './node-outcome.js';
 import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
@@ -435,6 +435,22 @@ export class RunActor {
       this.stop.abort();
       await this.deps.cancelChildren(this.runId, 'parent-cancelled');
       await this.advance();
+    });
+  }
+
+  /**
+   * Sets variables from outside the graph (variables test seam): `variable.changed` events and the row's bag in one
+   * append, in mailbox order. Running nodes keep the bag they started with. `conflict` once the run is ending.
+   */
+  setVariables(values: Record<string, unknown>, changedBy: string): Promise<Record<string, unknown>> {
+    return this.enqueue(async () => {
+      const { runId, status } = this;
+      if (this.terminal || this.stopping())
+        throw new HostError(ErrorCode.CONFLICT, 'the run is ending', { runId, status });
+      const next = { ...this.variables, ...values };
+      const events = variableChangedEvents(values, this.variables, { source: 'test-seam', changedBy });
+      await this.append(events, { variables: next });
+      return next;
     });
   }
 

@@ -8,6 +8,7 @@ import type { RunSnapshot } from './snapshot.js';
 import type { OpenwopStore, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
 import { TERMINAL_STATUSES } from './types.js';
+import { checkVariableWrite } from './variable-write.js';
 import type { CreateRunRequest, RunStatus, WorkflowDefinition } from './types.js';
 import type { WorkflowCatalog } from './workflows.js';
 
@@ -291,6 +292,27 @@ export class RunManager {
     if (!actor) throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
     await actor.resolveInterrupt(nodeId, body, caller);
     return this.snapshot(runId);
+  }
+
+  /**
+   * Sets variables of a live run (the conformance variables seam, host-sample-test-seams): validated as a whole
+   * against the declared variables, then appended as `variable.changed` events with the row's bag (see
+   * `RunActor.setVariables`). Raises `not_found` for an unknown run, `validation_error` for a refused write (nothing
+   * written), and `conflict` for a run that is terminal, ending, or not driven by this process.
+   */
+  async setVariables(runId: string, values: Record<string, unknown>, caller: Caller): Promise<Record<string, unknown>> {
+    const r = await this.requireRun(runId);
+    if (TERMINAL_STATUSES.has(r.status) || r.status === 'cancelling')
+      throw new HostError(ErrorCode.CONFLICT, `run ${runId} is ${r.status}`, { runId, status: r.status });
+    checkVariableWrite(r.definition, values);
+    const actor = this.actors.get(runId);
+    // Another process's actor owns the bag in memory; writing the row under it would be overwritten.
+    if (!actor)
+      throw new HostError(ErrorCode.CONFLICT, `run ${runId} is not driven by this host process`, {
+        runId,
+        status: r.status,
+      });
+    return actor.setVariables(values, caller.principal);
   }
 
   /** Pending interrupts across the runs of this process (for the operator console). */

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ErrorCode, HostError } from '../core/index.js';
+import type { Caller } from '../openwop/node-registry.js';
 
 /** An authenticated caller of the REST surface. */
 export interface Principal {
@@ -27,4 +28,11 @@ export async function principalOf(req: FastifyRequest, verifier: BearerVerifier)
     throw new HostError(ErrorCode.FORBIDDEN, 'this token has no run API role', { role: who.role });
   }
   return who;
+}
+
+/** The caller of an authenticated request (set by the app's `onRequest` hook); `unauthorized` without a token. */
+export function callerOf(req: FastifyRequest): Caller {
+  const p = (req as FastifyRequest & { principal?: Principal }).principal;
+  if (!p) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
+  return { principal: p.id, name: p.name, role: p.role };
 }

@@ -27,6 +27,27 @@ const testSeamPaths = {
       responses: { '200': { description: '{nodeId, entries}' }, ...errors },
     },
   },
+  '/v1/host/sample/test/runs/{runId}/variables': {
+    post: {
+      summary:
+        'Set declared variables of a live run as variable.changed events (RFC 0022 §B HVMAP-2 mid-run mutation fixture)',
+      parameters: [runId],
+      requestBody: {
+        required: true,
+        content: json({
+          type: 'object',
+          required: ['variables'],
+          properties: { variables: { type: 'object', minProperties: 1 } },
+          additionalProperties: false,
+        }),
+      },
+      responses: {
+        '200': { description: "{runId, variables}: the run's variables after the write" },
+        ...errors,
+        '409': { description: 'conflict: the run is terminal or ending', content: json(ref('Error')) },
+      },
+    },
+  },
 };
 
 /**

@@ -2,10 +2,14 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import { MAX_PROGRAM_ENTRIES } from '../openwop/nodes/structured-output-node.js';
-import type { Principal } from './auth.js';
+import { callerOf } from './auth.js';
 
 /** The conformance-only seam paths this host serves when the operator turns them on. */
-export const TEST_SEAM_PATHS = ['/v1/host/sample/replay/effect-count', '/v1/host/sample/test/mock-ai/program'] as const;
+export const TEST_SEAM_PATHS = [
+  '/v1/host/sample/replay/effect-count',
+  '/v1/host/sample/test/mock-ai/program',
+  '/v1/host/sample/test/runs/{runId}/variables',
+] as const;
 
 /**
  * The env gate host-sample-test-seams.md names for the reference implementation; `serve` accepts it beside
@@ -17,9 +21,8 @@ function invalid(message: string, path: string): HostError {
   return new HostError(ErrorCode.VALIDATION_ERROR, message, { errors: [{ path, message }] });
 }
 
-function requirePrincipal(req: FastifyRequest): void {
-  if (!(req as FastifyRequest & { principal?: Principal }).principal)
-    throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**
@@ -31,10 +34,14 @@ function requirePrincipal(req: FastifyRequest): void {
  * - `POST /v1/host/sample/test/mock-ai/program` `{nodeId, program: [...]}` → `{nodeId, entries}`: replaces the answers
  *   the conformance `mock` provider gives `core.ai.structuredOutput` nodes with that id, consumed in order across
  *   runs (§5, RFC 0041 §B).
+ * - `POST /v1/host/sample/test/runs/{runId}/variables` `{variables: {name: value}}` → `{runId, variables}`: sets
+ *   declared variables of a live run through its actor (`variable.changed` events, durable), so a test can mutate a
+ *   parent while its child is suspended (RFC 0022 §B HVMAP-2, `conformance-subworkflow-mid-run-mutation`). 404
+ *   unknown run, 409 terminal or ending run, 400 `validation_error` for a refused body (nothing written).
  */
 export function registerTestSeamRoutes(app: FastifyInstance, host: OpenwopHost): void {
   app.get<{ Querystring: { runId?: string } }>('/v1/host/sample/replay/effect-count', async (req) => {
-    requirePrincipal(req);
+    callerOf(req);
     const runId = req.query.runId;
     if (typeof runId !== 'string' || !runId) {
       throw new HostError(ErrorCode.VALIDATION_ERROR, 'runId is required', { path: 'query:runId' });
@@ -45,12 +52,24 @@ export function registerTestSeamRoutes(app: FastifyInstance, host: OpenwopHost):
   });
 
   app.post('/v1/host/sample/test/mock-ai/program', async (req: FastifyRequest) => {
-    requirePrincipal(req);
+    callerOf(req);
     const body = req.body as { nodeId?: unknown; program?: unknown } | null;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalid('a JSON object body', '');
+    if (!isObject(body)) throw invalid('a JSON object body', '');
     if (typeof body.nodeId !== 'string' || !body.nodeId) throw invalid('nodeId is required', '/nodeId');
     if (!Array.isArray(body.program) || body.program.length > MAX_PROGRAM_ENTRIES)
       throw invalid(`program is an array of at most ${MAX_PROGRAM_ENTRIES} entries`, '/program');
     return { nodeId: body.nodeId, entries: host.replay.mockAi.program(body.nodeId, body.program) };
+  });
+
+  app.post<{ Params: { runId: string } }>('/v1/host/sample/test/runs/:runId/variables', async (req) => {
+    const who = callerOf(req);
+    const body = req.body as { variables?: unknown } | null;
+    if (!isObject(body)) throw invalid('a JSON object body', '');
+    const extra = Object.keys(body).find((k) => k !== 'variables');
+    if (extra) throw invalid('only variables is accepted', `/${extra}`);
+    if (!isObject(body.variables)) throw invalid('variables is an object of name → value', '/variables');
+    const { runId } = req.params;
+    const variables = await host.runs.setVariables(runId, body.variables, who);
+    return { runId, variables };
   });
 }

@@ -1,7 +1,8 @@
 // Guarantees (host-sample-test-seams.md: conformance-only seams are off in production), on a real SQLite file:
 // an app built without `testSeams` answers 404 with the usual not-found envelope on every `/v1/host/sample/*`
 // seam, even to a valid token, and its OpenAPI document does not list them; with `testSeams: true` the same
-// requests reach the seams (and they still need a token). Over a real `mhs-host serve` process,
+// requests reach the seams (and they still need a token; the variables seam answers 404 for an unknown run, its
+// other refusals and the fixture it serves are in test/openwop/subworkflow-mid-run-mutation.test.ts). Over a real `mhs-host serve` process,
 // `--enable-test-seams` (or OPENWOP_TEST_SEAM_ENABLED=true) turns them on and says so on stderr; without either the
 // seams answer 404 (test/server/rest.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,6 +23,12 @@ const SEAMS = [
     url: '/v1/host/sample/test/mock-ai/program',
     path: TEST_SEAM_PATHS[1],
     payload: { nodeId: 'seams-probe', program: [] },
+  },
+  {
+    method: 'POST' as const,
+    url: '/v1/host/sample/test/runs/run_x/variables',
+    path: TEST_SEAM_PATHS[2],
+    payload: { variables: { v: 'x' } },
   },
 ];
 
@@ -54,7 +61,7 @@ describe('test seams over inject', () => {
         ...(s.payload ? { payload: s.payload } : {}),
       });
       expect(res.statusCode, s.url).toBe(404);
-      expect(res.json()).toEqual({ error: 'not_found', message: `no route ${s.method} ${s.path}` });
+      expect(res.json()).toEqual({ error: 'not_found', message: `no route ${s.method} ${s.url.split('?')[0]}` });
     }
     const paths = Object.keys((await off.inject({ method: 'GET', url: '/v1/openapi.json' })).json().paths as object);
     expect(paths).toContain('/v1/runs/{runId}:fork');
@@ -62,13 +69,16 @@ describe('test seams over inject', () => {
   });
 
   it('testSeams: true serves them (a token still required) and lists them in the OpenAPI document', async () => {
-    const [count, program] = SEAMS;
+    const [count, program, variables] = SEAMS;
     const unknownRun = await on.inject({ method: count!.method, url: count!.url, headers: auth });
     expect(unknownRun.statusCode).toBe(404);
     expect(unknownRun.json()).toMatchObject({ error: 'not_found', details: { runId: 'run_x' } });
     const programmed = await on.inject({ method: 'POST', url: program!.url, headers: auth, payload: program!.payload });
     expect(programmed.statusCode).toBe(200);
     expect(programmed.json()).toEqual({ nodeId: 'seams-probe', entries: 0 });
+    const noRun = await on.inject({ method: 'POST', url: variables!.url, headers: auth, payload: variables!.payload });
+    expect(noRun.statusCode).toBe(404);
+    expect(noRun.json()).toMatchObject({ error: 'not_found', details: { runId: 'run_x' } });
     for (const s of SEAMS)
       expect(
         (await on.inject({ method: s.method, url: s.url, ...(s.payload ? { payload: s.payload } : {}) })).statusCode,
@@ -101,6 +111,9 @@ describe('test seams over `mhs-host serve`', () => {
       const count = await api.get('/v1/host/sample/replay/effect-count');
       expect(count.status).toBe(400);
       expect(count.body.error).toBe('validation_error');
+      const variables = await api.post('/v1/host/sample/test/runs/run_x/variables', { variables: { v: 'x' } });
+      expect(variables.status).toBe(404);
+      expect(variables.body).toMatchObject({ error: 'not_found', details: { runId: 'run_x' } });
       expect(srv.output()).toContain('test seams enabled');
     },
     120_000,

@@ -2,7 +2,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'coverage/**', '.mhs-host/**', 'test-artifacts/**', 'src/console/static/**'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'coverage/**',
+      '.mhs-host/**',
+      'test-artifacts/**',
+      '.test-build/**',
+      'src/console/static/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -11,7 +20,10 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-restricted-syntax': [
         'error',
-        { selector: "MemberExpression[object.name='Date'][property.name='now']", message: 'Use the injected Clock (src/core/clock.ts).' },
+        {
+          selector: "MemberExpression[object.name='Date'][property.name='now']",
+          message: 'Use the injected Clock (src/core/clock.ts).',
+        },
       ],
     },
   },
@@ -20,7 +32,18 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: ['node:fs*', 'node:net', 'node:http', 'node:child_process', 'better-sqlite3', 'pg', '../src/mhs/*', '../src/engine/*'] },
+        {
+          patterns: [
+            'node:fs*',
+            'node:net',
+            'node:http',
+            'node:child_process',
+            'better-sqlite3',
+            'pg',
+            '../src/mhs/*',
+            '../src/engine/*',
+          ],
+        },
       ],
     },
   },

@@ -3,6 +3,11 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Compiles what test child processes run once (test/helpers/cli-entry.ts), instead of tsx at each spawn.
+    globalSetup: ['test/global-setup.ts'],
+    // Hosts in tests (and their children) re-read a pending approval decided by another process every
+    // 100 ms instead of 2 s (docs/operator.md); what they wait for and decide is unchanged.
+    env: { MHS_APPROVAL_POLL_MS: '100' },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -11,6 +11,7 @@ import { createEnablement } from '../policy/enablement.js';
 import type { Enablement } from '../policy/enablement.js';
 import {
   DEFAULT_POLICY,
+  approvalPollMsFromEnv,
   createConnectorDirectory,
   createOperatorEvents,
   createOperatorLink,
@@ -58,8 +59,11 @@ export async function openOperatorRuntime(
     ledgerLabel?: Readonly<Record<string, unknown>>;
     /** Where a lease renewal the store refused is reported (HOST-093; see `LedgerOptions.onLeaseError`). */
     onLeaseError?: (err: HostError) => void;
+    /** Where `MHS_APPROVAL_POLL_MS` is read (default `process.env`); a malformed value raises `MHS.HOST.CONFIG_INVALID`. */
+    env?: Record<string, string | undefined>;
   } = {},
 ): Promise<OperatorRuntime> {
+  const approvalPollMs = approvalPollMsFromEnv(opts.env);
   const events = createOperatorEvents();
   const opened = await openLedger(db, { clock, ...(opts.onLeaseError ? { onLeaseError: opts.onLeaseError } : {}) });
   // A replay run's entries all carry its label (HOST-085); every committed entry is announced on the SSE stream.
@@ -78,7 +82,17 @@ export async function openOperatorRuntime(
     rows: () => connectors.list(),
     manifestFor: (row) => manifests.get(row.connector_id),
   });
-  const services = createOperatorServices({ db, ledger, clock, link, enablement, directory, policy, events });
+  const services = createOperatorServices({
+    db,
+    ledger,
+    clock,
+    link,
+    enablement,
+    directory,
+    policy,
+    events,
+    approvalPollMs,
+  });
   // Manifests and endpoint evidence bundles go to the store the export reads (HOST-051, 054).
   const artifacts = await openArtifacts(db, { clock });
   return {

@@ -11,6 +11,7 @@ export type { ApprovalView, InputLine } from './approval-view.js';
 export { createApprovalStore } from './approval-store.js';
 export type { ApprovalStore } from './approval-store.js';
 export { createPolicyGate } from './policy-gate.js';
+export { APPROVAL_POLL_ENV_VAR, DEFAULT_APPROVAL_POLL_MS, approvalPollMsFromEnv } from './approval-poll.js';
 export type { PolicyGate, PolicyGateDeps } from './policy-gate.js';
 export { createPermitService } from './permits.js';
 export type { HostPermit, HostPermitState, PermitRequest, PermitService, PermitServiceDeps } from './permits.js';

@@ -28,6 +28,8 @@ export interface OperatorServicesDeps {
   directory: EndpointDirectory;
   policy: PolicyConfig | (() => PolicyConfig | null | Promise<PolicyConfig | null>);
   events?: OperatorEvents;
+  /** How often a waiting call re-reads its approval for another process's decision (the gate's `pollMs`). */
+  approvalPollMs?: number;
 }
 
 /** Everything the operator API, the console and the engine's policy step share. */
@@ -56,6 +58,7 @@ export function createOperatorServices(d: OperatorServicesDeps): OperatorService
     permits,
     events,
     readSafety: (endpointId, deviceId) => readSafety(d.link, endpointId, deviceId),
+    ...(d.approvalPollMs !== undefined ? { pollMs: d.approvalPollMs } : {}),
   });
   const estopAllow = createEstopAllowList(d.db, d.ledger, d.clock);
   const safety = createSafetyActions({

@@ -3,6 +3,7 @@ import type { Clock, IdFactory } from '../core/index.js';
 import type { Db } from '../ledger/db.js';
 import type { Ledger, LedgerAppend } from '../ledger/ledger-types.js';
 import type { SafetyStatus } from '../mhs/wire-types.js';
+import { DEFAULT_APPROVAL_POLL_MS } from './approval-poll.js';
 import { applyVote, policyRecord } from './approval-rules.js';
 import type { ApprovalRequest, ApprovalStatus, Vote } from './approval-rules.js';
 import { createApprovalStore } from './approval-store.js';
@@ -31,7 +32,7 @@ export interface PolicyGateDeps {
    * when there is no such source (then the manifest's interlocks count); a rejection refuses.
    */
   readSafety?: (endpointId: string, deviceId: string) => Promise<SafetyStatus | undefined>;
-  /** Re-reads pending requests this often, for decisions made by another host process (default 2000 ms). */
+  /** Re-reads pending requests this often, for decisions made by another host process (default {@link DEFAULT_APPROVAL_POLL_MS}). */
   pollMs?: number;
 }
 
@@ -59,7 +60,7 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
   const { ledger, clock, events } = deps;
   const store = createApprovalStore(deps.db);
   const ids = deps.ids ?? createIdFactory(clock);
-  const waiters = new ApprovalWaiters(store, clock, deps.pollMs ?? 2000);
+  const waiters = new ApprovalWaiters(store, clock, deps.pollMs ?? DEFAULT_APPROVAL_POLL_MS);
   const notify = (id: string) => waiters.notify(id);
 
   async function loadPolicy(): Promise<PolicyConfig | null> {

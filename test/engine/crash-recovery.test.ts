@@ -8,6 +8,7 @@ import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { ErrorCode } from '../../src/core/index.js';
 import { connect } from '../../src/mhs/connector.js';
+import { entryArgs } from '../helpers/cli-entry.js';
 import { REPO_ROOT, callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
 import { httpRow, openStore, startEngine } from './harness.js';
@@ -28,7 +29,7 @@ async function crashAfterSend(
 ): Promise<string> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'test/engine/fixtures/host-child.ts', dbPath, s.mcpUrl, s.endpointId],
+    [...entryArgs('test/engine/fixtures/host-child.ts'), dbPath, s.mcpUrl, s.endpointId],
     {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ErrorCode, HostError } from '../../src/core/index.js';
 import { connect } from '../../src/mhs/connector.js';
+import { cliEntry } from '../helpers/cli-entry.js';
 import { REPO_ROOT, startSimHttp } from '../helpers/sim.js';
 import { httpRow } from './harness.js';
 
@@ -13,14 +14,10 @@ const cleanup: Array<() => void> = [];
 afterAll(() => cleanup.forEach((f) => f()));
 
 function simOnPort(port: number): Promise<void> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'sim', 'conveyor', '--http', String(port)],
-    {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [...cliEntry().args, 'sim', 'conveyor', '--http', String(port)], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   cleanup.push(() => child.kill('SIGKILL'));
   return new Promise((resolve, reject) => {
     let err = '';

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { McpServerEntry, McpStdioServer } from '../../src/openwop/services/mcp-servers-config.js';
-import { REPO_ROOT } from './sim.js';
+import { REPO_ROOT, entryArgs } from './cli-entry.js';
 
 const SERVER = 'test/fixtures/mcp-echo-server.ts';
 
@@ -27,7 +27,7 @@ export interface EchoHttp {
 
 /** Starts the echo server over Streamable HTTP on an ephemeral port; resolves when it prints its URL. */
 export function startEchoHttp(flags: string[] = []): Promise<EchoHttp> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, '--http', '0', ...flags], {
+  const child = spawn(process.execPath, [...entryArgs(SERVER), '--http', '0', ...flags], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -62,7 +62,7 @@ export function echoStdioEntry(flags: string[] = []): McpStdioServer {
   return {
     transport: 'stdio',
     command: process.execPath,
-    args: ['--import', 'tsx', SERVER, '--stdio', ...flags],
+    args: [...entryArgs(SERVER), '--stdio', ...flags],
     cwd: REPO_ROOT,
   };
 }

@@ -13,6 +13,7 @@ import { openConnectorStore } from '../../src/policy/connector-store.js';
 import { createEnablement } from '../../src/policy/enablement.js';
 import { createTokenStore } from '../../src/policy/tokens.js';
 import { serve, tempDb } from '../server/serve-helpers.js';
+import { cliEntry } from './cli-entry.js';
 import type { Served } from '../server/serve-helpers.js';
 import { REPO_ROOT, startSimHttp } from './sim.js';
 import type { SimHttp } from './sim.js';
@@ -111,9 +112,10 @@ export interface CliProcess {
   done: Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
-/** Spawns `node --import tsx src/cli/main.ts ...args` in the repository root. */
+/** Spawns `mhs-host ...args` ({@link cliEntry}) in the repository root. */
 export function startCli(args: string[], env: Record<string, string> = {}): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+  const entry = cliEntry();
+  const child = spawn(entry.command, [...entry.args, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,13 +3,11 @@
  * with the real MCP client. Signatures are stable: other areas' tests depend on them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { REPO_ROOT, cliEntry } from './cli-entry.js';
 
-/** Repository root (cwd of spawned CLIs). */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export { REPO_ROOT };
 
 /** A running HTTP simulator. */
 export interface SimHttp {
@@ -36,11 +34,11 @@ process.once('exit', () => {
 });
 
 function cliArgs(families: string, flags: string[]): string[] {
-  return ['--import', 'tsx', 'src/cli/main.ts', 'sim', families, ...flags];
+  return [...cliEntry().args, 'sim', families, ...flags];
 }
 
 /**
- * Spawns `node --import tsx src/cli/main.ts sim <families> ...flags --http 0` and resolves once it
+ * Spawns `mhs-host sim <families> ...flags --http 0` ({@link cliEntry}) and resolves once it
  * prints `listening <url>`. Rejects (with its stderr) if it exits first or is not ready in 90 s (machines under load start slowly).
  */
 export function startSimHttp(families: string, flags: string[] = []): Promise<SimHttp> {
@@ -104,11 +102,10 @@ export interface RestartedSim {
 
 /** Starts an HTTP simulator on a fixed port (e.g. where a killed one listened; {@link startSimHttp} binds an ephemeral one). */
 export function simOnPort(families: string, port: number, flags: string[] = []): Promise<RestartedSim> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'sim', families, ...flags, '--http', String(port)],
-    { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const child = spawn(process.execPath, [...cliArgs(families, flags), '--http', String(port)], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const exited = new Promise((r) => child.once('exit', r));
   process.once('exit', () => child.kill('SIGKILL'));
   return new Promise((resolve, reject) => {

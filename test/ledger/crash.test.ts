@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
+import { entryArgs } from '../helpers/cli-entry.js';
 import { BACKENDS, REPO, openStore } from './helpers.js';
 import type { StoreHandle } from './helpers.js';
 
@@ -17,7 +18,7 @@ describe.each(BACKENDS)('crash: $name', (backend) => {
   it('HOST-093: SIGKILL during appends loses no committed entry and leaves a verifying chain', async () => {
     const h = await backend.fresh();
     handles.push(h);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/ledger/fixtures/append-child.ts', h.location], {
+    const child = spawn(process.execPath, [...entryArgs('test/ledger/fixtures/append-child.ts'), h.location], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -64,7 +65,7 @@ describe.each(BACKENDS)('crash: $name', (backend) => {
       new Promise<string[]>((resolve, reject) => {
         const child = spawn(
           process.execPath,
-          ['--import', 'tsx', 'test/ledger/fixtures/append-child.ts', h.location, '150'],
+          [...entryArgs('test/ledger/fixtures/append-child.ts'), h.location, '150'],
           {
             cwd: REPO,
             stdio: ['ignore', 'pipe', 'inherit'],

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, HostError } from '../../src/core/index.js';
 import { openDb } from '../../src/ledger/index.js';
+import { entryArgs } from '../helpers/cli-entry.js';
 import { REPO, openStore, tempDir } from './helpers.js';
 
 const cleanups: (() => void)[] = [];
@@ -20,7 +21,7 @@ function runChild(
   opts: { uid?: number; env?: Record<string, string> } = {},
 ): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'test/ledger/fixtures/readonly-child.ts', path], {
+    const child = spawn(process.execPath, [...entryArgs('test/ledger/fixtures/readonly-child.ts'), path], {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, ...(opts.uid !== undefined ? { HOME: '/tmp' } : {}), ...opts.env },

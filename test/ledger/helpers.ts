@@ -8,6 +8,7 @@ import { GENESIS_PREV_DIGEST, H, SimulatedClock, seal } from '../../src/core/ind
 import type { Clock } from '../../src/core/index.js';
 import { openArtifacts, openDb, openLedger, receiptEntry } from '../../src/ledger/index.js';
 import type { Db, DurableLedger } from '../../src/ledger/index.js';
+import { cliEntry } from '../helpers/cli-entry.js';
 
 export const REPO = new URL('../../', import.meta.url).pathname;
 export const PG_URL = process.env['MHS_TEST_PG_URL'];
@@ -158,7 +159,7 @@ export function runCli(
   env: Record<string, string> = {},
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [...cliEntry().args, ...args], {
       cwd: REPO,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

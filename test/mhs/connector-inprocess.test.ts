@@ -8,7 +8,7 @@ import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
 import { connect } from '../../src/mhs/connector.js';
 import type { ConnectorRow } from '../../src/mhs/connector-row.js';
 import type { EndpointDescriptor } from '../../src/mhs/wire-types.js';
-import { REPO_ROOT } from '../helpers/sim.js';
+import { REPO_ROOT, entryArgs } from '../helpers/cli-entry.js';
 import { fakeEndpoint, sampleManifest, withDigest } from './helpers/fake-endpoint.js';
 
 const row = (over: Partial<ConnectorRow> = {}): ConnectorRow => ({
@@ -61,7 +61,7 @@ describe('connector (in-process)', () => {
         row({
           transport: 'stdio',
           url: undefined,
-          command: [process.execPath, '--import', 'tsx', 'test/mhs/helpers/legacy-stdio-server.ts'],
+          command: [process.execPath, ...entryArgs('test/mhs/helpers/legacy-stdio-server.ts')],
           auth: { scheme: 'local' },
         }),
         { cwd: REPO_ROOT, timeoutMs: 90_000 },

@@ -43,7 +43,7 @@ const httpRow = (url: string, over: Partial<ConnectorRow> = {}): ConnectorRow =>
   auth: { scheme: 'none' },
   ...over,
 });
-// Generous deadlines: a stdio child compiles the CLI with tsx before it answers (slow on a loaded CI box).
+// Generous deadlines: a stdio child loads the CLI before it answers (slow on a loaded CI box).
 const stdioOpts: ConnectOptions = { cwd: REPO_ROOT, timeoutMs: 90_000 };
 
 async function failure(p: Promise<unknown>): Promise<HostError> {

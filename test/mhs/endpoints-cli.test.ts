@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RealClock } from '../../src/core/index.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
 import { connectorIdFor } from '../../src/mhs/connector-row.js';
+import { cliEntry } from '../helpers/cli-entry.js';
 import { REPO_ROOT, startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
 
@@ -37,7 +38,7 @@ describe('mhs-host endpoints', () => {
 
   const cli = async (...args: string[]) => {
     try {
-      const r = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'endpoints', ...args], {
+      const r = await run(process.execPath, [...cliEntry().args, 'endpoints', ...args], {
         cwd: REPO_ROOT,
         env,
       });
@@ -53,7 +54,7 @@ describe('mhs-host endpoints', () => {
       .find((l) => l.startsWith(`${id} `))
       ?.split(/\s{2,}/);
 
-  // Each CLI spawn compiles the CLI with tsx (seconds under load), hence the generous timeout.
+  // Each CLI spawn starts a Node process (seconds under load), hence the generous timeout.
   it('lists, enables with a recorded operator, shows and disables', { timeout: 300_000 }, async () => {
     const laser = connectorIdFor({ endpoint_id: sim.endpointId });
     const stdio = connectorIdFor({ command: ['node', 'never-started.js', '--stdio'] });

@@ -11,6 +11,7 @@ import { ErrorCode, HostError } from '../../src/core/index.js';
 import { loadMcpServersConfig, parseMcpServersConfig } from '../../src/openwop/services/mcp-servers-config.js';
 import { ROOT, client, makeToken, serve, tempDb } from '../server/serve-helpers.js';
 import { startEchoHttp } from '../helpers/mcp-echo.js';
+import { cliEntry } from '../helpers/cli-entry.js';
 import type { EchoHttp } from '../helpers/mcp-echo.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mhs-mcp-cfg-'));
@@ -101,7 +102,7 @@ describe('mhs-host serve --mcp-servers', () => {
     const bad = file('bad.json', JSON.stringify({ servers: { a: { transport: 'stdio' } } }));
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--db', tempDb(), '--mcp-servers', bad],
+      [...cliEntry().args, 'serve', '--port', '0', '--db', tempDb(), '--mcp-servers', bad],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';

@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { RealClock, sha256Hex } from '../../src/core/index.js';
 import type { Db } from '../../src/ledger/db.js';
 import { createTokenStore } from '../../src/policy/tokens.js';
+import { cliEntry } from '../helpers/cli-entry.js';
 import { openTestDb, openTestPg } from './helpers/test-db.js';
 
 const run = promisify(execFile);
@@ -60,8 +61,7 @@ describe.each(stores)('token store (%s)', (_name, open) => {
 describe('mhs-host token CLI', () => {
   it('add prints the token once; list shows it without the secret; revoke stops it verifying', async () => {
     const dbPath = join(mkdtempSync(join(tmpdir(), 'mhs-token-cli-')), 'host.db');
-    const cli = (...args: string[]) =>
-      run('node', ['--import', 'tsx', 'src/cli/main.ts', 'token', ...args, '--db', dbPath]);
+    const cli = (...args: string[]) => run('node', [...cliEntry().args, 'token', ...args, '--db', dbPath]);
     const added = await cli('add', 'carol', '--role', 'operator');
     const token = added.stdout.trim();
     expect(token).toMatch(/^mhst_[A-Za-z0-9_-]{40,}$/);

@@ -10,6 +10,7 @@ import { openDb } from '../../src/ledger/index.js';
 import { createTokenStore } from '../../src/policy/tokens.js';
 import { openwopSchemas } from '../../src/openwop/schemas.js';
 import type { RunEvent } from '../../src/openwop/types.js';
+import { cliEntry } from '../helpers/cli-entry.js';
 
 export const ROOT = join(import.meta.dirname, '../..');
 
@@ -44,15 +45,12 @@ export interface Served {
 
 /** Spawns `mhs-host serve --port 0 --db <location>` and waits for its URL line. */
 export function serve(location: string, extra: string[] = [], env: Record<string, string> = {}): Promise<Served> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--db', location, ...extra],
-    {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const entry = cliEntry();
+  const child = spawn(entry.command, [...entry.args, 'serve', '--port', '0', '--db', location, ...extra], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return new Promise((resolve, reject) => {

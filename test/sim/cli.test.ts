@@ -7,12 +7,13 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { H } from '../../src/core/index.js';
+import { cliEntry } from '../helpers/cli-entry.js';
 import { REPO_ROOT, callMhs, connectMcpClient } from '../helpers/sim.js';
 
 // Child processes start slowly on a loaded machine (2 cores shared with other suites).
 vi.setConfig({ hookTimeout: 120_000, testTimeout: 120_000 });
 
-const CLI = ['--import', 'tsx', 'src/cli/main.ts'];
+const CLI = cliEntry().args;
 
 async function freePort(): Promise<number> {
   const srv = createServer();

@@ -8,30 +8,40 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 
 const APPROVAL_FIELDS = ['comment', 'feedback', 'refineFeedback', 'editedArtifactData'] as const;
 
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /**
  * Turns the body of `POST /v1/runs/{runId}/interrupts/{nodeId}` into the resume value.
- * Approval: `{action, comment?, feedback?, refineFeedback?, editedArtifactData?}` where `action` must
+ * Approval: `{action, comment?, feedback?, refineFeedback?, editedArtifactData?}` (or the same inside
+ * `{resumeValue}`) where `action` must
  * be one the interrupt offers (`ask` is not supported here). Other kinds: `{resumeValue}` (or the
  * whole body), checked against the interrupt's `resumeSchema` when it has one.
  * Raises `validation_error` with `details.path`.
  */
 export function resumeFromBody(p: PendingInterrupt, body: Record<string, unknown>): Record<string, unknown> {
   if (p.kind === 'approval') {
+    // The uniform envelope `{resumeValue: {action, ...}}` (as the upstream conformance scenarios send) is accepted
+    // too; its fields are then read from inside it.
+    const wrapped = body.action === undefined && isObject(body.resumeValue);
+    if (wrapped) body = body.resumeValue as Record<string, unknown>;
+    const at = wrapped ? '/resumeValue' : '';
     const offered = Array.isArray(p.data.actions) ? (p.data.actions as string[]) : ['accept', 'reject'];
     const action = body.action;
     if (typeof action !== 'string' || !offered.includes(action) || action === 'ask') {
       throw new HostError(ErrorCode.VALIDATION_ERROR, 'action must be one the approval offers', {
-        path: '/action',
+        path: `${at}/action`,
         allowed: offered.filter((a) => a !== 'ask'),
       });
     }
     if (action === 'edit-accept' && body.editedArtifactData === undefined) {
       throw new HostError(ErrorCode.VALIDATION_ERROR, 'edit-accept needs editedArtifactData', {
-        path: '/editedArtifactData',
+        path: `${at}/editedArtifactData`,
       });
     }
     if (action === 'refine' && (typeof body.refineFeedback !== 'object' || body.refineFeedback === null)) {
-      throw new HostError(ErrorCode.VALIDATION_ERROR, 'refine needs refineFeedback', { path: '/refineFeedback' });
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'refine needs refineFeedback', { path: `${at}/refineFeedback` });
     }
     const v: Record<string, unknown> = { action };
     for (const f of APPROVAL_FIELDS) if (body[f] !== undefined) v[f] = body[f];

@@ -131,7 +131,13 @@ describe('runs over REST', () => {
   it('edit-accept and refine resolve with their data (conformance-approval-edit-accept / -refine)', async () => {
     const edit = (await api.post('/v1/runs', { workflowId: 'conformance-approval-edit-accept' })).body.runId as string;
     await api.until(edit, (s) => s.status === 'waiting-approval');
-    await api.post(`/v1/runs/${edit}/interrupts/gate`, { action: 'edit-accept', editedArtifactData: { title: 'v2' } });
+    // The uniform envelope {resumeValue: {...}} is accepted for approvals too, and checked the same way.
+    const bare = await api.post(`/v1/runs/${edit}/interrupts/gate`, { resumeValue: { action: 'edit-accept' } });
+    expect([bare.status, bare.body.details.path]).toEqual([400, '/resumeValue/editedArtifactData']);
+    const wrapped = await api.post(`/v1/runs/${edit}/interrupts/gate`, {
+      resumeValue: { action: 'edit-accept', editedArtifactData: { title: 'v2' } },
+    });
+    expect(wrapped.status).toBe(200);
     const e = await api.until(edit, terminal);
     expect(e.nodeStates.gate.outputs).toMatchObject({ action: 'edit-accept', editedArtifactData: { title: 'v2' } });
     const refine = (await api.post('/v1/runs', { workflowId: 'conformance-approval-refine' })).body.runId as string;

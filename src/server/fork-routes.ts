@@ -1,16 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { ForkRequest } from '../openwop/fork.js';
 import type { OpenwopHost } from '../openwop/host.js';
-import type { Caller } from '../openwop/node-registry.js';
-import type { Principal } from './auth.js';
+import { callerOf } from './auth.js';
 import { checkBody } from './request-schemas.js';
-
-function caller(req: FastifyRequest): Caller {
-  const p = (req as FastifyRequest & { principal?: Principal }).principal;
-  if (!p) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
-  return { principal: p.id, name: p.name, role: p.role };
-}
 
 /**
  * The fork route (replay.md §Endpoint, RFC 0140): `POST /v1/runs/{runId}:fork` → 201 `{runId, sourceRunId, fromSeq,
@@ -22,7 +15,7 @@ export function registerForkRoutes(app: FastifyInstance, host: OpenwopHost): voi
   app.post<{ Params: { runAction: string } }>('/v1/runs/:runAction', async (req, reply) => {
     const m = /^(.+):fork$/.exec(req.params.runAction);
     if (!m) throw new HostError(ErrorCode.NOT_FOUND, `no route POST ${req.url}`, { path: req.url });
-    const who = caller(req);
+    const who = callerOf(req);
     const body = checkBody<ForkRequest>('ForkRunRequest', req.body);
     const key = req.headers['idempotency-key'];
     if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255)) {

@@ -1,17 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import type { CreateRunRequest } from '../openwop/types.js';
-import type { Caller } from '../openwop/node-registry.js';
-import type { Principal } from './auth.js';
+import { callerOf } from './auth.js';
 import { checkBody } from './request-schemas.js';
 import { checkInboundCausation, validTraceparent } from '../openwop/causation/causation-link.js';
-
-function caller(req: FastifyRequest): Caller {
-  const p = (req as FastifyRequest & { principal?: Principal }).principal;
-  if (!p) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
-  return { principal: p.id, name: p.name, role: p.role };
-}
 
 /**
  * Run routes: `POST /v1/runs` (with `Idempotency-Key`), `GET /v1/runs/{runId}`,
@@ -30,7 +23,7 @@ export function registerRunRoutes(app: FastifyInstance, host: OpenwopHost): void
     // RFC 0040: a run caused on another host names it (metadata.causation) and continues its trace (traceparent).
     const traceparent = validTraceparent(req.headers.traceparent);
     checkInboundCausation(body.metadata, host.hostId);
-    const who = caller(req);
+    const who = callerOf(req);
     const { run, created } = await host.runs.createRun(body, who, key, traceparent ? { traceparent } : {});
     const snap = await host.runs.snapshot(run.runId);
     void reply.header('location', `/v1/runs/${run.runId}`);
@@ -44,17 +37,17 @@ export function registerRunRoutes(app: FastifyInstance, host: OpenwopHost): void
 
   app.post<{ Params: { runId: string } }>('/v1/runs/:runId/cancel', async (req, reply) => {
     const body = checkBody<{ reason?: string }>('CancelRunRequest', req.body);
-    const snap = await host.runs.cancel(req.params.runId, caller(req), body.reason);
+    const snap = await host.runs.cancel(req.params.runId, callerOf(req), body.reason);
     return reply.status(snap.status === 'cancelled' ? 200 : 202).send(snap);
   });
 
   app.post<{ Params: { runId: string; nodeId: string } }>('/v1/runs/:runId/interrupts/:nodeId', async (req) => {
     const body = checkBody<Record<string, unknown>>('ResolveInterruptRequest', req.body);
-    return host.runs.resolveInterrupt(req.params.runId, req.params.nodeId, body, caller(req));
+    return host.runs.resolveInterrupt(req.params.runId, req.params.nodeId, body, callerOf(req));
   });
 
   app.post('/v1/workflows', async (req, reply) => {
-    caller(req);
+    callerOf(req);
     const wf = await host.catalog.register(req.body, 'api');
     return reply.status(201).send({ workflowId: wf.id, version: wf.version });
   });

@@ -19,3 +19,4 @@ export { HostError, toHostError } from './errors.js';
 export type { MhsWireError } from './errors.js';
 export { RealClock, SimulatedClock, isoAt } from './clock.js';
 export type { Clock, TimerHandle } from './clock.js';
+export { isJsonObject } from './json-object.js';

@@ -1,5 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { ErrorCode, HostError } from '../core/index.js';
+import { ErrorCode, HostError, isJsonObject } from '../core/index.js';
 import { v1Kind } from './run-context.js';
 import type { PendingInterrupt } from './run-context.js';
 import type { RunEventInput } from './types.js';
@@ -7,10 +7,6 @@ import type { RunEventInput } from './types.js';
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 
 const APPROVAL_FIELDS = ['comment', 'feedback', 'refineFeedback', 'editedArtifactData'] as const;
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /**
  * Turns the body of `POST /v1/runs/{runId}/interrupts/{nodeId}` into the resume value.
@@ -24,7 +20,7 @@ export function resumeFromBody(p: PendingInterrupt, body: Record<string, unknown
   if (p.kind === 'approval') {
     // The uniform envelope `{resumeValue: {action, ...}}` (as the upstream conformance scenarios send) is accepted
     // too; its fields are then read from inside it.
-    const wrapped = body.action === undefined && isObject(body.resumeValue);
+    const wrapped = body.action === undefined && isJsonObject(body.resumeValue);
     if (wrapped) body = body.resumeValue as Record<string, unknown>;
     const at = wrapped ? '/resumeValue' : '';
     const offered = Array.isArray(p.data.actions) ? (p.data.actions as string[]) : ['accept', 'reject'];

@@ -1,4 +1,4 @@
-import { ErrorCode } from '../core/index.js';
+import { ErrorCode, isJsonObject } from '../core/index.js';
 import { NodeFailure } from './node-registry.js';
 import type { NodeContext, NodeModule } from './node-registry.js';
 import type { WorkflowNode } from './types.js';
@@ -36,17 +36,13 @@ export interface ServiceFamily {
   close?(): Promise<void>;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** Deep-merges capability fragments: objects merge key by key, anything else is replaced by the later fragment. */
 export function mergeCapabilities(...docs: Array<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const doc of docs) {
     for (const [k, v] of Object.entries(doc)) {
       const prev = out[k];
-      out[k] = isPlainObject(prev) && isPlainObject(v) ? mergeCapabilities(prev, v) : v;
+      out[k] = isJsonObject(prev) && isJsonObject(v) ? mergeCapabilities(prev, v) : v;
     }
   }
   return out;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ErrorCode, HostError } from '../core/index.js';
+import { ErrorCode, HostError, isJsonObject } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import { MAX_PROGRAM_ENTRIES } from '../openwop/nodes/structured-output-node.js';
 import { callerOf } from './auth.js';
@@ -19,10 +19,6 @@ export const TEST_SEAM_ENV_VAR = 'OPENWOP_TEST_SEAM_ENABLED';
 
 function invalid(message: string, path: string): HostError {
   return new HostError(ErrorCode.VALIDATION_ERROR, message, { errors: [{ path, message }] });
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**
@@ -54,7 +50,7 @@ export function registerTestSeamRoutes(app: FastifyInstance, host: OpenwopHost):
   app.post('/v1/host/sample/test/mock-ai/program', async (req: FastifyRequest) => {
     callerOf(req);
     const body = req.body as { nodeId?: unknown; program?: unknown } | null;
-    if (!isObject(body)) throw invalid('a JSON object body', '');
+    if (!isJsonObject(body)) throw invalid('a JSON object body', '');
     if (typeof body.nodeId !== 'string' || !body.nodeId) throw invalid('nodeId is required', '/nodeId');
     if (!Array.isArray(body.program) || body.program.length > MAX_PROGRAM_ENTRIES)
       throw invalid(`program is an array of at most ${MAX_PROGRAM_ENTRIES} entries`, '/program');
@@ -64,10 +60,10 @@ export function registerTestSeamRoutes(app: FastifyInstance, host: OpenwopHost):
   app.post<{ Params: { runId: string } }>('/v1/host/sample/test/runs/:runId/variables', async (req) => {
     const who = callerOf(req);
     const body = req.body as { variables?: unknown } | null;
-    if (!isObject(body)) throw invalid('a JSON object body', '');
+    if (!isJsonObject(body)) throw invalid('a JSON object body', '');
     const extra = Object.keys(body).find((k) => k !== 'variables');
     if (extra) throw invalid('only variables is accepted', `/${extra}`);
-    if (!isObject(body.variables)) throw invalid('variables is an object of name → value', '/variables');
+    if (!isJsonObject(body.variables)) throw invalid('variables is an object of name → value', '/variables');
     const { runId } = req.params;
     const variables = await host.runs.setVariables(runId, body.variables, who);
     return { runId, variables };

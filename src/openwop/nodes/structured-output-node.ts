@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
-import { ErrorCode, HostError, jcs } from '../../core/index.js';
+import { ErrorCode, HostError, jcs, isJsonObject } from '../../core/index.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule } from '../node-registry.js';
 import type { RecordedExecution } from '../replay-outcomes.js';
@@ -14,10 +14,6 @@ export type MockAnswer = { kind: 'value'; value: unknown } | { kind: 'refusal' }
 /** The most entries one program may hold (a test programs a handful). */
 export const MAX_PROGRAM_ENTRIES = 100;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /**
  * Reads one program entry (host-sample-test-seams.md §5 and the RFC 0032 mock shape): a refusal is
  * `{stopReason: 'safety', refusalText?}` or `{mode: 'refusal', refusalReason?}`; a valid answer is
@@ -26,7 +22,7 @@ function isObject(v: unknown): v is Record<string, unknown> {
 export function parseProgramEntry(entry: unknown, index: number): MockAnswer {
   const bad = (message: string) =>
     new HostError(ErrorCode.VALIDATION_ERROR, message, { errors: [{ path: `/program/${index}`, message }] });
-  if (!isObject(entry)) throw bad('a program entry is an object');
+  if (!isJsonObject(entry)) throw bad('a program entry is an object');
   if (entry.stopReason === 'safety' || entry.mode === 'refusal' || typeof entry.refusalText === 'string')
     return { kind: 'refusal' };
   if ('envelope' in entry) return { kind: 'value', value: entry.envelope };
@@ -64,7 +60,7 @@ export class MockAiPrograms {
 
 /** A minimal instance of `schema` (required properties only): the unprogrammed mock's deterministic answer. */
 export function minimalInstance(schema: unknown): unknown {
-  if (!isObject(schema)) return {};
+  if (!isJsonObject(schema)) return {};
   if ('const' in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length) return schema.enum[0];
   const type = Array.isArray(schema.type) ? (schema.type[0] as unknown) : schema.type;
@@ -81,7 +77,7 @@ export function minimalInstance(schema: unknown): unknown {
     case 'null':
       return null;
     default: {
-      const props = isObject(schema.properties) ? schema.properties : {};
+      const props = isJsonObject(schema.properties) ? schema.properties : {};
       const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
       return Object.fromEntries(required.map((k) => [k, minimalInstance(props[k])]));
     }
@@ -144,7 +140,7 @@ export function structuredOutputNode(programs: MockAiPrograms): NodeModule {
       const errors: Array<{ path: string; message: string }> = [];
       if (c.provider !== 'mock') errors.push({ path: '/config/provider', message: "the only provider is 'mock'" });
       if (typeof c.model !== 'string' || !c.model) errors.push({ path: '/config/model', message: 'model is required' });
-      if (!isObject(c.outputSchema)) errors.push({ path: '/config/outputSchema', message: 'a JSON Schema object' });
+      if (!isJsonObject(c.outputSchema)) errors.push({ path: '/config/outputSchema', message: 'a JSON Schema object' });
       else
         try {
           validatorFor(c.outputSchema);

@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   serve: async () => (await import('./serve-command.js')).serveCommand(),
   run: async () => (await import('./run-command.js')).runCommand(),
   agent: async () => (await import('./agent-command.js')).agentCommand(),
+  mcp: async () => (await import('./mcp-command.js')).mcpCommand(),
   'conformance-report': async () => (await import('./conformance-command.js')).conformanceCommand(),
   replay: async () => (await import('./replay-command.js')).replayCommand(),
 };

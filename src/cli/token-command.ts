@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { RealClock } from '../core/index.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
-import { createTokenStore } from '../policy/tokens.js';
+import { TOKEN_ROLES, createTokenStore } from '../policy/tokens.js';
 import type { TokenRole, TokenStore } from '../policy/tokens.js';
 
 async function withStore<T>(location: string, fn: (s: TokenStore) => Promise<T>): Promise<T> {
@@ -19,14 +19,18 @@ const dbOption = () =>
     'store: SQLite file path or postgres:// URL (default: $MHS_HOST_DB or ./.mhs-host/host.db)',
   );
 
-/** `mhs-host token add|list|revoke`: API tokens for the REST and operator API (issue 6). */
+/** `mhs-host token add|list|revoke`: API tokens for the REST and operator API (issue 6) and the MCP gateway. */
 export function tokenCommand(): Command {
   const cmd = new Command('token').description('Manage API bearer tokens (hashed at rest)');
   cmd
     .command('add')
     .description('Create a token and print it once')
     .argument('<name>', 'token name (the principal shown in the ledger)')
-    .addOption(new Option('--role <role>', 'token role').choices(['operator', 'client']).makeOptionMandatory())
+    .addOption(
+      new Option('--role <role>', 'token role (agent: the MCP gateway only)')
+        .choices([...TOKEN_ROLES])
+        .makeOptionMandatory(),
+    )
     .addOption(dbOption())
     .action(async (name: string, opts: { role: TokenRole; db?: string }) => {
       const { token, id } = await withStore(resolveDbLocation({ flag: opts.db }), (s) => s.add(name, opts.role));

@@ -28,6 +28,22 @@ export interface InvokeRequest {
   /** MHS `deadline_ms`; default the binding's `max_duration_ms`; capped by the manifest's `max_deadline_ms`. */
   deadlineMs?: number;
   signal?: AbortSignal;
+  /**
+   * Who asked for the call, from the caller's authenticated connection (a gateway token, `local` stdio), never
+   * from the input; written on the `command.intent`.
+   */
+  principal?: CallPrincipal;
+  /** Stable key of the asking step: a later call with the same key reuses its open approval (HOST-041). */
+  approvalKey?: string;
+  /** Aborts only the wait for an operator's approval (the call then fails `MHS.HOST.APPROVAL_REQUIRED`, still pending). */
+  approvalSignal?: AbortSignal;
+}
+
+/** The principal a call is made for. */
+export interface CallPrincipal {
+  kind: 'agent' | 'human' | 'system';
+  id: string;
+  name?: string;
 }
 
 /** How a governed call ended, with the FULL receipt (HOST-033, 072). */

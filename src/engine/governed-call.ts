@@ -71,8 +71,10 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     ...(req.taskId ? { taskId: req.taskId } : {}),
     ...(req.runId ? { runId: req.runId } : {}),
     ...(req.nodeId ? { nodeId: req.nodeId } : {}),
+    ...(req.approvalKey ? { approvalKey: req.approvalKey } : {}),
   };
-  const decision = await env.gate.authorize(ctx, req.signal);
+  const waitSignal = req.approvalSignal && req.signal ? AbortSignal.any([req.signal, req.approvalSignal]) : undefined;
+  const decision = await env.gate.authorize(ctx, waitSignal ?? req.approvalSignal ?? req.signal);
   if (decision.kind === 'deny') {
     env.tracer.end(trace, decision.code);
     throw new HostError(decision.code, decision.message, {
@@ -135,6 +137,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
           risk_class: binding.risk_class,
           deadline_ms: deadlineMs,
           traceparent,
+          ...(req.principal ? { principal: req.principal } : {}),
           ...(permitId ? { permit_id: permitId } : {}),
           ...(decision.approval ? { approval_id: decision.approval.approval_id } : {}),
           ...(p.taskId ? { task_id: p.taskId, parent_action: p.taskId, parent_seq: p.parentSeq } : {}),

@@ -8,7 +8,10 @@ import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
 import type { Artifacts } from '../ledger/artifacts.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { redactPaths } from '../ledger/redaction.js';
+import type { CallPrincipal } from './call-types.js';
 import type { Engine } from './engine.js';
+import type { SafetyActions } from '../policy/estop.js';
+import { estopResult, evidenceResult, inspectResult } from './tool-gateway-calls.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { devicesResult, operationsResult, readResult, safetyResult } from './tool-fixed-calls.js';
 import type { ModelTool, ToolSurface } from './tool-surface.js';
@@ -23,13 +26,15 @@ export interface ModelToolCall {
 
 /** What dispatch needs. */
 export interface ToolDispatchDeps {
-  engine: Pick<Engine, 'invoke' | 'read' | 'endpoint' | 'endpoints' | 'pending' | 'reconcile'>;
+  engine: Pick<Engine, 'invoke' | 'read' | 'endpoint' | 'endpoints' | 'pending' | 'reconcile' | 'collectEvidence'>;
   ledger: Ledger;
   /** Where transcript items go (the export's transcript.jsonl, HOST-054). */
   transcript?: Pick<Artifacts, 'appendTranscript'>;
   tracer?: EngineTracer;
   /** Validators of the fixed tools' arguments. */
   schemas?: InputSchemaCache;
+  /** The trusted e-stop behind `mhs__estop` (gateway surface); without it the tool is refused. */
+  safety?: Pick<SafetyActions, 'estop'>;
 }
 
 /** The agent run a call belongs to. */
@@ -41,6 +46,12 @@ export interface DispatchContext {
   /** Trace of the run; each call is a child span of it. */
   trace?: { traceparent: string; tracestate?: string };
   signal?: AbortSignal;
+  /** Who the calls are made for (from the connection, never from arguments); on `tool_call` and the intent. */
+  principal?: CallPrincipal;
+  /** Aborts only a capability call's wait for an approval; the approval stays pending (see `InvokeRequest`). */
+  approvalSignal?: AbortSignal;
+  /** Approval key of a capability call: a repeated call with the same key reuses its open approval (HOST-041). */
+  approvalKeyOf?: (tool: ModelTool) => string;
 }
 
 /** The outcome of one model tool call: exactly what goes back to the model, plus its ledger links. */
@@ -148,6 +159,7 @@ export async function dispatchToolCall(
         call_id: call.id,
         tool: call.name,
         tool_kind: tool?.kind ?? null,
+        ...(ctx.principal ? { principal: ctx.principal } : {}),
         ...(target
           ? {
               endpoint_id: target.endpointId,
@@ -216,6 +228,9 @@ async function run(
       taskId: ctx.taskId ?? ctx.agentRunId,
       trace: { traceparent },
       ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.principal ? { principal: ctx.principal } : {}),
+      ...(ctx.approvalSignal ? { approvalSignal: ctx.approvalSignal } : {}),
+      ...(ctx.approvalKeyOf ? { approvalKey: ctx.approvalKeyOf(tool) } : {}),
     });
     const receiptSeq = await res.recorded;
     // HOST-033: the full receipt, whatever its status.
@@ -242,6 +257,12 @@ async function run(
       return safetyResult(deps.engine, input, traceparent);
     case 'operations':
       return operationsResult(deps.engine, deps.ledger, String(input.command_id), traceparent);
+    case 'inspect':
+      return inspectResult(deps.engine, input);
+    case 'evidence':
+      return evidenceResult(deps.engine, deps.ledger, input, traceparent);
+    case 'estop':
+      return estopResult(deps.engine, deps.safety, input, ctx.principal);
     default:
       throw new HostError(ErrorCode.HOST_INTERNAL, `tool ${tool.name} has no handler`, { tool: tool.name });
   }

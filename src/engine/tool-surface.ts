@@ -13,7 +13,8 @@ import { capabilityFacts, descriptionDrift, modelInputSchema, renderFacts } from
 import type { DriftIssue } from './tool-description.js';
 
 /** What a tool does when called. */
-export type ModelToolKind = 'capability' | 'devices' | 'read' | 'safety' | 'operations';
+export type ModelToolKind =
+  'capability' | 'devices' | 'read' | 'safety' | 'operations' | 'inspect' | 'evidence' | 'estop';
 
 /** The binding a capability tool calls through the governed path. */
 export interface CapabilityTarget {
@@ -41,6 +42,8 @@ export interface ToolAnnotations {
   /** A permit is required, or the risk class is R2/R3 (the host policy then asks a human, HOST-032). */
   approvalRequired: boolean;
   riskClass: RiskClass | null;
+  /** The tool may change the physical world (capability tools that are not reads, the e-stop). */
+  destructive?: boolean;
 }
 
 /** An attached endpoint as the surface needs it (an `EndpointActor` fits). */
@@ -59,6 +62,13 @@ export interface ToolSurface {
 
 /** The fixed tools the model may use (read-only; wire contract §4 names). */
 export const MODEL_FIXED_TOOLS = ['mhs__devices', 'mhs__read', 'mhs__safety', 'mhs__operations'] as const;
+
+/**
+ * The seven fixed agent tools of the projection (wire contract §4, TPT-044), which the MCP gateway serves: the
+ * reads plus the manifest, evidence export/verification and the trusted e-stop (HOST-062, 094). Never
+ * `mhs__permit`, `mhs__reset` or session control.
+ */
+export const GATEWAY_FIXED_TOOLS = [...MODEL_FIXED_TOOLS, 'mhs__inspect', 'mhs__evidence', 'mhs__estop'] as const;
 
 function freeze<T>(v: T): T {
   if (v && typeof v === 'object') {
@@ -83,6 +93,7 @@ export function capabilityTools(manifest: Manifest): ModelTool[] {
             readOnly: b.effect === 'read',
             approvalRequired: b.permit.required || b.risk_class === 'R2' || b.risk_class === 'R3',
             riskClass: b.risk_class,
+            destructive: b.effect !== 'read',
           },
           target: {
             endpointId: manifest.endpoint_id,
@@ -105,7 +116,7 @@ function deviceList(endpoints: readonly SurfaceEndpoint[]): string {
     .join('; ');
 }
 
-function fixedTools(endpoints: readonly SurfaceEndpoint[]): ModelTool[] {
+function fixedTools(endpoints: readonly SurfaceEndpoint[], gateway: boolean): ModelTool[] {
   const endpointIds = endpoints.map((e) => e.endpointId);
   const deviceIds = [...new Set(endpoints.flatMap((e) => e.manifest.devices.map((d) => d.device_id)))];
   // An empty `enum` is not valid JSON Schema: with nothing attached the ids are plain strings.
@@ -123,7 +134,7 @@ function fixedTools(endpoints: readonly SurfaceEndpoint[]): ModelTool[] {
     ...(required.length ? { required } : {}),
   });
   const annotations = { readOnly: true, approvalRequired: false, riskClass: null };
-  return [
+  const reads = [
     {
       name: 'mhs__devices',
       kind: 'devices' as const,
@@ -153,6 +164,38 @@ function fixedTools(endpoints: readonly SurfaceEndpoint[]): ModelTool[] {
       inputSchema: obj({ command_id: { type: 'string', pattern: '^cmd_', description: 'command_id' } }, ['command_id']),
     },
   ].map((t) => freeze({ ...t, annotations: { ...annotations } }));
+  if (!gateway) return reads;
+  const more: ModelTool[] = [
+    {
+      name: 'mhs__inspect',
+      kind: 'inspect',
+      description: `Returns an endpoint's admitted manifest (without device_id) or one device's profile: mode, risk class, capabilities with input/output schemas and units, limits. Effect: read. Devices: ${devices}.`,
+      inputSchema: obj({ endpoint_id: endpointProp, device_id: deviceProp }),
+      annotations: { ...annotations },
+    },
+    {
+      name: 'mhs__evidence',
+      kind: 'evidence',
+      description:
+        "Evidence: action export collects an endpoint's evidence chain into the host's store and records it in the host ledger; action verify recomputes the endpoint's chain and the host ledger's hash chain. Effect: read (no command).",
+      inputSchema: obj(
+        {
+          action: { type: 'string', enum: ['export', 'verify'], description: 'export or verify' },
+          endpoint_id: endpointProp,
+        },
+        ['action'],
+      ),
+      annotations: { ...annotations },
+    },
+    {
+      name: 'mhs__estop',
+      kind: 'estop',
+      description: `Engages a device's emergency stop through the host's trusted stop (HOST-094): no approval, but only for an enabled endpoint and a device on the operator's e-stop allow-list; recorded as an estop.request/estop.receipt pair. A hardware-only e-stop returns where the physical stop is. MHS is not a safety channel (MHS.SAFETY.NOT_CERTIFIED). Devices: ${devices}.`,
+      inputSchema: obj({ endpoint_id: endpointProp, device_id: deviceProp }, ['device_id']),
+      annotations: { readOnly: false, approvalRequired: false, riskClass: null, destructive: true },
+    },
+  ];
+  return [...reads, ...more.map(freeze)];
 }
 
 /**
@@ -165,6 +208,9 @@ export class ToolSurfaceBuilder {
   private last: ToolSurface | undefined;
   /** Number of manifests turned into tools so far. */
   generations = 0;
+
+  /** `gateway`: the seven fixed tools of the MCP gateway ({@link GATEWAY_FIXED_TOOLS}); default the four reads. */
+  constructor(private readonly opts: { gateway?: boolean } = {}) {}
 
   /** The capability tools of a manifest, from the cache when its digest was seen before. */
   toolsOf(manifest: Manifest): readonly ModelTool[] {
@@ -195,7 +241,7 @@ export class ToolSurfaceBuilder {
           })
         : t,
     );
-    const tools = [...fixedTools(eps), ...named];
+    const tools = [...fixedTools(eps, this.opts.gateway === true), ...named];
     const index = new Map(tools.map((t) => [t.name, t]));
     const surface: ToolSurface = { key, tools, get: (name) => index.get(name) };
     // HOST-030: a drifted description is a conformance failure; never offer one.

@@ -6,10 +6,12 @@ import type { OperatorEvents } from './operator-events.js';
 import type { PolicyConfig } from './policy-config.js';
 import type { EnablementPort, EndpointDirectory, OperatorLink } from './ports.js';
 
-/** An operator, from token authentication (never from model text). */
+/** An operator, from token authentication (never from model text); an `agent` for the gateway's trusted stop. */
 export interface OperatorPrincipal {
   id: string;
   name: string;
+  /** Default `human`. `agent`: the MCP gateway's connection principal (HOST-094: the stop bypasses approval). */
+  kind?: 'human' | 'agent';
 }
 
 /** Outcome of the trusted e-stop action (HOST-046). */
@@ -97,7 +99,7 @@ export function createSafetyActions(deps: SafetyActionsDeps): SafetyActions {
         device_id: deviceId,
       });
     }
-    const who = { kind: 'human', id: operator.id, name: operator.name };
+    const who = { kind: operator.kind ?? 'human', id: operator.id, name: operator.name };
     const base = { endpoint_id: endpointId, device_id: deviceId, operator: who };
     if (what === 'estop' && device.estop?.kind === 'hardware') {
       // Nothing is sent and nothing is claimed (HOST-046).

@@ -4,8 +4,14 @@ import type { Clock } from '../core/index.js';
 import type { Db } from '../ledger/db.js';
 import { ensureSchema } from './schema.js';
 
-/** Role of an API token: `client` may create and read runs; `operator` may also decide and stop (issue 6, 7). */
-export type TokenRole = 'operator' | 'client';
+/**
+ * Role of an API token: `client` may create and read runs; `operator` may also decide and stop (issue 6, 7);
+ * `agent` may only use the MCP gateway (`/mcp`), never the run or operator API.
+ */
+export type TokenRole = 'operator' | 'client' | 'agent';
+
+/** Every role a token may have. */
+export const TOKEN_ROLES: readonly TokenRole[] = ['operator', 'client', 'agent'];
 
 /** The identity a verified bearer token stands for. The principal of every operator action. */
 export interface TokenIdentity {
@@ -70,8 +76,8 @@ export function createTokenStore(db: Db, clock: Clock): TokenStore {
       if (typeof name !== 'string' || !NAME_RE.test(name)) {
         throw new HostError(ErrorCode.VALIDATION_ERROR, 'token name must be 1-64 of [A-Za-z0-9._@-]', { name });
       }
-      if (role !== 'operator' && role !== 'client') {
-        throw new HostError(ErrorCode.VALIDATION_ERROR, 'role must be operator or client', { role });
+      if (!TOKEN_ROLES.includes(role)) {
+        throw new HostError(ErrorCode.VALIDATION_ERROR, `role must be one of ${TOKEN_ROLES.join(', ')}`, { role });
       }
       const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
       const id = ids.next('token');

@@ -6,7 +6,7 @@ import type { Caller } from '../openwop/node-registry.js';
 export interface Principal {
   id: string;
   name: string;
-  role: 'client' | 'operator';
+  role: 'client' | 'operator' | 'agent';
 }
 
 /** What the app needs to check bearer tokens (the policy layer's `TokenStore` fits). */
@@ -34,5 +34,6 @@ export async function principalOf(req: FastifyRequest, verifier: BearerVerifier)
 export function callerOf(req: FastifyRequest): Caller {
   const p = (req as FastifyRequest & { principal?: Principal }).principal;
   if (!p) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
-  return { principal: p.id, name: p.name, role: p.role };
+  // principalOf admitted only client and operator tokens here.
+  return { principal: p.id, name: p.name, role: p.role === 'operator' ? 'operator' : 'client' };
 }

@@ -1,5 +1,5 @@
 // Guarantees (architecture.md "Layers"): each layer imports only from layers above it in the table (core, machines,
-// mhs, ledger, policy, engine, openwop, ai, server, console, conformance, cli); the simulators import only core and
+// mhs, ledger, policy, engine, openwop, ai, gateway, server, console, conformance, cli); the simulators import only core and
 // mhs, and only the CLI imports the simulators. Relative imports of every .ts file under src/ and machines/ are read.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -15,6 +15,7 @@ const ORDER = [
   'src/engine',
   'src/openwop',
   'src/ai',
+  'src/gateway',
   'src/server',
   'src/console',
   'src/conformance',

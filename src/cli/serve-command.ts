@@ -10,6 +10,8 @@ import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
 import type { FamilyFlags } from './service-families.js';
+import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
+import { positiveMs } from './cli-runtime.js';
 
 function port(v: string): number {
   const n = Number(v);
@@ -50,6 +52,11 @@ export function serveCommand(): Command {
     .option('--peers <file>', 'peer hosts for mhs.remoteRun: JSON {name: {url, token}} (RFC 0040)')
     .option('--public-url <url>', 'base URL other hosts reach this one at (default the listen URL)')
     .option(
+      '--mcp-approval-wait <ms>',
+      'MCP gateway (/mcp): longest wait for an approval inside one tool call (default 50000); then it answers pending',
+      positiveMs('--mcp-approval-wait'),
+    )
+    .option(
       '--enable-test-seams',
       `serve the conformance test seams under /v1/host/sample/* (also ${TEST_SEAM_ENV_VAR}=true); never in production`,
     )
@@ -66,9 +73,11 @@ export function serveCommand(): Command {
           hostId?: string;
           publicUrl?: string;
           enableTestSeams?: boolean;
+          mcpApprovalWait?: number;
         } & FamilyFlags,
       ) => {
         const clock = new RealClock();
+        const gatewayPollMs = gatewayPollMsFromEnv();
         // Conformance-only seams answer 404 unless the operator turns them on (host-sample-test-seams.md).
         const testSeams = opts.enableTestSeams === true || process.env[TEST_SEAM_ENV_VAR] === 'true';
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
@@ -96,6 +105,16 @@ export function serveCommand(): Command {
           : undefined;
         for (const f of mhs?.failed ?? [])
           process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message}\n`);
+        // The governed MCP gateway at /mcp (agent tokens): the same runtime, so the same governance (issue 14).
+        const gateway = mhs
+          ? createGateway({
+              runtime: mhs,
+              pollMs: gatewayPollMs,
+              onError: logBackgroundError(log),
+              ...(opts.mcpApprovalWait ? { approvalWaitMs: opts.mcpApprovalWait } : {}),
+              ...(opts.db ? { dbHint: ` --db ${opts.db}` } : {}),
+            })
+          : undefined;
         const server = await startHostServer({
           db,
           clock,
@@ -107,6 +126,13 @@ export function serveCommand(): Command {
           families,
           hostId,
           testSeams,
+          ...(gateway
+            ? {
+                gateway: createGatewayHttpHandler(gateway, mhs!.services.tokens, (e) =>
+                  log.warn({ err: e.message }, 'mcp gateway'),
+                ),
+              }
+            : {}),
         });
         baseUrl ??= server.url;
         for (const r of server.host.loaded.refused)
@@ -121,6 +147,7 @@ export function serveCommand(): Command {
           // anything still open is an intent the next start reconciles), then the engine and the store.
           void server
             .close(opts.graceMs)
+            .then(() => gateway?.close())
             .then(() => mhs?.close())
             .then(() => db.close())
             .then(() => {

@@ -18,6 +18,8 @@ import { agentOpenApiPaths, registerAgentRoutes } from './agent-routes.js';
 import { agentInventoryOf } from '../openwop/agents/agent-inventory.js';
 import { promptLibraryApiOf } from '../openwop/services/prompt-library-family.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
+import { registerMcpRoute } from './mcp-route.js';
+import type { McpMount } from './mcp-route.js';
 
 /** Dependencies of {@link buildApp}. */
 export interface AppDeps {
@@ -41,6 +43,8 @@ export interface AppDeps {
    * are not registered, so they answer 404 like any unknown route, and the OpenAPI document omits them.
    */
   testSeams?: boolean;
+  /** The MCP gateway's HTTP handler, mounted at `/mcp` (agent tokens only; see src/gateway). */
+  mcp?: McpMount;
 }
 
 /** What was mounted besides the OpenWOP surface. */
@@ -123,6 +127,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   registerAncestryRoute(app, deps.host);
   registerPromptRoutes(app, promptLibraryApiOf(deps.families));
   registerAgentRoutes(app, agentInventoryOf(deps.families));
+  if (deps.mcp) await registerMcpRoute(app, deps.mcp);
   registerEventRoutes(app, {
     host: deps.host,
     clock: deps.clock,

@@ -10,6 +10,7 @@ import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { buildApp } from './app.js';
 import type { MountReport } from './app.js';
 import type { BearerVerifier } from './auth.js';
+import type { GatewayHttpHandler } from '../gateway/gateway-http.js';
 
 /** Options of {@link startHostServer}. */
 export interface HostServerOptions {
@@ -34,6 +35,8 @@ export interface HostServerOptions {
   hostId?: string;
   /** Serve the conformance test seams under `/v1/host/sample/*` (default false: 404), see `AppDeps.testSeams`. */
   testSeams?: boolean;
+  /** The MCP gateway's HTTP handler, served at `/mcp`; closed with the server. */
+  gateway?: GatewayHttpHandler;
 }
 
 /** A listening host: the OpenWOP host, its app and URL. */
@@ -44,6 +47,10 @@ export interface HostServer {
   mounted: MountReport;
   /** Stops accepting requests, then halts the run actors (in-flight MHS work gets `graceMs`). */
   close(graceMs?: number): Promise<void>;
+}
+
+function isLoopback(addr: string): boolean {
+  return addr === '127.0.0.1' || addr === '::1' || addr === 'localhost';
 }
 
 /** Builds the OpenWOP host over `db` (resuming unfinished runs) and listens on one port. */
@@ -83,6 +90,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     },
     ...(o.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: o.sseKeepAliveMs } : {}),
     ...(o.testSeams ? { testSeams: true } : {}),
+    ...(o.gateway ? { mcp: { handler: o.gateway, loopback: isLoopback(o.host ?? '127.0.0.1') } } : {}),
   });
   await app.listen({ port: o.port, host: o.host ?? '127.0.0.1' });
   const addr = app.server.address();
@@ -96,6 +104,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     async close(graceMs = 10_000) {
       // Open SSE streams would keep close() waiting: end them first.
       app.server.closeAllConnections?.();
+      await o.gateway?.close();
       await Promise.all([app.close(), host.close(graceMs)]);
     },
   };

@@ -41,7 +41,7 @@ export interface MhsHost<K extends string> {
 export async function startMhsHost<K extends string>(o: {
   prefix: string;
   sims: Record<K, [families: string, flags?: string[]]>;
-  tokens?: Record<string, 'client' | 'operator'>;
+  tokens?: Record<string, 'client' | 'operator' | 'agent'>;
   serve?: boolean;
 }): Promise<MhsHost<K>> {
   const clock = new RealClock();

@@ -12,16 +12,26 @@ function el(tag, attrs = {}, ...children) {
     else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
+  for (const c of children.flat(Infinity))
+    if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
   return e;
 }
 
 async function api(method, path, body) {
   const headers = { authorization: `Bearer ${state.token}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`/v1/operator${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`/v1/operator${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const data = res.status === 204 ? null : await res.json().catch(() => null);
-  if (!res.ok) throw Object.assign(new Error(data?.message || res.statusText), { status: res.status, code: data?.error, details: data?.details });
+  if (!res.ok)
+    throw Object.assign(new Error(data?.message || res.statusText), {
+      status: res.status,
+      code: data?.error,
+      details: data?.details,
+    });
   return data;
 }
 
@@ -50,34 +60,59 @@ async function act(label, fn) {
 function estopControl(endpointId, deviceId, name, estop) {
   if (!estop) return el('span', { text: 'E-stop kind unknown: this host cannot stop the device.' });
   if (estop.kind === 'hardware') {
-    return el('p', { class: 'physical', 'data-physical-ref': estop.physical_ref || '' },
-      `Hardware e-stop only. This host cannot stop this device. Physical stop: ${estop.physical_ref || 'unknown location'}`);
+    return el(
+      'p',
+      { class: 'physical', 'data-physical-ref': estop.physical_ref || '' },
+      `Hardware e-stop only. This host cannot stop this device. Physical stop: ${estop.physical_ref || 'unknown location'}`,
+    );
   }
-  const btn = el('button', {
-    type: 'button', class: 'estop', disabled: !isOperator(),
-    'aria-label': `E-stop ${name}`,
-    onclick: () => act(`E-stop ${deviceId}`, async () => {
-      const out = await api('POST', '/estop', { endpoint_id: endpointId, device_id: deviceId });
-      if (out.status === 'hardware_only') {
-        throw Object.assign(new Error(`hardware e-stop only: use the physical stop at ${out.physical_ref}`), { code: 'MHS.SAFETY.HARDWARE_ESTOP_ONLY' });
-      }
-      if (out.status === 'error') throw Object.assign(new Error(out.error.message), { code: out.error.mhs_code });
-      return out;
-    }),
-  }, 'E-STOP');
+  const btn = el(
+    'button',
+    {
+      type: 'button',
+      class: 'estop',
+      disabled: !isOperator(),
+      'aria-label': `E-stop ${name}`,
+      onclick: () =>
+        act(`E-stop ${deviceId}`, async () => {
+          const out = await api('POST', '/estop', { endpoint_id: endpointId, device_id: deviceId });
+          if (out.status === 'hardware_only') {
+            throw Object.assign(new Error(`hardware e-stop only: use the physical stop at ${out.physical_ref}`), {
+              code: 'MHS.SAFETY.HARDWARE_ESTOP_ONLY',
+            });
+          }
+          if (out.status === 'error') throw Object.assign(new Error(out.error.message), { code: out.error.mhs_code });
+          return out;
+        }),
+    },
+    'E-STOP',
+  );
   const wrap = el('span', {}, btn);
-  if (estop.kind === 'both' && estop.physical_ref) wrap.append(el('span', { class: 'physical' }, ` Physical stop: ${estop.physical_ref}`));
+  if (estop.kind === 'both' && estop.physical_ref)
+    wrap.append(el('span', { class: 'physical' }, ` Physical stop: ${estop.physical_ref}`));
   return wrap;
 }
 
 function allowControl(endpointId, deviceId, name, allowed) {
   const label = allowed ? 'Remove e-stop allowance' : 'Allow trusted e-stop';
-  return el('span', {},
+  return el(
+    'span',
+    {},
     allowed ? '' : el('span', { class: 'error', text: 'Trusted e-stop not allowed for this device. ' }),
-    el('button', {
-      type: 'button', disabled: !isOperator(), 'aria-label': `${label}: ${name}`,
-      onclick: () => act(`${label} ${deviceId}`, () => api('POST', '/estop/allow', { endpoint_id: endpointId, device_id: deviceId, allowed: !allowed })),
-    }, label));
+    el(
+      'button',
+      {
+        type: 'button',
+        disabled: !isOperator(),
+        'aria-label': `${label}: ${name}`,
+        onclick: () =>
+          act(`${label} ${deviceId}`, () =>
+            api('POST', '/estop/allow', { endpoint_id: endpointId, device_id: deviceId, allowed: !allowed }),
+          ),
+      },
+      label,
+    ),
+  );
 }
 
 function approvalCard(a) {
@@ -94,34 +129,121 @@ function approvalCard(a) {
     ['Capability', `${cap.capability_id}: ${cap.summary}`],
     ['Semantic tags', (cap.semantic_tags || []).join(', ') || '(none)'],
   ];
-  const inputTable = el('table', { class: 'input', 'aria-label': 'Exact input' },
-    el('thead', {}, el('tr', {}, el('th', { scope: 'col', text: 'Field' }), el('th', { scope: 'col', text: 'Value' }), el('th', { scope: 'col', text: 'Unit' }), el('th', { scope: 'col', text: 'Meaning' }))),
-    el('tbody', {}, (v.input || []).map((l) => el('tr', {}, el('td', { text: l.path }), el('td', { class: 'value', text: l.value }), el('td', { class: 'unit', text: l.unit || '' }), el('td', { text: l.description || '' })))));
-  const dl = el('dl', {},
-    rows.map(([k, val]) => [el('dt', { text: k }), el('dd', { text: String(val ?? '') })]),
-    el('dt', { text: 'Input' }), el('dd', {}, inputTable),
-    el('dt', { text: 'Input digest' }), el('dd', {}, el('span', { class: 'digest', title: v.input_digest, 'data-digest': v.input_digest }, v.input_digest_short)),
-    el('dt', { text: 'Resource' }), el('dd', { text: v.resource ?? '(none)' }),
-    el('dt', { text: 'Expected revision' }), el('dd', { text: v.expected_revision ?? '(none)' }),
-    el('dt', { text: 'Permit' }), el('dd', { class: 'permit', text: `${v.permit?.required ? 'required' : 'not required'}; TTL ${Math.round((v.permit?.ttl_ms || 0) / 1000)} s; single use` }),
-    v.fidelity_gaps ? [el('dt', { text: 'Fidelity gaps' }), el('dd', { class: 'gaps', text: `${dev.mode} device, not hardware. Gaps: ${v.fidelity_gaps.length ? v.fidelity_gaps.join('; ') : 'none declared'}` })] : [],
-    el('dt', { text: 'Safety' }), el('dd', { class: 'safety', text: `${v.safety_notice}: MHS is not a safety channel.` }),
-    el('dt', { text: 'E-stop' }), el('dd', { class: 'estop-statement', text: v.estop?.statement || '' }),
-    el('dt', { text: 'Approval' }), el('dd', { class: 'method', text: a.method === 'dual_control'
-      ? `dual control: ${a.votes.length} of ${a.principals_needed} distinct operators${a.votes.length ? ` (so far: ${a.votes.map((x) => x.principal.name).join(', ')})` : ''}`
-      : 'one operator (human click)' }),
+  const inputTable = el(
+    'table',
+    { class: 'input', 'aria-label': 'Exact input' },
+    el(
+      'thead',
+      {},
+      el(
+        'tr',
+        {},
+        el('th', { scope: 'col', text: 'Field' }),
+        el('th', { scope: 'col', text: 'Value' }),
+        el('th', { scope: 'col', text: 'Unit' }),
+        el('th', { scope: 'col', text: 'Meaning' }),
+      ),
+    ),
+    el(
+      'tbody',
+      {},
+      (v.input || []).map((l) =>
+        el(
+          'tr',
+          {},
+          el('td', { text: l.path }),
+          el('td', { class: 'value', text: l.value }),
+          el('td', { class: 'unit', text: l.unit || '' }),
+          el('td', { text: l.description || '' }),
+        ),
+      ),
+    ),
   );
-  return el('article', { class: 'approval', 'data-approval-id': id, 'aria-labelledby': `h-${id}` },
-    el('h3', { id: `h-${id}` }, `${cap.capability_id} on ${dev.display_name} `, el('span', { class: 'digest' }, `#${v.input_digest_short}`)),
+  const dl = el(
+    'dl',
+    {},
+    rows.map(([k, val]) => [el('dt', { text: k }), el('dd', { text: String(val ?? '') })]),
+    el('dt', { text: 'Input' }),
+    el('dd', {}, inputTable),
+    el('dt', { text: 'Input digest' }),
+    el(
+      'dd',
+      {},
+      el('span', { class: 'digest', title: v.input_digest, 'data-digest': v.input_digest }, v.input_digest_short),
+    ),
+    el('dt', { text: 'Resource' }),
+    el('dd', { text: v.resource ?? '(none)' }),
+    el('dt', { text: 'Expected revision' }),
+    el('dd', { text: v.expected_revision ?? '(none)' }),
+    el('dt', { text: 'Permit' }),
+    el('dd', {
+      class: 'permit',
+      text: `${v.permit?.required ? 'required' : 'not required'}; TTL ${Math.round((v.permit?.ttl_ms || 0) / 1000)} s; single use`,
+    }),
+    v.fidelity_gaps
+      ? [
+          el('dt', { text: 'Fidelity gaps' }),
+          el('dd', {
+            class: 'gaps',
+            text: `${dev.mode} device, not hardware. Gaps: ${v.fidelity_gaps.length ? v.fidelity_gaps.join('; ') : 'none declared'}`,
+          }),
+        ]
+      : [],
+    el('dt', { text: 'Safety' }),
+    el('dd', { class: 'safety', text: `${v.safety_notice}: MHS is not a safety channel.` }),
+    el('dt', { text: 'E-stop' }),
+    el('dd', { class: 'estop-statement', text: v.estop?.statement || '' }),
+    el('dt', { text: 'Approval' }),
+    el('dd', {
+      class: 'method',
+      text:
+        a.method === 'dual_control'
+          ? `dual control: ${a.votes.length} of ${a.principals_needed} distinct operators${a.votes.length ? ` (so far: ${a.votes.map((x) => x.principal.name).join(', ')})` : ''}`
+          : 'one operator (human click)',
+    }),
+  );
+  return el(
+    'article',
+    { class: 'approval', 'data-approval-id': id, 'aria-labelledby': `h-${id}` },
+    el(
+      'h3',
+      { id: `h-${id}` },
+      `${cap.capability_id} on ${dev.display_name} `,
+      el('span', { class: 'digest' }, `#${v.input_digest_short}`),
+    ),
     dl,
-    el('p', {},
-      el('label', { for: `reason-${id}` }, 'Reason (optional) '), reason),
-    el('p', {},
-      el('button', { type: 'button', class: 'approve', disabled: !isOperator(), onclick: () => act(`Approve ${id}`, () => api('POST', `/approvals/${id}/approve`, reason.value ? { reason: reason.value } : {})) }, 'Approve'),
-      el('button', { type: 'button', class: 'deny', disabled: !isOperator(), onclick: () => act(`Deny ${id}`, () => api('POST', `/approvals/${id}/deny`, reason.value ? { reason: reason.value } : {})) }, 'Deny'),
+    el('p', {}, el('label', { for: `reason-${id}` }, 'Reason (optional) '), reason),
+    el(
+      'p',
+      {},
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'approve',
+          disabled: !isOperator(),
+          onclick: () =>
+            act(`Approve ${id}`, () =>
+              api('POST', `/approvals/${id}/approve`, reason.value ? { reason: reason.value } : {}),
+            ),
+        },
+        'Approve',
+      ),
+      el(
+        'button',
+        {
+          type: 'button',
+          class: 'deny',
+          disabled: !isOperator(),
+          onclick: () =>
+            act(`Deny ${id}`, () => api('POST', `/approvals/${id}/deny`, reason.value ? { reason: reason.value } : {})),
+        },
+        'Deny',
+      ),
       a.estop_allowed || v.estop?.kind === 'hardware'
         ? estopControl(a.endpoint_id, a.device_id, dev.display_name, v.estop)
-        : allowControl(a.endpoint_id, a.device_id, dev.display_name, false)),
+        : allowControl(a.endpoint_id, a.device_id, dev.display_name, false),
+    ),
   );
 }
 
@@ -159,30 +281,92 @@ async function refresh() {
   ]);
   renderApprovals(pending.approvals);
   $('no-approvals').hidden = pending.approvals.length > 0;
-  fill('decisions', decided.approvals.map((a) => el('tr', { 'data-approval-id': a.approval_id, 'data-status': a.status },
-    el('td', { text: a.approval_id }), el('td', { text: a.device_id }), el('td', { text: a.capability_id }),
-    el('td', { class: 'digest', text: short(a.input_digest) }), el('td', { class: 'status', text: a.status }), el('td', { text: a.method }),
-    el('td', { text: a.votes.map((x) => x.principal.name).join(', ') || (a.method === 'policy_rule' ? 'policy' : '') }))));
-  fill('receipts', receipts.entries.slice(-10).reverse().map((e) => {
-    const r = e.receipt || {};
-    return el('tr', { 'data-command-id': r.command_id, 'data-status': r.status },
-      el('td', { text: e.seq }), el('td', { text: r.command_id }), el('td', { text: r.device_id }), el('td', { text: r.capability_id }),
-      el('td', { class: 'status', text: r.status }), el('td', { text: r.error ? r.error.mhs_code : '' }),
-      el('td', {}, el('code', { text: JSON.stringify(r.output) })));
-  }));
+  fill(
+    'decisions',
+    decided.approvals.map((a) =>
+      el(
+        'tr',
+        { 'data-approval-id': a.approval_id, 'data-status': a.status },
+        el('td', { text: a.approval_id }),
+        el('td', { text: a.device_id }),
+        el('td', { text: a.capability_id }),
+        el('td', { class: 'digest', text: short(a.input_digest) }),
+        el('td', { class: 'status', text: a.status }),
+        el('td', { text: a.method }),
+        el('td', {
+          text: a.votes.map((x) => x.principal.name).join(', ') || (a.method === 'policy_rule' ? 'policy' : ''),
+        }),
+      ),
+    ),
+  );
+  fill(
+    'receipts',
+    receipts.entries
+      .slice(-10)
+      .reverse()
+      .map((e) => {
+        const r = e.receipt || {};
+        return el(
+          'tr',
+          { 'data-command-id': r.command_id, 'data-status': r.status },
+          el('td', { text: e.seq }),
+          el('td', { text: r.command_id }),
+          el('td', { text: r.device_id }),
+          el('td', { text: r.capability_id }),
+          el('td', { class: 'status', text: r.status }),
+          el('td', { text: r.error ? r.error.mhs_code : '' }),
+          el('td', {}, el('code', { text: JSON.stringify(r.output) })),
+        );
+      }),
+  );
   $('no-permits').hidden = permits.permits.length > 0;
-  fill('permits', permits.permits.map((p) => el('tr', { 'data-permit-id': p.permit_id },
-    el('td', { text: p.permit_id }), el('td', { text: p.device_id }), el('td', { text: p.capability_id }),
-    el('td', { class: 'digest', text: short(p.input_digest) }), el('td', { text: p.expires_at }),
-    el('td', {}, el('button', { type: 'button', disabled: !isOperator(), 'aria-label': `Revoke ${p.permit_id}`,
-      onclick: () => act(`Revoke ${p.permit_id}`, () => api('POST', `/permits/${p.permit_id}/revoke`, {})) }, 'Revoke')))));
+  fill(
+    'permits',
+    permits.permits.map((p) =>
+      el(
+        'tr',
+        { 'data-permit-id': p.permit_id },
+        el('td', { text: p.permit_id }),
+        el('td', { text: p.device_id }),
+        el('td', { text: p.capability_id }),
+        el('td', { class: 'digest', text: short(p.input_digest) }),
+        el('td', { text: p.expires_at }),
+        el(
+          'td',
+          {},
+          el(
+            'button',
+            {
+              type: 'button',
+              disabled: !isOperator(),
+              'aria-label': `Revoke ${p.permit_id}`,
+              onclick: () => act(`Revoke ${p.permit_id}`, () => api('POST', `/permits/${p.permit_id}/revoke`, {})),
+            },
+            'Revoke',
+          ),
+        ),
+      ),
+    ),
+  );
   renderEndpoints(endpoints);
   renderStoreHealth(ledger.status);
-  fill('ledger', ledger.entries.slice().reverse().map((e) => {
-    const { seq, ts, kind, digest, prev_digest, ...rest } = e;
-    return el('tr', { 'data-seq': seq, 'data-kind': kind }, el('td', { text: seq }), el('td', { text: ts }), el('td', { text: kind }),
-      el('td', {}, el('code', { text: JSON.stringify(rest).slice(0, 400) })));
-  }));
+  fill(
+    'ledger',
+    ledger.entries
+      .slice()
+      .reverse()
+      .map((e) => {
+        const { seq, ts, kind, digest, prev_digest, ...rest } = e;
+        return el(
+          'tr',
+          { 'data-seq': seq, 'data-kind': kind },
+          el('td', { text: seq }),
+          el('td', { text: ts }),
+          el('td', { text: kind }),
+          el('td', {}, el('code', { text: JSON.stringify(rest).slice(0, 400) })),
+        );
+      }),
+  );
 }
 
 // HOST-093: a store failure is shown to the operator while it lasts (pushed as a ledger.status event).
@@ -200,28 +384,70 @@ function deviceItem(e, d) {
   let stop;
   if (!e.enabled) stop = el('span', { text: '(endpoint disabled: no e-stop path) ' });
   else if (d.estop?.kind === 'hardware') stop = estopControl(e.endpoint_id, d.device_id, d.display_name, d.estop);
-  else if (d.estop_allowed) stop = el('span', {}, estopControl(e.endpoint_id, d.device_id, d.display_name, d.estop), ' ', allowControl(e.endpoint_id, d.device_id, d.display_name, true));
+  else if (d.estop_allowed)
+    stop = el(
+      'span',
+      {},
+      estopControl(e.endpoint_id, d.device_id, d.display_name, d.estop),
+      ' ',
+      allowControl(e.endpoint_id, d.device_id, d.display_name, true),
+    );
   else stop = allowControl(e.endpoint_id, d.device_id, d.display_name, false);
-  const reset = el('button', {
-    type: 'button', disabled: !isOperator() || !e.enabled, 'aria-label': `Reset ${d.display_name}`,
-    onclick: () => act(`Reset ${d.device_id}`, () => api('POST', '/reset', { endpoint_id: e.endpoint_id, device_id: d.device_id })),
-  }, 'Reset');
-  return el('li', { 'data-device-id': d.device_id }, `${d.display_name} (${d.device_id}) · ${d.mode} · ${d.risk_class} `, stop, ' ', reset);
+  const reset = el(
+    'button',
+    {
+      type: 'button',
+      disabled: !isOperator() || !e.enabled,
+      'aria-label': `Reset ${d.display_name}`,
+      onclick: () =>
+        act(`Reset ${d.device_id}`, () =>
+          api('POST', '/reset', { endpoint_id: e.endpoint_id, device_id: d.device_id }),
+        ),
+    },
+    'Reset',
+  );
+  return el(
+    'li',
+    { 'data-device-id': d.device_id },
+    `${d.display_name} (${d.device_id}) · ${d.mode} · ${d.risk_class} `,
+    stop,
+    ' ',
+    reset,
+  );
 }
 
 function endpointCard(e) {
-  const toggle = (action, disabled) => el('button', {
-    type: 'button', disabled,
-    onclick: () => act(`${action} ${e.connector_id}`, () => api('POST', `/endpoints/${action.toLowerCase()}`, { connector_id: e.connector_id })),
-  }, action);
-  return el('article', { class: 'endpoint', 'data-connector-id': e.connector_id, 'aria-label': `Endpoint ${e.display_name}` },
+  const toggle = (action, disabled) =>
+    el(
+      'button',
+      {
+        type: 'button',
+        disabled,
+        onclick: () =>
+          act(`${action} ${e.connector_id}`, () =>
+            api('POST', `/endpoints/${action.toLowerCase()}`, { connector_id: e.connector_id }),
+          ),
+      },
+      action,
+    );
+  return el(
+    'article',
+    { class: 'endpoint', 'data-connector-id': e.connector_id, 'aria-label': `Endpoint ${e.display_name}` },
     el('h3', { text: `${e.display_name} (${e.endpoint_id})` }),
-    el('p', {},
+    el(
+      'p',
+      {},
       `Connector ${e.connector_id} · ${e.transport || ''} · conformance ${e.conformance || 'no claim'} (${e.trust || 'no claim'}) · `,
       el('strong', { class: 'enabled-state', text: e.enabled ? 'enabled' : 'disabled' }),
-      ' · experimental'),
+      ' · experimental',
+    ),
     el('p', {}, toggle('Enable', !isOperator() || e.enabled), toggle('Disable', !isOperator() || !e.enabled)),
-    el('ul', {}, e.devices.map((d) => deviceItem(e, d))));
+    el(
+      'ul',
+      {},
+      e.devices.map((d) => deviceItem(e, d)),
+    ),
+  );
 }
 
 function renderEndpoints(data) {
@@ -241,7 +467,10 @@ async function listen() {
   const ac = new AbortController();
   state.abort = ac;
   try {
-    const res = await fetch('/v1/operator/events', { headers: { authorization: `Bearer ${state.token}` }, signal: ac.signal });
+    const res = await fetch('/v1/operator/events', {
+      headers: { authorization: `Bearer ${state.token}` },
+      signal: ac.signal,
+    });
     const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
     let buf = '';
     for (;;) {
@@ -294,7 +523,9 @@ $('sign-out').addEventListener('click', () => {
 $('verify').addEventListener('click', async () => {
   try {
     const r = await api('POST', '/ledger/verify');
-    $('verify-result').textContent = r.ok ? `Chain verified: ${r.count} entries` : `Chain BROKEN at seq ${r.broken_at} (${r.reason})`;
+    $('verify-result').textContent = r.ok
+      ? `Chain verified: ${r.count} entries`
+      : `Chain BROKEN at seq ${r.broken_at} (${r.reason})`;
     $('verify-result').className = r.ok ? 'ok' : 'error';
   } catch (e) {
     $('verify-result').textContent = `Verify refused (${e.code || e.status})`;

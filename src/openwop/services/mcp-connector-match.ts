@@ -93,6 +93,7 @@ export function connectorRefusal(
   rows: readonly ConnectorTarget[],
 ): HostError | undefined {
   for (const row of rows)
-    if (matchConnector(entry, row)) return mhsEndpointRefusal(serverId, 'connector-row', { connector_id: row.connector_id });
+    if (matchConnector(entry, row))
+      return mhsEndpointRefusal(serverId, 'connector-row', { connector_id: row.connector_id });
   return undefined;
 }

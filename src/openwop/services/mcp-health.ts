@@ -110,7 +110,8 @@ export class McpHealth {
       status: isIncompatible(cause) ? 'incompatible' : 'unreachable',
       checkedAt,
       error: {
-        code: cause instanceof SdkError || cause instanceof ProtocolError ? String(cause.code) : ErrorCode.MCP_TRANSPORT,
+        code:
+          cause instanceof SdkError || cause instanceof ProtocolError ? String(cause.code) : ErrorCode.MCP_TRANSPORT,
         message: cause instanceof Error ? cause.message : String(cause),
       },
     };

@@ -50,15 +50,17 @@ export function mhsToolsIn(tools: readonly unknown[]): string[] {
 
 /**
  * Asks a freshly connected server what it serves (the SDK's aggregated `listTools` / `listResources`, cache
- * bypassed, both empty when the capability is not advertised) and throws the refusal when it is an MHS endpoint.
+ * bypassed, each only when its capability is advertised) and throws the refusal when it is an MHS endpoint.
  * A list that cannot be read fails the connect (fail closed); nothing but list requests is sent.
  */
 export async function assertNotMhsEndpoint(client: Client, serverId: string, timeout: number): Promise<void> {
   const opts = { timeout, cacheMode: 'bypass' as const };
-  const { tools } = await client.listTools(undefined, opts);
-  const named = mhsToolsIn(tools);
-  if (named.length) throw mhsEndpointRefusal(serverId, 'tools', { tools: named });
-  if (!client.getServerCapabilities()?.resources) return;
+  const caps = client.getServerCapabilities();
+  if (caps?.tools) {
+    const named = mhsToolsIn((await client.listTools(undefined, opts)).tools);
+    if (named.length) throw mhsEndpointRefusal(serverId, 'tools', { tools: named });
+  }
+  if (!caps?.resources) return;
   const { resources } = await client.listResources(undefined, opts);
   if (resources.some((r) => r.uri === MHS_MANIFEST_URI)) throw mhsEndpointRefusal(serverId, 'manifest-resource');
 }

@@ -2,12 +2,14 @@
 // MCP url in any spelling, a URL under its base_url, or its stdio argv) is refused whole with
 // MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT: buildServiceFamilies throws and `serve` exits 1 before serving; a row
 // discovered after load is refused at connect before anything is spawned or sent. Other servers are untouched.
+// End to end through `serve`: an unregistered HTTP simulator in the file is refused at connect, the run fails with
+// the code, serve logs the refusal (pino JSON line with the code) and the simulator executed nothing.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Transport } from '@modelcontextprotocol/client';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { buildServiceFamilies } from '../../src/cli/service-families.js';
 import { ErrorCode, HostError, RealClock } from '../../src/core/index.js';
 import { openDb } from '../../src/ledger/index.js';
@@ -18,7 +20,9 @@ import { createMcpFamily } from '../../src/openwop/services/mcp-family.js';
 import type { McpServersConfig } from '../../src/openwop/services/mcp-servers-config.js';
 import { openConnectorStore } from '../../src/policy/connector-store.js';
 import { cliEntry } from '../helpers/cli-entry.js';
-import { ROOT, tempDb } from '../server/serve-helpers.js';
+import { callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
+import type { SimHttp } from '../helpers/sim.js';
+import { ROOT, client, makeToken, serve, tempDb } from '../server/serve-helpers.js';
 
 const REFUSED = ErrorCode.HOST_MCP_SERVER_IS_MHS_ENDPOINT;
 const SIM_ARGV = ['mhs-host', 'sim', 'conveyor', '--stdio'];
@@ -135,5 +139,50 @@ describe('servers file entries that name a connector row', () => {
     expect(code).toBe(1);
     expect(out).toContain(`error ${REFUSED}`);
     expect(out).not.toContain('serving');
+  });
+});
+
+describe('serve with an unregistered simulator in --mcp-servers', () => {
+  let sim: SimHttp | undefined;
+  afterAll(async () => {
+    await sim?.stop();
+  });
+
+  it('refuses it at connect: the run fails with the code, serve logs it, the simulator executed nothing', async () => {
+    sim = await startSimHttp('conveyor');
+    const mcpServers = file('unregistered-sim.json', {
+      servers: { conveyor: { transport: 'streamable-http', url: sim.mcpUrl } },
+    });
+    const db = tempDb();
+    const token = await makeToken(db);
+    const srv = await serve(db, ['--no-mhs', '--no-workflows', '--mcp-servers', mcpServers]);
+    try {
+      const api = client(srv.url, token);
+      const created = await api.post('/v1/runs', {
+        workflowId: 'conformance-mcp-client',
+        inputs: { method: 'callTool', serverId: 'conveyor', name: 'status', arguments: {} },
+      });
+      const snap = await api.until(created.body.runId as string, (x) => ['completed', 'failed'].includes(x.status));
+      expect(snap.status).toBe('failed');
+      const failed = (await api.events(created.body.runId as string)).find((e) => e.type === 'node.failed');
+      expect((failed?.payload.error as { code?: string }).code).toBe(REFUSED);
+      const logged = srv
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(logged).toContainEqual(
+        expect.objectContaining({ code: REFUSED, details: expect.objectContaining({ serverId: 'conveyor' }) }),
+      );
+    } finally {
+      expect(await srv.stop()).toBe(0);
+    }
+    const c = await connectMcpClient(sim);
+    try {
+      const counters = await callMhs(c, 'mhs__read', { device_id: 'conveyor-workcell', resource: '_counters' });
+      expect(counters.body.state).toMatchObject({ total: 0, capability_calls: 0 });
+    } finally {
+      await c.close();
+    }
   });
 });

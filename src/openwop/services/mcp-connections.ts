@@ -48,7 +48,7 @@ export interface McpConnectionsOptions {
    * is spawned or sent (HOST-020). A read that fails refuses the connect (fail closed).
    */
   connectorRows?: () => Promise<readonly ConnectorTarget[]>;
-  /** Told once per server refused as an MHS endpoint (serve logs it). */
+  /** Told once per server refused as an MHS endpoint, and of each call refused for naming one (serve logs both). */
   onRefused?: (err: HostError) => void;
   /** @internal Wraps each transport before connect (tests sniff the methods sent). */
   _transport?: (serverId: string, transport: Transport) => Transport;
@@ -192,6 +192,7 @@ export class McpConnections {
     params: Record<string, unknown>,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown>> {
+    this.entry(serverId);
     try {
       refuseMhsRequest(serverId, method, params);
     } catch (err) {
@@ -219,11 +220,6 @@ export class McpConnections {
       throw this.refuse(late);
     }
     return result;
-  }
-
-  /** The refusal of `serverId` if it was found to be an MHS endpoint. */
-  refusal(serverId: string): HostError | undefined {
-    return this.refused.get(serverId);
   }
 
   /** Remembers and reports an MHS-endpoint refusal (once per server); returns it for throwing. */

@@ -87,13 +87,18 @@ export function serveCommand(): Command {
         const hostId = await resolveHostId(db, opts.hostId);
         let baseUrl: string | undefined = opts.publicUrl;
         const wellKnownUrl = () => (baseUrl ? new URL('/.well-known/openwop', baseUrl).href : undefined);
-        const families = await buildServiceFamilies(opts, db, clock, (l) => process.stderr.write(`${l}\n`), {
-          hostId,
-          wellKnownUrl,
-        });
-        // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
-        // Failures no request sees (lease renewals, reconnects, late ledger writes) go to the log (HOST-093).
+        // Failures no request sees (lease renewals, reconnects, late ledger writes, ctx.mcp servers refused as MHS
+        // endpoints) go to the log (HOST-093, HOST-020).
         const log = createHostLog();
+        const families = await buildServiceFamilies(
+          opts,
+          db,
+          clock,
+          (l) => process.stderr.write(`${l}\n`),
+          { hostId, wellKnownUrl },
+          { onMcpRefused: logBackgroundError(log) },
+        );
+        // The one host runtime (the CLI commands use it too): every enabled connector attached now or when enabled.
         const mhs = opts.mhs
           ? await openHostRuntime({
               db,

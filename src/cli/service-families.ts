@@ -12,6 +12,8 @@ import { PromptStore } from '../openwop/services/prompt-store.js';
 import { agentsFamily } from '../openwop/agents/agents-family.js';
 import { causationFamily, loadPeers } from '../openwop/causation/causation-family.js';
 import { createMcpFamily } from '../openwop/services/mcp-family.js';
+import { assertNoConnectorServers } from '../openwop/services/mcp-connector-match.js';
+import { openConnectorStore } from '../policy/connector-store.js';
 import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
 import { createPromptLibraryFamily } from '../openwop/services/prompt-library-family.js';
 
@@ -42,6 +44,12 @@ export interface FamilyIdentity {
   wellKnownUrl: () => string | undefined;
 }
 
+/** Where the families report what no caller sees. */
+export interface FamilyHooks {
+  /** A `ctx.mcp` server refused as an MHS endpoint at connect or call time (HOST-020; serve logs it). */
+  onMcpRefused?: (err: HostError) => void;
+}
+
 /** The model of manifest agents when no script is given: it answers at once with the task it was handed. */
 const ECHO_MODEL: AgentModel = {
   name: 'echo',
@@ -56,7 +64,8 @@ const ECHO_MODEL: AgentModel = {
  * template files and agent packs to `warn`. With `--agent-packs` the agent-manifest runtime (RFC 0070) and, since
  * the host then meets it, `ctx.agentRuntime` (RFC 0144) are installed and advertised together.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` (bad folder, agent packs folder, envelopes file or observability),
- * `MHS.HOST.AGENT_SCRIPT_INVALID` (bad script).
+ * `MHS.HOST.AGENT_SCRIPT_INVALID` (bad script), `MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT` (an `--mcp-servers` entry
+ * names a connector row of the store: HOST-020, the governed call is the only path to a device).
  */
 export async function buildServiceFamilies(
   flags: FamilyFlags,
@@ -64,9 +73,12 @@ export async function buildServiceFamilies(
   clock: Clock,
   warn: (line: string) => void,
   identity?: FamilyIdentity,
+  hooks: FamilyHooks = {},
 ): Promise<ServiceFamily[]> {
   // Every flag and file is checked before any family touches the store: a bad one is refused whole.
   const mcpConfig = flags.mcpServers ? loadMcpServersConfig(flags.mcpServers) : undefined;
+  const connectors = mcpConfig ? await openConnectorStore(db, { clock }) : undefined;
+  if (mcpConfig && connectors) assertNoConnectorServers(mcpConfig, await connectors.list(), flags.mcpServers);
   const obs = flags.promptObservability ?? 'hashed';
   if (obs !== 'hashed' && obs !== 'full')
     throw new HostError(ErrorCode.HOST_CONFIG_INVALID, '--prompt-observability must be hashed or full', { obs });
@@ -89,7 +101,16 @@ export async function buildServiceFamilies(
   const out: ServiceFamily[] = [agentsFamily(identity ? { hostId: identity.hostId } : {})];
   // After agents: its multiAgent.executionModel version 3 wins the merge.
   if (identity) out.push(causationFamily({ hostId: identity.hostId, peers, wellKnownUrl: identity.wellKnownUrl }));
-  if (mcpConfig) out.push(createMcpFamily({ config: mcpConfig, clock }));
+  if (mcpConfig && connectors)
+    out.push(
+      createMcpFamily({
+        config: mcpConfig,
+        clock,
+        // Rows discovered while serving are checked again at each connect.
+        connectorRows: () => connectors.list(),
+        ...(hooks.onMcpRefused ? { onRefused: hooks.onMcpRefused } : {}),
+      }),
+    );
   let promptStore: PromptStore | undefined;
   if (flags.prompts) {
     const family = await createPromptLibraryFamily({

@@ -64,6 +64,15 @@ export const ErrorCode = {
   HOST_REPLAY_REFUSED: 'MHS.HOST.REPLAY_REFUSED',
   /** A replay plan or package cannot be used: malformed, not verifiable, or the selection matches nothing (HOST-057). data: source, problem. */
   HOST_REPLAY_PLAN_INVALID: 'MHS.HOST.REPLAY_PLAN_INVALID',
+  /**
+   * A host MCP client other than the governed MHS connector (`ctx.mcp`) was pointed at an MHS endpoint; nothing was
+   * sent to it (HOST-020: the governed call is the only path to a device; issue 14). Raised when the servers file is
+   * loaded (an entry names a connector row's URL, base URL or stdio command; data: source, servers
+   * [{serverId, connector_id, match}]) and at connect or call time (the server lists `mhs__` tools or the
+   * `mhs://manifest` resource, or a call names one; data: serverId, phase, detectedBy, tools?, connector_id?).
+   * Never retryable.
+   */
+  HOST_MCP_SERVER_IS_MHS_ENDPOINT: 'MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

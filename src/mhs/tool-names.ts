@@ -9,3 +9,14 @@ export function capabilityToolName(deviceId: string, capabilityId: string): stri
   if (raw.length <= 64) return raw;
   return `${raw.slice(0, 57)}_${sha256Hex(raw).slice(0, 6)}`;
 }
+
+/** Prefix of every tool of the MHS projection (wire contract §4): fixed tools, `mhs__session`, capability tools. */
+export const MHS_TOOL_PREFIX = 'mhs__';
+
+/** The MCP resource an MHS endpoint serves its manifest as (wire contract §3). */
+export const MHS_MANIFEST_URI = 'mhs://manifest';
+
+/** True for a tool name in the MHS projection's reserved `mhs__` family (wire contract §4). */
+export function isMhsToolName(name: string): boolean {
+  return name.startsWith(MHS_TOOL_PREFIX);
+}

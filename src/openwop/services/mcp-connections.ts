@@ -3,7 +3,8 @@
  * The revision is negotiated by the SDK (`versionNegotiation`: `server/discover` first, 2026-07-28 when offered,
  * else the 2025-11-25 `initialize` handshake). A connection whose transport closes is dropped and reopened on
  * the next call. Every failure leaves as a `HostError`: `not_found`, `mcp_error` (the JSON-RPC error carried
- * unaltered in `details.error`) or `mcp_transport_error`.
+ * unaltered in `details.error`), `mcp_transport_error`, or `MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT` for a server that is
+ * an MHS endpoint (HOST-020: refused before any `tools/call`, and for the rest of the pool's life).
  */
 import {
   Client,
@@ -15,6 +16,9 @@ import {
 import type { Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { ErrorCode, HostError } from '../../core/index.js';
+import { connectorRefusal } from './mcp-connector-match.js';
+import type { ConnectorTarget } from './mcp-connector-match.js';
+import { assertNotMhsEndpoint, isMhsEndpointRefusal, mhsRefusalOfResult, refuseMhsRequest } from './mcp-mhs-guard.js';
 import type { McpServerEntry, McpServersConfig } from './mcp-servers-config.js';
 
 /** The stateless revision (no session, `server/discover`); the host speaks it when a server offers it. */
@@ -39,6 +43,15 @@ export interface McpConnectionsOptions {
   clientInfo?: { name: string; version: string };
   /** stdio children's stderr (default `ignore`; `inherit` for debugging). */
   stderr?: 'ignore' | 'inherit';
+  /**
+   * The connector rows of MHS endpoints, read before each connect: an entry naming one is refused before anything
+   * is spawned or sent (HOST-020). A read that fails refuses the connect (fail closed).
+   */
+  connectorRows?: () => Promise<readonly ConnectorTarget[]>;
+  /** Told once per server refused as an MHS endpoint, and of each call refused for naming one (serve logs both). */
+  onRefused?: (err: HostError) => void;
+  /** @internal Wraps each transport before connect (tests sniff the methods sent). */
+  _transport?: (serverId: string, transport: Transport) => Transport;
 }
 
 /** The `{code, message, data?}` of a JSON-RPC error response, as the server sent it. */
@@ -91,6 +104,8 @@ function buildTransport(entry: McpServerEntry, opts: McpConnectionsOptions): Tra
 /** The client pool: one client per serverId, opened on first use, closed by {@link McpConnections.close}. */
 export class McpConnections {
   private readonly clients = new Map<string, Promise<Client>>();
+  /** Servers found to be MHS endpoints: refused without another connect until the pool is rebuilt. */
+  private readonly refused = new Map<string, HostError>();
   private closed = false;
 
   constructor(
@@ -118,6 +133,8 @@ export class McpConnections {
     const entry = this.entry(serverId);
     if (this.closed)
       return Promise.reject(toMcpRejection(serverId, new Error('the MCP client pool is closed'), 'connect'));
+    const refused = this.refused.get(serverId);
+    if (refused) return Promise.reject(refused);
     let p = this.clients.get(serverId);
     if (!p) {
       p = this.open(serverId, entry);
@@ -131,18 +148,30 @@ export class McpConnections {
   }
 
   private async open(serverId: string, entry: McpServerEntry): Promise<Client> {
+    let rows: readonly ConnectorTarget[];
+    try {
+      rows = (await this.opts.connectorRows?.()) ?? [];
+    } catch (err) {
+      throw toMcpRejection(serverId, err, 'connect');
+    }
+    const byRow = connectorRefusal(serverId, entry, rows);
+    if (byRow) throw this.refuse(byRow);
     const protocol = this.config.protocol ?? 'auto';
     const client = new Client(this.opts.clientInfo ?? { name: 'mhs-host', version: '0.1.0' }, {
       versionNegotiation: {
         mode: protocol === 'modern' ? { pin: MCP_MODERN_REVISION } : protocol,
       },
     });
-    const transport = buildTransport(entry, this.opts);
+    const built = buildTransport(entry, this.opts);
+    const transport = this.opts._transport ? this.opts._transport(serverId, built) : built;
+    const timeout = this.config.requestTimeoutMs ?? 60_000;
     try {
-      await client.connect(transport, { timeout: this.config.requestTimeoutMs ?? 60_000 });
+      await client.connect(transport, { timeout });
+      // HOST-020: what the server serves decides, before any tools/call can be sent.
+      await assertNotMhsEndpoint(client, serverId, timeout);
     } catch (err) {
       await client.close().catch(() => undefined);
-      throw toMcpRejection(serverId, err, 'connect');
+      throw isMhsEndpointRefusal(err) ? this.refuse(err) : toMcpRejection(serverId, err, 'connect');
     }
     const mine = this.clients.get(serverId);
     // A stdio child that exits (or a transport that closes) drops the client; the next call reconnects.
@@ -163,11 +192,19 @@ export class McpConnections {
     params: Record<string, unknown>,
     signal?: AbortSignal,
   ): Promise<Record<string, unknown>> {
+    this.entry(serverId);
+    try {
+      refuseMhsRequest(serverId, method, params);
+    } catch (err) {
+      this.opts.onRefused?.(err as HostError);
+      throw err;
+    }
     const client = await this.client(serverId);
+    let result: Record<string, unknown>;
     try {
       signal?.throwIfAborted();
       const opts = { timeout: this.config.requestTimeoutMs ?? 60_000, ...(signal ? { signal } : {}) };
-      return (await client.request({ method, params }, opts)) as Record<string, unknown>;
+      result = (await client.request({ method, params }, opts)) as Record<string, unknown>;
     } catch (err) {
       const rejection = toMcpRejection(serverId, err, 'request');
       // A caller's cancellation, a slow tool or an odd reply says nothing about the connection (others may use it).
@@ -176,6 +213,23 @@ export class McpConnections {
         await this.drop(serverId);
       throw rejection;
     }
+    // A server whose tool list turns into the MHS projection after connect is refused from then on.
+    const late = mhsRefusalOfResult(serverId, method, result);
+    if (late) {
+      await this.drop(serverId);
+      throw this.refuse(late);
+    }
+    return result;
+  }
+
+  /** Remembers and reports an MHS-endpoint refusal (once per server); returns it for throwing. */
+  private refuse(err: HostError): HostError {
+    const serverId = String(err.details.serverId);
+    if (!this.refused.has(serverId)) {
+      this.refused.set(serverId, err);
+      this.opts.onRefused?.(err);
+    }
+    return err;
   }
 
   /** The negotiated revision of an open connection (undefined when none is open). */

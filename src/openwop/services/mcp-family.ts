@@ -101,10 +101,7 @@ export function mcpSurface(
  * nodes and runs and closed by `close()` (stdio children exit).
  */
 export function createMcpFamily(o: McpFamilyOptions): McpFamily {
-  const connections = new McpConnections(o.config, {
-    ...(o.clientInfo ? { clientInfo: o.clientInfo } : {}),
-    ...(o.stderr ? { stderr: o.stderr } : {}),
-  });
+  const connections = new McpConnections(o.config, o);
   const health = new McpHealth(connections, o.clock, o.config.failedHealthTtlMs ?? 0);
   const nodes: NodeModule[] = [mcpClientConformanceNode];
   if (o.callPromptNode ?? o.config.defaultServer !== undefined) nodes.push(mcpCallPromptNode(o.config.defaultServer));

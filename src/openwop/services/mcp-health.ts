@@ -2,7 +2,8 @@
  * `ctx.mcp.serverHealth` (RFC 0144 §mcp): reachable, unreachable or incompatible, decided by a `server/discover`
  * probe no older than its `ttlMs`, with the DiscoverResult when one was received. Never a connection or
  * session state (MCP 2026-07-28 has none). A server that only speaks the 2025-11-25 revision has no
- * `server/discover`; it is `reachable` (at the revision negotiated) when it answers a ping.
+ * `server/discover`; it is `reachable` (at the revision negotiated) when it answers a ping. An MHS endpoint is
+ * `incompatible` with error code `MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT` (HOST-020).
  */
 import {
   MAX_CACHE_TTL_MS,
@@ -15,6 +16,7 @@ import { ErrorCode, HostError, isoAt } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
 import { MCP_MODERN_REVISION } from './mcp-connections.js';
 import type { McpConnections } from './mcp-connections.js';
+import { isMhsEndpointRefusal } from './mcp-mhs-guard.js';
 import type { McpServerHealth } from './mcp-surface.js';
 
 /** JSON-RPC `UnsupportedProtocolVersion` (2026-07-28): the server answered, but shares no revision with us. */
@@ -91,21 +93,28 @@ export class McpHealth {
       }
     } catch (err) {
       if (err instanceof HostError && err.code === ErrorCode.NOT_FOUND) throw err;
-      const cause = rootCause(err);
-      // A broken connection must not answer the next probe: reopen it then.
-      await this.pool.drop(serverId);
-      health = {
-        status: isIncompatible(cause) ? 'incompatible' : 'unreachable',
-        checkedAt,
-        error: {
-          code:
-            cause instanceof SdkError || cause instanceof ProtocolError ? String(cause.code) : ErrorCode.MCP_TRANSPORT,
-          message: cause instanceof Error ? cause.message : String(cause),
-        },
-      };
+      health = isMhsEndpointRefusal(err)
+        ? // It answered, but ctx.mcp must not use it (HOST-020): incompatible, with the refusal's code.
+          { status: 'incompatible', checkedAt, error: { code: err.code, message: err.message } }
+        : await this.failed(serverId, checkedAt, err);
     }
     this.cache.set(serverId, { health, expiresAt: checkedAtMs + ttl });
     return health;
+  }
+
+  private async failed(serverId: string, checkedAt: string, err: unknown): Promise<McpServerHealth> {
+    const cause = rootCause(err);
+    // A broken connection must not answer the next probe: reopen it then.
+    await this.pool.drop(serverId);
+    return {
+      status: isIncompatible(cause) ? 'incompatible' : 'unreachable',
+      checkedAt,
+      error: {
+        code:
+          cause instanceof SdkError || cause instanceof ProtocolError ? String(cause.code) : ErrorCode.MCP_TRANSPORT,
+        message: cause instanceof Error ? cause.message : String(cause),
+      },
+    };
   }
 
   /** Forgets every cached verdict. */

@@ -2,10 +2,11 @@
  * `ctx.mcp` (RFC 0144 §mcp): MCP client calls against a host-configured `serverId`, at the revision the MCP client
  * negotiates (2026-07-28 when the server offers it, else 2025-11-25), results passed through unaltered.
  *
- * Each method rejects only with a `HostError` of one of three codes: `not_found` (the host configures no such
+ * Each method rejects only with a `HostError` of one of four codes: `not_found` (the host configures no such
  * serverId; details.serverId), `mcp_error` (the server answered with a JSON-RPC error; details.error is its
- * `{code, message, data?}` unaltered) or `mcp_transport_error` (connect, send, timeout or an unusable reply;
- * details.serverId, details.sdkCode?). Implemented by `createMcpFamily` (services/mcp-family.ts).
+ * `{code, message, data?}` unaltered), `mcp_transport_error` (connect, send, timeout or an unusable reply;
+ * details.serverId, details.sdkCode?) or `MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT` (the server is an MHS endpoint, or
+ * the call names an MHS tool; nothing was sent, HOST-020). Implemented by `createMcpFamily` (services/mcp-family.ts).
  */
 export interface McpSurface {
   /** Resolves to the CallToolResult unaltered (content, structuredContent, isError, _meta), also when isError. */

@@ -4,6 +4,7 @@
 //   laser are refused with MHS.AUTH.HARDWARE_DISABLED before any session opens (none at the endpoint, none in the
 //   host ledger), with no command.intent, each recorded as an `approval` `refused` entry (HOST-045);
 //   mhs__devices, mhs__safety and the operator's trusted e-stop still work; the simulated conveyor is unaffected;
+//   the model's tool calls (dispatchToolCall) and a workflow mhs.invoke node are refused the same way;
 // - allow_hardware true: the laser call goes through (dual approval, permit, completed receipt);
 // - enabled false: every device access (capability, read, safety, operations) is refused with MHS.AUTH.DISABLED;
 //   mhs__devices (host-local discovery) still answers; the operator's e-stop stays available;
@@ -20,6 +21,11 @@ import { ErrorCode, HostError } from '../../src/core/index.js';
 import { openHostRuntime } from '../../src/engine/host-runtime.js';
 import type { HostRuntime } from '../../src/engine/host-runtime.js';
 import { devicesResult, operationsResult, readResult, safetyResult } from '../../src/engine/tool-fixed-calls.js';
+import { dispatchToolCall } from '../../src/engine/tool-dispatch.js';
+import { ToolSurfaceBuilder } from '../../src/engine/tool-surface.js';
+import { capabilityToolName } from '../../src/mhs/tool-names.js';
+import type { NodeContext } from '../../src/openwop/node-registry.js';
+import { mhsInvokeNode } from '../../src/openwop/nodes/mhs-nodes.js';
 import { DEFAULT_POLICY } from '../../src/policy/index.js';
 import type { ApprovalRequest, DeploymentPolicy, PolicyConfig } from '../../src/policy/index.js';
 import { cli, ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
@@ -150,6 +156,44 @@ describe('HOST-090 deployment policy applied by the host', () => {
     expect(step.receipt.status).toBe('completed');
     expect(await operationsResult(rt.engine, rt.ledger, step.commandId, TP)).toMatchObject({ reconciled: false });
     expect((await rt.engine.read(EP, 'conveyor-workcell')).device_id).toBe('conveyor-workcell');
+  });
+
+  it('HOST-090: the model tool surface and a workflow mhs.invoke node are refused the same way', async () => {
+    deployment = { enabled: true, allow_hardware: false };
+    const before = await endpointView();
+    const surface = new ToolSurfaceBuilder().build(rt.engine.endpoints());
+    const deps = { engine: rt.engine, ledger: rt.ledger };
+    const call = (name: string, args: Record<string, unknown>) =>
+      dispatchToolCall(deps, surface, { id: `call-${name}`, name, arguments: args }, { agentRunId: 'agent-hw' });
+    const pulse = await call(capabilityToolName('laser', 'cap.laser.pulse.v1'), PULSE.input);
+    expect(pulse).toMatchObject({ isError: true, result: { error: { mhs_code: ErrorCode.AUTH_HARDWARE_DISABLED } } });
+    const read = await call('mhs__read', { device_id: 'laser' });
+    expect(read).toMatchObject({ isError: true, result: { error: { mhs_code: ErrorCode.AUTH_HARDWARE_DISABLED } } });
+    expect((await call('mhs__devices', {})).isError).toBe(false);
+    expect((await call('mhs__safety', { device_id: 'laser' })).isError).toBe(false);
+
+    // A workflow node goes through engine.invoke: a minimal node context around the real node module.
+    const ctx = {
+      runId: 'run_hw',
+      node: {
+        id: 'pulse',
+        type: 'mhs.invoke',
+        config: { endpoint: EP, device: 'laser', capability: PULSE.capabilityId, input: PULSE.input },
+      },
+      activation: 1,
+      inputs: {},
+      variables: {},
+      resumed: false,
+      history: [],
+      signal: new AbortController().signal,
+      traceparent: undefined,
+      checkpoint: async <T>(_name: string, value: () => T) => value(),
+    } as unknown as NodeContext;
+    const node = mhsInvokeNode({ engine: rt.engine, ledger: rt.ledger });
+    expect((await failure(Promise.resolve().then(() => node.execute(ctx)))).code).toBe(
+      ErrorCode.AUTH_HARDWARE_DISABLED,
+    );
+    expect(await endpointView()).toEqual(before);
   });
 
   it('HOST-090: enabled false refuses every device access with MHS.AUTH.DISABLED; mhs__devices still answers', async () => {

@@ -60,7 +60,9 @@ export const HOST_REQUIREMENTS: Record<string, string> = {
   'HOST-083': 'publish the conformance report when claiming CL5',
   'HOST-084': 'composition execution (reserved in 0.9)',
   'HOST-085': 'drive an endpoint in replay mode and label it replay',
-  'HOST-090': 'deployment policy carried to the projection by --config',
+  // Host side: test/engine/deployment-policy.test.ts, test/policy/deployment-policy.test.ts; projection: test/sim/policy.test.ts.
+  'HOST-090':
+    'deployment policy (enabled, allow_hardware) applied by the host before any session, and by the projection (--config)',
   'HOST-091': 'durable command_id before dispatch; UNKNOWN gates the device until reconciliation',
   'HOST-092': 'governed-path ledger records every invocation',
   'HOST-093': 'portable package and offline verification; store failures visible',

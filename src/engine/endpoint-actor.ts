@@ -7,6 +7,8 @@ import type { ReconnectEvent } from '../mhs/reconnect.js';
 import type { CapabilityBinding, DeviceProfile, Manifest, Principal } from '../mhs/wire-types.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { CommandLane } from './command-lane.js';
+import type { DeploymentAdmit } from './deployment-guard.js';
+import type { DeploymentAccess } from '../policy/deployment-policy.js';
 import { DeviceGates } from './device-gate.js';
 import { SessionPool } from './session-pool.js';
 import type { SessionSnapshotStore } from './session-store.js';
@@ -45,6 +47,8 @@ export interface EndpointActorOptions {
   sessionCallTimeoutMs: number;
   adhocIdleMs: number;
   laneMaxPending: number;
+  /** The engine's deployment policy guard (HOST-090), asked before any session opens for a device. */
+  admit: DeploymentAdmit;
   onBackgroundError?: (err: HostError) => void;
   /** Where session snapshots are persisted (HOST-036). */
   sessionStore?: SessionSnapshotStore;
@@ -230,6 +234,27 @@ export class EndpointActor {
         { remediation: 'Pick a device and capability from the manifest (mhs__inspect).' },
       );
     return { device: d.device, binding };
+  }
+
+  /**
+   * HOST-090: admits `access` to `deviceId` under the deployment policy, before any session is opened or intent
+   * journaled. Throws `MHS.AUTH.DISABLED`, `MHS.AUTH.HARDWARE_DISABLED` or `MHS.HOST.POLICY_DENIED` (recorded as a
+   * refusal), or `MHS.SCHEMA.INVALID_INPUT` for a device the manifest does not have (nothing is sent).
+   */
+  async admit(access: DeploymentAccess, deviceId: string, scope: Record<string, unknown> = {}): Promise<void> {
+    const d = this.devices.get(deviceId);
+    if (!d)
+      throw new HostError(
+        ErrorCode.SCHEMA_INVALID_INPUT,
+        `endpoint ${this.endpointId} has no device ${deviceId}`,
+        { endpoint_id: this.endpointId, device_id: deviceId },
+        { remediation: 'Pick a device from the manifest (mhs__devices).' },
+      );
+    return this.o.admit(
+      { endpointId: this.endpointId, connectorId: this.connectorId, device: d.device },
+      access,
+      scope,
+    );
   }
 
   /** Device profiles of the manifest. */

@@ -10,6 +10,9 @@ import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
 import { faultError } from './call-outcome.js';
 import { defaultCallGate } from './default-gate.js';
+import { createDeploymentGuard } from './deployment-guard.js';
+import type { DeploymentSource } from './deployment-guard.js';
+import { NO_DOCUMENT_DEPLOYMENT } from '../policy/deployment-policy.js';
 import { EndpointActor } from './endpoint-actor.js';
 import type { EngineEndpoint } from './endpoint-actor.js';
 import { collectEndpointEvidence, recordDisclosure } from './endpoint-evidence.js';
@@ -35,6 +38,11 @@ export interface EngineOptions {
   /** Policy and approvals (HOST-032, 043); default {@link defaultCallGate}. */
   gate?: CallGate;
   ids?: IdFactory;
+  /**
+   * The deployment policy (HOST-090) every endpoint is driven under, read on every decision; default
+   * {@link NO_DOCUMENT_DEPLOYMENT} (enabled, hardware devices refused).
+   */
+  deployment?: DeploymentSource;
   /** Live enablement check per connector (HOST-068); default: attached endpoints count as enabled. */
   isEnabled?: (connectorId: string, endpointId: string) => boolean | Promise<boolean>;
   /** Names the host in session principals (`host:<id>`, HOST-035). */
@@ -120,7 +128,10 @@ export interface Engine {
   reconcile(sel?: { commandId?: string; endpointId?: string; deviceId?: string }): Promise<ReconcileResult[]>;
   /** Unsettled commands (in flight, running, unknown). */
   pending(): PendingCommand[];
-  /** `mhs__read` (a read: no gate, no intent). */
+  /**
+   * `mhs__read` (a read: no gate, no intent). Refused under the deployment policy (HOST-090) with
+   * `MHS.AUTH.DISABLED` / `MHS.AUTH.HARDWARE_DISABLED` before anything is sent.
+   */
   read(endpointId: string, deviceId: string, resource?: string): Promise<ReadResult>;
   /**
    * Exports the evidence bundle of one attached endpoint (or of each) with `mhs__evidence`, stores it and
@@ -152,6 +163,11 @@ export function createEngine(o: EngineOptions): Engine {
     batcher: new ReceiptBatcher(o.ledger, clock),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
   };
+  const admit = createDeploymentGuard({
+    ledger: o.ledger,
+    clock,
+    source: o.deployment ?? NO_DOCUMENT_DEPLOYMENT,
+  });
   const actors = new Map<string, EndpointActor>();
   let started = false;
   const principal = { kind: 'agent' as const, id: `host:${o.hostId ?? 'mhs-host'}` };
@@ -237,6 +253,7 @@ export function createEngine(o: EngineOptions): Engine {
         sessionCallTimeoutMs: 10_000,
         adhocIdleMs: o.adhocIdleMs ?? 30_000,
         laneMaxPending: o.laneMaxPending ?? 64,
+        admit,
         ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
         ...(o.sessionStore ? { sessionStore: o.sessionStore } : {}),
         ...(o.sessionMode ? { sessionMode: o.sessionMode } : {}),
@@ -375,6 +392,7 @@ export function createEngine(o: EngineOptions): Engine {
 
     async read(endpointId, deviceId, resource) {
       const ep = actorOf(endpointId);
+      await ep.admit('read', deviceId, resource ? { resource } : {}); // HOST-090, before anything is sent
       const r = await ep.conn
         .callTool('mhs__read', { device_id: deviceId, ...(resource ? { resource } : {}) }, { timeoutMs: 10_000 })
         .catch((e: unknown) => {

@@ -25,7 +25,8 @@ export function stripControl(input: Record<string, unknown>): Record<string, unk
  * a host-allocated `command_id`, sends through the endpoint's lane with `deadline_ms` below the transport
  * timeout, records the receipt verbatim and returns it in full.
  *
- * Fails with: `MHS.SCHEMA.INVALID_INPUT` (local validation, unknown device/capability),
+ * Fails with: `MHS.SCHEMA.INVALID_INPUT` (local validation, unknown device/capability), `MHS.AUTH.DISABLED` /
+ * `MHS.AUTH.HARDWARE_DISABLED` (deployment policy, HOST-090: no session, no intent),
  * `MHS.HOST.DEVICE_GATE_CLOSED` (an unsettled command on that device), the gate's deny code,
  * `MHS.HOST.LEDGER_UNAVAILABLE` (intent not durable: nothing sent), pre-send transport codes and
  * `MHS.LIMIT.RATE` (recorded `command.not_sent`, retryable), endpoint fault codes (`MHS.SESSION.*`, ...:
@@ -42,6 +43,14 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     input,
   );
   const inputDigest = H(input);
+  // HOST-090: the deployment policy refuses before a session is opened or an intent journaled.
+  await ep.admit('capability', device.device_id, {
+    capability_id: binding.capability_id,
+    input_digest: inputDigest,
+    ...(req.runId ? { run_id: req.runId } : {}),
+    ...(req.nodeId ? { node_id: req.nodeId } : {}),
+    ...(req.taskId ? { task_id: req.taskId } : {}),
+  });
   const effectful = binding.effect !== 'read';
   if (effectful) ep.gates.assertOpen(device.device_id);
 

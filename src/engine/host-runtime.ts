@@ -5,7 +5,7 @@ import type { Db } from '../ledger/index.js';
 import type { ConnectOptions } from '../mhs/connector.js';
 import type { ConnectorRow } from '../mhs/connector-row.js';
 import { connectWithReconnect } from '../mhs/reconnect.js';
-import { guardPermits } from '../policy/index.js';
+import { DEFAULT_POLICY, deploymentOf, guardPermits } from '../policy/index.js';
 import type { CallGate, PolicyGate } from '../policy/index.js';
 import { createEngine } from './engine.js';
 import type { Engine, EngineOptions } from './engine.js';
@@ -32,8 +32,8 @@ export interface HostRuntimeOptions {
   attachEnabled?: boolean;
   /** Fields stamped on every ledger entry this runtime writes, e.g. a replay run's label (HOST-085). */
   ledgerLabel?: Readonly<Record<string, unknown>>;
-  /** Engine tuning; the ledger, clock, policy gate, enablement check and artifacts are the runtime's. */
-  engine?: Partial<Omit<EngineOptions, 'ledger' | 'clock' | 'gate' | 'isEnabled' | 'artifacts'>>;
+  /** Engine tuning; the ledger, clock, policy gate, deployment policy, enablement check and artifacts are the runtime's. */
+  engine?: Partial<Omit<EngineOptions, 'ledger' | 'clock' | 'gate' | 'deployment' | 'isEnabled' | 'artifacts'>>;
   /**
    * Where failures no caller sees are reported (HOST-093): the ledger's lease renewals and, unless `engine` names
    * its own, the engine's background work. `serve` logs them.
@@ -101,6 +101,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     });
     const { connectors, enablement, services, manifests } = base;
     const isEnabled = (id: string) => enablement.isEnabled(id);
+    const policy = opts.policy ?? DEFAULT_POLICY;
     const engine = createEngine({
       // Session snapshots live in the store, so a restarted host reuses or reopens them (HOST-036).
       sessionStore: await openSessionStore(db),
@@ -111,6 +112,8 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       ledger: base.ledger,
       clock,
       gate: timeoutAwareGate(services.gate),
+      // HOST-090: the policy document's `deployment` section, read with the policy on every decision.
+      deployment: async () => deploymentOf(typeof policy === 'function' ? await policy() : policy),
       // Read from the store on every call, so a disable by any operator surface applies at once (HOST-068).
       isEnabled,
       artifacts: base.artifacts,

@@ -27,10 +27,13 @@ const RECONCILE_SCOPE = 'reconcile';
  * session, which the endpoint answers from retention with `replayed: true` and never executes again; when the
  * journaled input was redacted the operations receipt is used as is. `running` is followed. Every outcome is
  * appended as a `reconcile` entry; a settled one reopens the device gate.
- * Fails with transport codes when the endpoint cannot be asked (the gate stays shut).
+ * Fails with transport codes when the endpoint cannot be asked, and with the deployment policy's refusal
+ * (HOST-090); the gate stays shut either way.
  */
 export async function reconcileCommand(env: CallEnv, ep: EndpointActor, p: PendingCommand): Promise<ReconcileResult> {
   const base = { commandId: p.commandId, endpointId: p.endpointId, deviceId: p.deviceId };
+  // HOST-090: operations on (and same-id retries to) a device the deployment refuses are not sent; the gate stays shut.
+  await ep.admit('operations', p.deviceId, { command_id: p.commandId });
   const meta = p.traceparent ? { meta: { traceparent: p.traceparent } } : {};
   const ops = await ep.conn.callTool('mhs__operations', { command_id: p.commandId }, { timeoutMs: 10_000, ...meta });
   let receipt: Receipt | null = null;

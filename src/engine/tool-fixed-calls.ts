@@ -1,7 +1,9 @@
 /**
  * The fixed read tools of the model surface (`mhs__devices`, `mhs__read`, `mhs__safety`, `mhs__operations`):
  * reads only, no command intent, no device gate. `mhs__operations` on an unsettled command goes through the
- * engine's reconciliation (HOST-037, 091), so observing an unknown outcome never re-executes it.
+ * engine's reconciliation (HOST-037, 091), so observing an unknown outcome never re-executes it. The deployment
+ * policy (HOST-090) applies to reads, operations and (while disabled) safety; `mhs__devices` is host-local discovery
+ * and always answers.
  */
 import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { Ledger } from '../ledger/ledger-types.js';
@@ -63,6 +65,7 @@ export async function safetyResult(
 ): Promise<Record<string, unknown>> {
   const deviceId = String(args.device_id);
   const ep = endpointForDevice(engine, deviceId, args.endpoint_id as string | undefined);
+  await ep.admit('safety', deviceId); // HOST-090: refused only while the deployment is disabled
   const r = await ep.conn
     .callTool('mhs__safety', { device_id: deviceId }, { timeoutMs: READ_TIMEOUT_MS, meta: { traceparent } })
     .catch((e: unknown) => {
@@ -94,6 +97,7 @@ export async function operationsResult(
       { command_id: commandId, reason: 'not_found' },
       'Use a command_id from an earlier capability tool result.',
     );
+  await ep.admit('operations', String(intent?.device_id), { command_id: commandId }); // HOST-090
   const r = await ep.conn
     .callTool('mhs__operations', { command_id: commandId }, { timeoutMs: READ_TIMEOUT_MS, meta: { traceparent } })
     .catch((e: unknown) => {

@@ -2,7 +2,9 @@
 export type { CallGate, GateDecision, GovernedCallContext, ApprovalRecord } from './call-gate.js';
 export { decideCall, autoApproveCeiling, riskRank } from './decide.js';
 export type { PolicyOutcome, ApprovalMethod } from './decide.js';
-export { DEFAULT_POLICY, loadPolicyFile, parsePolicyConfig } from './policy-config.js';
+export { DEFAULT_POLICY, deploymentOf, loadPolicyFile, parsePolicyConfig } from './policy-config.js';
+export { NO_DOCUMENT_DEPLOYMENT, decideDeployment, deploymentFromSection } from './deployment-policy.js';
+export type { DeploymentAccess, DeploymentPolicy, DeploymentRefusal } from './deployment-policy.js';
 export type { PolicyConfig, PolicyRule } from './policy-config.js';
 export { applyVote, policyRecord } from './approval-rules.js';
 export type { ApprovalRequest, ApprovalStatus, HumanPrincipal, Vote, VoteResult } from './approval-rules.js';

@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { RiskClass } from '../mhs/wire-types.js';
+import { DEPLOYMENT_SCHEMA, NO_DOCUMENT_DEPLOYMENT, deploymentFromSection } from './deployment-policy.js';
+import type { DeploymentPolicy } from './deployment-policy.js';
 
 /** A policy rule that may approve a call without a human, within {@link PolicyConfig.autoApproveUpTo}. */
 export interface PolicyRule {
@@ -30,6 +32,11 @@ export interface PolicyConfig {
   approvalTimeoutMs: number | null;
   /** Devices the trusted e-stop may target (HOST-094). `"*"` matches any device of the endpoint. */
   estopAllow: Array<{ endpoint_id: string; device_id: string }>;
+  /**
+   * The deployment policy (HOST-090), applied by the engine to every connector before any session opens.
+   * Absent = no `deployment` section: {@link NO_DOCUMENT_DEPLOYMENT} (enabled, no hardware).
+   */
+  deployment?: DeploymentPolicy;
 }
 
 export const DEFAULT_POLICY: PolicyConfig = {
@@ -75,6 +82,7 @@ const SCHEMA = {
         properties: { endpoint_id: { type: 'string' }, device_id: { type: 'string' } },
       },
     },
+    deployment: DEPLOYMENT_SCHEMA,
   },
 };
 
@@ -90,7 +98,19 @@ export function parsePolicyConfig(doc: unknown): PolicyConfig {
       errors: (validate.errors ?? []).map((e) => ({ path: e.instancePath, message: e.message })),
     });
   }
-  return { ...DEFAULT_POLICY, ...(doc as Partial<PolicyConfig>) };
+  const cfg: PolicyConfig = { ...DEFAULT_POLICY, ...(doc as Partial<PolicyConfig>) };
+  // HOST-090: a given section defaults both flags to false; only JSON true enables one.
+  if (cfg.deployment) cfg.deployment = deploymentFromSection(cfg.deployment);
+  return cfg;
+}
+
+/**
+ * The deployment policy `cfg` carries: its `deployment` section, or {@link NO_DOCUMENT_DEPLOYMENT} without one;
+ * null when there is no policy (unavailable: every deployment decision refuses, HOST-043).
+ */
+export function deploymentOf(cfg: PolicyConfig | null | undefined): DeploymentPolicy | null {
+  if (!cfg) return null;
+  return cfg.deployment ? deploymentFromSection(cfg.deployment) : NO_DOCUMENT_DEPLOYMENT;
 }
 
 /**

@@ -86,6 +86,8 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
       families: 'liquid-handler,laser,conveyor',
       simFlags: ['--device', new URL('../policy/fixtures/hw-press.json', import.meta.url).pathname],
       projection: { enabled: true, allow_hardware: true },
+      // The bundled laser is a hardware-mode device: this deployment allows it (HOST-090).
+      policy: { deployment: { enabled: true, allow_hardware: true } },
     });
   });
   afterAll(async () => {

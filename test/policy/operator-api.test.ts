@@ -65,7 +65,11 @@ beforeAll(async () => {
     ],
     policySwitch,
     projection: { enabled: true, allow_hardware: true },
-    policy: { rules: [{ id: 'policy-conveyor-ok', device_id: 'policy-conveyor' }] },
+    // The bundled laser is a hardware-mode device: this deployment allows it (HOST-090).
+    policy: {
+      rules: [{ id: 'policy-conveyor-ok', device_id: 'policy-conveyor' }],
+      deployment: { enabled: true, allow_hardware: true },
+    },
     estopDevices: ['liquid-handler', 'hw-press'],
   });
 });

@@ -25,6 +25,7 @@ import {
   createOperatorLink,
   createOperatorEvents,
   createOperatorServices,
+  deploymentOf,
   announceLedgerStatus,
   observeLedger,
   guardPermits,
@@ -136,7 +137,14 @@ export async function startOperatorHost(o: OperatorHostOptions): Promise<Operato
     policy: livePolicy,
     events,
   });
-  const engine = createEngine({ ledger, clock, gate: services.gate, isEnabled: (cid) => enablement.isEnabled(cid) });
+  const engine = createEngine({
+    ledger,
+    clock,
+    gate: services.gate,
+    // HOST-090: the deployment section of the same policy, as openHostRuntime carries it.
+    deployment: async () => deploymentOf(typeof livePolicy === 'function' ? await livePolicy() : livePolicy),
+    isEnabled: (cid) => enablement.isEnabled(cid),
+  });
   await engine.start();
   // SSE streams from browser pages must not hold the server open on close.
   const app = Fastify({ forceCloseConnections: true });

@@ -32,12 +32,12 @@ const FIXED = [
   'mhs__estop',
 ];
 
-let host: MhsHost<'thermo' | 'belt'>;
+let host: MhsHost<'thermo' | 'belt' | 'laser'>;
 
 beforeAll(async () => {
   host = await startMhsHost({
     prefix: 'gw',
-    sims: { thermo: ['thermostat', ['--time-scale', '50']], belt: ['conveyor'] },
+    sims: { thermo: ['thermostat', ['--time-scale', '50']], belt: ['conveyor'], laser: ['laser'] },
     serve: false,
   });
 }, 120_000);
@@ -109,6 +109,19 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('mhs-host mcp over stdio (%
     expect(intent.principal).toMatchObject({ kind: 'agent', id: 'local' });
     expect(intent.input).toEqual(input);
     expect(intent.permit_id).toBeUndefined();
+  });
+
+  test('a hardware-mode device is refused before a session opens (HOST-090, no allow_hardware)', async () => {
+    const before = await ledgerEntries(host.dbPath);
+    const r = await call(client, capabilityToolName('laser', 'cap.laser.pulse.v1'), { energy_mj: 1, pulses: 1 });
+    expect(r.isError).toBe(true);
+    expect(r.body.error.mhs_code).toBe(ErrorCode.AUTH_HARDWARE_DISABLED);
+    const read = await call(client, 'mhs__read', { device_id: 'laser' });
+    expect(read.body.error.mhs_code).toBe(ErrorCode.AUTH_HARDWARE_DISABLED);
+    const added = (await ledgerEntries(host.dbPath)).slice(before.length);
+    expect(added.filter((e) => e.kind === 'command.intent' || String(e.kind).startsWith('session.'))).toEqual([]);
+    // Discovery and safety status stay available.
+    expect((await call(client, 'mhs__safety', { device_id: 'laser' })).isError).toBe(false);
   });
 
   test('a principal in the arguments is refused by the schema and nothing is sent', async () => {

@@ -81,6 +81,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     ...(req.runId ? { runId: req.runId } : {}),
     ...(req.nodeId ? { nodeId: req.nodeId } : {}),
     ...(req.approvalKey ? { approvalKey: req.approvalKey } : {}),
+    ...(req.principal ? { requestedBy: req.principal } : {}),
   };
   const waitSignal = req.approvalSignal && req.signal ? AbortSignal.any([req.signal, req.approvalSignal]) : undefined;
   const decision = await env.gate.authorize(ctx, waitSignal ?? req.approvalSignal ?? req.signal);

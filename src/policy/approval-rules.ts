@@ -37,6 +37,8 @@ export interface ApprovalRequest {
   reason: string | null;
   /** The HOST-040 view, built from the manifest and the validated input (approval-view.ts). */
   view: Record<string, unknown>;
+  /** Who asked for the call (an agent of the MCP gateway, ...), when known. Shown, never counted as a vote. */
+  requested_by?: { kind: string; id: string; name?: string } | null;
 }
 
 /** A vote from the operator surface. */

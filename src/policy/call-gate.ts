@@ -28,6 +28,8 @@ export interface GovernedCallContext {
    * digest (HOST-041). Defaults to `runId`+`nodeId`, else none.
    */
   approvalKey?: string;
+  /** Who asked for the call (e.g. the MCP gateway's agent token), shown to the approving operator; never a voter. */
+  requestedBy?: { kind: 'agent' | 'human' | 'system'; id: string; name?: string };
 }
 
 /** An approval as recorded by the trusted UI/policy component (HOST-042, 044, 045). */

@@ -279,6 +279,7 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
           input_digest: ctx.inputDigest,
           risk_class: outcome.risk,
           permit_required: outcome.permitRequired,
+          ...(ctx.requestedBy ? { requested_by: ctx.requestedBy } : {}),
         }),
       );
       events?.emit('approval.requested', { approval: req });
@@ -354,6 +355,7 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
       decided_at: status === 'pending' ? null : isoAt(clock.now()),
       reason: null,
       view: { ...buildApprovalView(ctx, ttlMs) },
+      ...(ctx.requestedBy ? { requested_by: ctx.requestedBy } : {}),
     };
   }
 

@@ -193,6 +193,15 @@ function approvalCard(a) {
     el('dd', { class: 'safety', text: `${v.safety_notice}: MHS is not a safety channel.` }),
     el('dt', { text: 'E-stop' }),
     el('dd', { class: 'estop-statement', text: v.estop?.statement || '' }),
+    a.requested_by
+      ? [
+          el('dt', { text: 'Requested by' }),
+          el('dd', {
+            class: 'requested-by',
+            text: `${a.requested_by.kind} ${a.requested_by.name || a.requested_by.id}`,
+          }),
+        ]
+      : [],
     el('dt', { text: 'Approval' }),
     el('dd', {
       class: 'method',

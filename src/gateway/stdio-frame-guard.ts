@@ -1,6 +1,7 @@
 /**
- * The gateway's stdio frame limit (HOST-063): an inbound message over 4 MiB is never handed to the server; a
- * request gets a JSON-RPC error naming the limit (`MHS.LIMIT.FRAME`) and the connection keeps serving.
+ * The gateway's stdio input guard. An inbound message over 4 MiB (HOST-063) is never handed to the server: a
+ * request gets a JSON-RPC error naming the limit (`MHS.LIMIT.FRAME`). A line that is not JSON is
+ * skipped as the SDK's stdio binding does; JSON that is not JSON-RPC gets `Invalid Request` (id null). Either way the connection keeps serving.
  */
 import type { JSONRPCMessage, Transport, TransportSendOptions } from '@modelcontextprotocol/server';
 import { ErrorCode } from '../core/index.js';
@@ -21,7 +22,12 @@ export class InboundFrameGuard implements Transport {
     private readonly maxFrameBytes = GATEWAY_MAX_FRAME_BYTES,
   ) {
     inner.onclose = () => this.onclose?.();
-    inner.onerror = (e) => this.onerror?.(e);
+    inner.onerror = (e) => {
+      // The SDK's read buffer skips lines that are not JSON and reports JSON that is not JSON-RPC, then goes on
+      // reading: the sender of the latter is owed an answer.
+      if (e?.name === 'ZodError') this.answer(null, INVALID_REQUEST, 'Invalid Request: not a JSON-RPC 2.0 message');
+      this.onerror?.(e);
+    };
     inner.onmessage = (message, extra) => this.receive(message, extra);
   }
 
@@ -44,16 +50,17 @@ export class InboundFrameGuard implements Transport {
     const m = message as { id?: string | number; method?: string };
     this.onerror?.(new Error(`refused an inbound ${bytes}-byte frame over the ${this.maxFrameBytes}-byte limit`));
     if (m.id === undefined || m.method === undefined) return;
+    this.answer(m.id, INVALID_REQUEST, `request of ${bytes} bytes exceeds the ${this.maxFrameBytes}-byte frame limit`, {
+      mhs_code: ErrorCode.LIMIT_FRAME,
+      bytes,
+      limit: this.maxFrameBytes,
+    });
+  }
+
+  private answer(id: string | number | null, code: number, message: string, data?: Record<string, unknown>): void {
+    const error = { code, message, ...(data ? { data } : {}) };
     void this.inner
-      .send({
-        jsonrpc: '2.0',
-        id: m.id,
-        error: {
-          code: INVALID_REQUEST,
-          message: `request of ${bytes} bytes exceeds the ${this.maxFrameBytes}-byte frame limit`,
-          data: { mhs_code: ErrorCode.LIMIT_FRAME, bytes, limit: this.maxFrameBytes },
-        },
-      })
+      .send({ jsonrpc: '2.0', id, error } as unknown as JSONRPCMessage)
       .catch((e: unknown) => this.onerror?.(e as Error));
   }
 }

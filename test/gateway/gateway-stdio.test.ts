@@ -1,3 +1,4 @@
+/* eslint-disable @typescript-eslint/no-explicit-any -- JSON-RPC lines are read loosely in assertions */
 // Guarantees (issue 14; HOST-030…033, 035, 062, 064, 066…068, 094): `mhs-host mcp` is an MCP server that an
 // ordinary MCP client (the official SDK, in a child process over stdio) reaches on both revisions. It lists one
 // tool per bound capability of every enabled connector and the seven fixed tools, never an operator or session
@@ -10,6 +11,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { ErrorCode, H } from '../../src/core/index.js';
@@ -19,6 +21,7 @@ import type { LedgerEntry } from '../../src/ledger/index.js';
 import { cli, ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import type { McpRevision } from '../helpers/sim.js';
+import { cliEntry, REPO_ROOT } from '../helpers/cli-entry.js';
 import { call, gatewayStdio } from './gateway-helpers.js';
 
 const SETPOINT = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
@@ -194,6 +197,34 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('enablement over stdio (%s)
     } finally {
       for (const id of Object.values(host.connectors))
         expect((await cli(['endpoints', 'enable', id, ...operator])).code).toBe(0);
+    }
+  });
+});
+
+describe('malformed JSON-RPC on the wire', () => {
+  test('a non-JSON line is skipped, JSON that is not JSON-RPC gets Invalid Request, and the server keeps serving', async () => {
+    const entry = cliEntry();
+    const child = spawn(entry.command, [...entry.args, 'mcp', '--db', host.dbPath], {
+      cwd: REPO_ROOT,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    const lines = () =>
+      out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, any>);
+    try {
+      child.stdin!.write('this is not json\n{"foo": 1}\n');
+      child.stdin!.write(
+        `${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } })}\n`,
+      );
+      await expect.poll(() => lines().length, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
+      expect(lines()[0]).toMatchObject({ id: null, error: { code: -32600 } });
+      expect(lines()[1]).toMatchObject({ id: 7, result: { serverInfo: { name: 'mhs-host-gateway' } } });
+    } finally {
+      child.kill();
     }
   });
 });

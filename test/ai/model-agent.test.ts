@@ -3,7 +3,8 @@
 // thermostat simulator and SQLite store: the model's capability tool call goes through the governed path (the ledger
 // has the tool_call, the command.intent and the receipt), the next request to the model carries the FULL receipt the
 // ledger holds as the tool result, the model's answer ends the run, the server's token counts are the run's usage, and
-// the API key is nowhere in the store file, the transcript or the exported evidence package.
+// the API key is nowhere in the store file, the transcript or the exported evidence package. A run whose signal
+// aborts during a model call ends `aborted`.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,5 +162,24 @@ describe.each(CASES)('agent run with the $name provider over a real simulator', 
       if (statSync(p).isFile()) expect(readFileSync(p).includes(KEY)).toBe(false);
     }
     expect(JSON.stringify(provider)).not.toContain(KEY);
+  });
+});
+
+describe('agent run cancelled through its AbortSignal', () => {
+  test('a model call in flight is cancelled and the run ends aborted', async () => {
+    srv.reply({ ...oaStream({ model: 'm', pieces: ['late'], usage: [1, 1] }), delayMs: 5000 });
+    const seen = srv.requests.length;
+    const ac = new AbortController();
+    const provider = createModelProvider(
+      parseModelSpec('openai-compatible:m', { baseUrl: `${srv.url}/v1` }),
+      { OPENAI_API_KEY: KEY },
+      { maxRetries: 0 },
+    );
+    const started = Date.now();
+    const running = runAgent({ provider, engine, ledger: store.ledger, clock, prompt: 'x', signal: ac.signal });
+    while (srv.requests.length === seen) await new Promise((r) => setImmediate(r));
+    ac.abort();
+    expect(await running).toMatchObject({ stopReason: 'aborted', final: null, turns: 0 });
+    expect(Date.now() - started).toBeLessThan(4000);
   });
 });

@@ -3,8 +3,8 @@
 // system prompt, the tools (name, description, JSON Schema parameters), the assistant's tool calls and the FULL tool
 // result JSON, the bearer key and `stream: true` with `include_usage`; a streamed answer is assembled (text deltas,
 // tool-call argument fragments) with the server's token counts; a 429 with retry-after is retried after that delay
-// and then succeeds; 401, 429-after-retries, context overflow, 5xx, abort and bad tool arguments end with their
-// MHS.HOST.MODEL_* code, and the key appears in no error.
+// and then succeeds; 401, 429-after-retries, context overflow, 5xx, timeout, abort (before and during the call) and
+// bad tool arguments end with their MHS.HOST.MODEL_* code, and the key appears in no error.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ErrorCode, HostError } from '../../src/core/index.js';
 import type { ModelMessage, ProviderTool } from '../../src/ai/model-provider.js';
@@ -192,6 +192,20 @@ describe('openai provider over the Chat Completions wire format', () => {
     const e = await failure(provider({ stream: false }).next({ messages: CONVERSATION, tools: [TOOL] }));
     expect(e.code).toBe(ErrorCode.HOST_MODEL_RESPONSE_INVALID);
     expect(e.details).toMatchObject({ reason: 'tool_arguments', tool: TOOL.name });
+  });
+
+  test('a slow server: --model-timeout → MHS.HOST.MODEL_UNAVAILABLE (timeout); abort mid-call → MODEL_ABORTED', async () => {
+    srv.reply({ ...oaStream({ model: 'gpt-4.1', pieces: ['late'], usage: [1, 1] }), delayMs: 3000 });
+    const t = await failure(provider({ timeoutMs: 200 }).next({ messages: CONVERSATION, tools: [] }));
+    expect(t.code).toBe(ErrorCode.HOST_MODEL_UNAVAILABLE);
+    expect(t.details.reason).toBe('timeout');
+    srv.reply({ ...oaStream({ model: 'gpt-4.1', pieces: ['late'], usage: [1, 1] }), delayMs: 3000 });
+    const ac = new AbortController();
+    const seen = srv.requests.length;
+    const call = provider().next({ messages: CONVERSATION, tools: [], signal: ac.signal });
+    while (srv.requests.length === seen) await new Promise((r) => setImmediate(r));
+    ac.abort();
+    expect((await failure(call)).code).toBe(ErrorCode.HOST_MODEL_ABORTED);
   });
 
   test('an aborted signal → MHS.HOST.MODEL_ABORTED; an unreachable server → MHS.HOST.MODEL_UNAVAILABLE', async () => {

@@ -19,10 +19,10 @@ export interface Recorded {
   at: number;
 }
 
-/** One reply: JSON (default status 200) or SSE frames (each a complete `event:`/`data:` block). */
-export type WireReply =
-  | { status?: number; headers?: Record<string, string>; json: unknown }
-  | { status?: number; headers?: Record<string, string>; sse: string[] };
+/** One reply: JSON (default status 200) or SSE frames (each a complete `event:`/`data:` block), after `delayMs`. */
+export type WireReply = { status?: number; headers?: Record<string, string>; delayMs?: number } & (
+  { json: unknown } | { sse: string[] }
+);
 
 /** A running stand-in server. */
 export interface WireServer {
@@ -55,6 +55,13 @@ export async function startWireServer(initial: WireReply[] = []): Promise<WireSe
         res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'no reply queued' }));
         return;
       }
+      if (r.delayMs) {
+        const t = setTimeout(() => send(r), r.delayMs);
+        res.once('close', () => clearTimeout(t));
+      } else send(r);
+    });
+    const send = (r: WireReply) => {
+      if (res.destroyed) return;
       if ('sse' in r) {
         res.writeHead(r.status ?? 200, {
           'content-type': 'text/event-stream',
@@ -66,7 +73,7 @@ export async function startWireServer(initial: WireReply[] = []): Promise<WireSe
         return;
       }
       res.writeHead(r.status ?? 200, { 'content-type': 'application/json', ...r.headers }).end(JSON.stringify(r.json));
-    });
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

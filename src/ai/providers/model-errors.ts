@@ -149,7 +149,10 @@ export function modelError(err: unknown, sdk: SdkErrorClasses, ctx: ModelCallCon
       ErrorCode.HOST_MODEL_RESPONSE_INVALID,
       `${ctx.provider} ${ctx.model}: unusable answer: ${text}`,
       { ...base, reason: 'malformed' },
-      { remediation: 'The server does not speak the API correctly; check its version or use another server.' },
+      {
+        remediation:
+          'The server does not speak the API as the SDK expects; try --no-stream, a newer server, or another one.',
+      },
     );
   return new HostError(ErrorCode.HOST_INTERNAL, `${ctx.provider} ${ctx.model}: ${text}`, base);
 }

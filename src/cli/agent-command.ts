@@ -1,6 +1,5 @@
 import { Command } from 'commander';
 import { ErrorCode, HostError } from '../core/index.js';
-import { loadAgentScript } from '../ai/agent-script.js';
 import type { AgentScript } from '../ai/agent-script.js';
 import { runAgent } from '../ai/agent-loop.js';
 import type { AgentEvent } from '../ai/agent-loop.js';
@@ -60,12 +59,9 @@ function chooseModel(o: AgentFlags): { provider: ModelProvider; script?: AgentSc
           'e.g. --script examples/agent-thermostat.json (offline), or --model openai:gpt-4.1 --prompt "..." (docs/models.md).',
       },
     );
-  const file = o.script ?? (spec!.provider === 'scripted' ? spec!.model : undefined);
-  if (file !== undefined) {
-    const script = loadAgentScript(file);
-    return { provider: new ScriptedProvider(script), script };
-  }
-  return { provider: providerOf(spec!, o, process.env) };
+  // One factory for every model: `--script FILE` is `--model scripted:FILE`.
+  const provider = providerOf(spec ?? { provider: 'scripted', model: o.script! }, o, process.env);
+  return provider instanceof ScriptedProvider ? { provider, script: provider.script } : { provider };
 }
 
 /**

@@ -13,11 +13,13 @@ import { ToolSurfaceBuilder, toolSpecs } from '../engine/tool-surface.js';
 import { EngineTracer } from '../engine/tracing.js';
 import { InputSchemaCache } from '../engine/schema-cache.js';
 import { presentEndpoint, renderEndpointText } from '../mhs/presentation.js';
-import type { ModelMessage, ModelProvider, ProviderToolCall } from './model-provider.js';
+import type { ModelMessage, ModelProvider, ModelUsage, ProviderToolCall } from './model-provider.js';
 
 /** Progress of a run, for printing. */
 export type AgentEvent =
   | { type: 'turn'; index: number; tools: number }
+  /** What the model answered on turn `index` (its text, if any, and the token counts it reported). */
+  | { type: 'reply'; index: number; kind: 'tool_calls' | 'final'; calls: number; text?: string; usage?: ModelUsage }
   | { type: 'tool_call'; call: ProviderToolCall }
   | { type: 'tool_result'; result: DispatchedCall }
   | { type: 'final'; text: string };
@@ -50,6 +52,8 @@ export interface AgentResult {
   turns: number;
   calls: DispatchedCall[];
   traceparent: string;
+  /** Token counts summed over the turns whose provider reported them; unset when none did. */
+  usage?: ModelUsage;
 }
 
 /** The disclosure the model is shown first: every attached endpoint rendered from its manifest (HOST-013). */
@@ -86,6 +90,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   const calls: DispatchedCall[] = [];
   const maxTurns = o.maxTurns ?? 20;
   let turns = 0;
+  let usage: ModelUsage | undefined;
   let error: string | undefined;
   const end = (stopReason: AgentResult['stopReason'], final: string | null): AgentResult => ({
     runId,
@@ -94,6 +99,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     turns,
     calls,
     traceparent: trace.traceparent,
+    ...(usage ? { usage } : {}),
   });
   try {
     await say('system', (messages[0] as { content: string }).content, { provider: o.provider.name });
@@ -105,10 +111,30 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
       if (o.signal?.aborted) return end('aborted', null);
       const surface = surfaces.build(o.engine.endpoints()); // regenerated when a manifest digest changed
       o.onEvent?.({ type: 'turn', index: turns, tools: surface.tools.length });
-      const reply = await o.provider.next({
-        messages,
-        tools: toolSpecs(surface),
-        ...(o.signal ? { signal: o.signal } : {}),
+      let reply;
+      try {
+        reply = await o.provider.next({
+          messages,
+          tools: toolSpecs(surface),
+          ...(o.signal ? { signal: o.signal } : {}),
+        });
+      } catch (err) {
+        // A provider cancelled by the run's signal ends the run as aborted, not as a failure.
+        if (o.signal?.aborted) return end('aborted', null);
+        throw err;
+      }
+      if (reply.usage)
+        usage = {
+          inputTokens: (usage?.inputTokens ?? 0) + reply.usage.inputTokens,
+          outputTokens: (usage?.outputTokens ?? 0) + reply.usage.outputTokens,
+        };
+      o.onEvent?.({
+        type: 'reply',
+        index: turns,
+        kind: reply.kind,
+        calls: reply.kind === 'tool_calls' ? reply.calls.length : 0,
+        ...(reply.text ? { text: reply.text } : {}),
+        ...(reply.usage ? { usage: reply.usage } : {}),
       });
       turns++;
       if (reply.kind === 'final') {

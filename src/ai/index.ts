@@ -20,3 +20,13 @@ export {
 export type { AgentScript, ScriptToolCall, ScriptTurn, ScriptUsage } from './agent-script.js';
 export { disclosureText, runAgent } from './agent-loop.js';
 export type { AgentEvent, AgentOptions, AgentResult } from './agent-loop.js';
+export { MODEL_PROVIDERS, checkBaseUrl, parseModelSpec } from './providers/model-spec.js';
+export type { ModelProviderId, ModelSpec } from './providers/model-spec.js';
+export { createModelProvider } from './providers/create-model-provider.js';
+export type { ModelCallOptions, ModelEnv } from './providers/create-model-provider.js';
+export { OpenAIChatProvider } from './providers/openai-provider.js';
+export { AnthropicProvider } from './providers/anthropic-provider.js';
+export { modelError, scrubKey } from './providers/model-errors.js';
+export type { ModelCallContext, SdkErrorClasses } from './providers/model-errors.js';
+export { DEFAULT_MAX_TOKENS, DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './providers/provider-options.js';
+export type { NetworkProviderOptions } from './providers/provider-options.js';

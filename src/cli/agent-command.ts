@@ -1,10 +1,14 @@
 import { Command } from 'commander';
-import { loadAgentScript } from '../ai/agent-script.js';
+import { ErrorCode, HostError } from '../core/index.js';
+import type { AgentScript } from '../ai/agent-script.js';
 import { runAgent } from '../ai/agent-loop.js';
 import type { AgentEvent } from '../ai/agent-loop.js';
+import type { ModelProvider } from '../ai/model-provider.js';
 import { ScriptedProvider } from '../ai/scripted-provider.js';
 import { badFlag, openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
 import type { RuntimeFlags } from './cli-runtime.js';
+import { modelSpecOf, providerOf, withModelOptions } from './model-flags.js';
+import type { ModelFlags } from './model-flags.js';
 
 function collect(v: string, acc: string[]): string[] {
   return [...acc, v];
@@ -21,7 +25,11 @@ function positiveInt(v: string): number {
 function printer(out: (line: string) => void): (e: AgentEvent) => void {
   return (e) => {
     if (e.type === 'turn') out(`turn ${e.index} (${e.tools} tools offered)`);
-    else if (e.type === 'tool_call') out(`→ ${e.call.name} ${JSON.stringify(e.call.arguments)}`);
+    else if (e.type === 'reply') {
+      const tokens = e.usage ? `, ${e.usage.inputTokens} in / ${e.usage.outputTokens} out tokens` : '';
+      out(`  model: ${e.kind === 'final' ? 'final answer' : `${e.calls} tool call(s)`}${tokens}`);
+      if (e.text && e.kind === 'tool_calls') out(`  assistant: ${e.text}`);
+    } else if (e.type === 'tool_call') out(`→ ${e.call.name} ${JSON.stringify(e.call.arguments)}`);
     else if (e.type === 'tool_result') {
       const r = e.result;
       const err = r.result.error as { mhs_code?: string; remediation?: string } | undefined;
@@ -34,45 +42,79 @@ function printer(out: (line: string) => void): (e: AgentEvent) => void {
   };
 }
 
+type AgentFlags = RuntimeFlags &
+  ModelFlags & { script?: string; prompt?: string; endpoint: string[]; maxTurns?: number };
+
+/** The model a run uses and what it brings: `--script FILE` or `--model scripted:FILE`, else a network model. */
+function chooseModel(o: AgentFlags): { provider: ModelProvider; script?: AgentScript } {
+  const spec = modelSpecOf(o);
+  if (o.script !== undefined && spec) throw badFlag('--script', 'give --script or --model, not both');
+  if (o.script === undefined && !spec)
+    throw new HostError(
+      ErrorCode.HOST_MODEL_CONFIG,
+      'agent needs --script <file> or --model <provider>:<model>',
+      {},
+      {
+        remediation:
+          'e.g. --script examples/agent-thermostat.json (offline), or --model openai:gpt-4.1 --prompt "..." (docs/models.md).',
+      },
+    );
+  // One factory for every model: `--script FILE` is `--model scripted:FILE`.
+  const provider = providerOf(spec ?? { provider: 'scripted', model: o.script! }, o, process.env);
+  return provider instanceof ScriptedProvider ? { provider, script: provider.script } : { provider };
+}
+
 /**
- * `mhs-host agent --script FILE`: runs the deterministic scripted model (the embedded default provider) against
- * the generated tool surface of the given endpoints (HOST-030), every capability call through the governed path
- * with the policy gate, printing each tool call and its full result. Exits 0 when the script reached its final
- * message.
+ * `mhs-host agent (--script FILE | --model PROVIDER:MODEL --prompt TASK)`: runs a model (the deterministic scripted
+ * model, or a real one through its official SDK, docs/models.md) against the generated tool surface of the given
+ * endpoints (HOST-030), every capability call through the governed path with the policy gate, printing each turn,
+ * tool call and full result, then the final answer. Exits 0 when the model gave its final message.
+ * @throws HostError `MHS.HOST.MODEL_CONFIG` (no or bad model), `MHS.HOST.AGENT_SCRIPT_INVALID`, `MHS.HOST.MODEL_*`
+ * (the provider failed), `validation_error` (bad flags).
  */
 export function agentCommand(): Command {
-  return withRuntimeOptions(
-    new Command('agent')
-      .description('Run the scripted model against the endpoints through the governed path, printing full receipts')
-      .requiredOption('--script <file>', 'agent script JSON (see docs/agent.md)')
-      .option(
-        '--endpoint <ref>',
-        'connector id or endpoint id to attach (repeatable; default the script "endpoints")',
-        collect,
-        [],
-      )
-      .option('--max-turns <n>', 'most model turns (default the script max_turns, else 20)', positiveInt),
-  ).action(async (o: RuntimeFlags & { script: string; endpoint: string[]; maxTurns?: number }) => {
-    const script = loadAgentScript(o.script);
-    const refs = o.endpoint.length ? o.endpoint : (script.endpoints ?? []);
-    if (!refs.length) throw badFlag('--endpoint', 'no endpoint given and the script names none');
+  return withModelOptions(
+    withRuntimeOptions(
+      new Command('agent')
+        .description(
+          'Run a model (scripted or real) against the endpoints through the governed path, printing full receipts',
+        )
+        .option('--script <file>', 'agent script JSON for the scripted model (see docs/agent.md)')
+        .option('--prompt <task>', 'the task given to the model (default the script "prompt")')
+        .option(
+          '--endpoint <ref>',
+          'connector id or endpoint id to attach (repeatable; default the script "endpoints")',
+          collect,
+          [],
+        )
+        .option('--max-turns <n>', 'most model turns (default the script max_turns, else 20)', positiveInt),
+    ),
+  ).action(async (o: AgentFlags) => {
+    const { provider, script } = chooseModel(o);
+    const refs = o.endpoint.length ? o.endpoint : (script?.endpoints ?? []);
+    if (!refs.length)
+      throw badFlag('--endpoint', script ? 'no endpoint given and the script names none' : 'required with --model');
+    const prompt = o.prompt ?? script?.prompt;
+    if (prompt === undefined && !script) throw badFlag('--prompt', 'required with --model');
     const out = (l: string) => void process.stdout.write(`${l}\n`);
     const rt = await openCliRuntime(o);
     try {
+      out(`model ${provider.name}`);
       for (const ref of refs) out(`endpoint ${(await rt.connectEndpoint(ref)).endpointId} attached`);
       const result = await runAgent({
-        provider: new ScriptedProvider(script),
+        provider,
         engine: rt.engine,
         ledger: rt.ledger,
         transcript: rt.artifacts,
         clock: rt.clock,
-        maxTurns: o.maxTurns ?? script.max_turns ?? 20,
-        ...(script.prompt !== undefined ? { prompt: script.prompt } : {}),
+        maxTurns: o.maxTurns ?? script?.max_turns ?? 20,
+        ...(prompt !== undefined ? { prompt } : {}),
         onEvent: printer(out),
       });
       const errors = result.calls.filter((c) => c.isError).length;
+      const tokens = result.usage ? `, ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens` : '';
       out(
-        `agent run ${result.runId}: ${result.stopReason} after ${result.turns} turns, ${result.calls.length} tool calls (${errors} errors); transcript session ${result.runId}`,
+        `agent run ${result.runId}: ${result.stopReason} after ${result.turns} turns, ${result.calls.length} tool calls (${errors} errors)${tokens}; transcript session ${result.runId}`,
       );
       if (result.stopReason !== 'final') process.exitCode = 1;
     } finally {

@@ -9,6 +9,7 @@ import { startHostServer } from '../server/host-server.js';
 import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
+import { withModelOptions } from './model-flags.js';
 import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
 import { positiveMs } from './cli-runtime.js';
@@ -26,7 +27,7 @@ function port(v: string): number {
  * leaves them to reconciliation on the next start), and exits 0.
  */
 export function serveCommand(): Command {
-  return new Command('serve')
+  return withModelOptions(new Command('serve'))
     .description('Serve the OpenWOP REST API, the operator API and the console on one port')
     .option('--port <n>', 'TCP port (0 picks a free one)', port, 8787)
     .option('--host <addr>', 'listen address', '127.0.0.1')

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { ScriptedProvider, loadAgentScript } from '../ai/index.js';
+import type { ModelEnv, ModelProvider } from '../ai/index.js';
 import type { Db } from '../ledger/index.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { createAiEnvelopeFamily } from '../openwop/services/ai-envelope-family.js';
@@ -16,9 +17,11 @@ import { assertNoConnectorServers } from '../openwop/services/mcp-connector-matc
 import { openConnectorStore } from '../policy/connector-store.js';
 import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
 import { createPromptLibraryFamily } from '../openwop/services/prompt-library-family.js';
+import { modelSpecOf, providerOf } from './model-flags.js';
+import type { ModelFlags } from './model-flags.js';
 
-/** The `serve` flags that install host service families (RFC 0144). */
-export interface FamilyFlags {
+/** The `serve` flags that install host service families (RFC 0144); `--model` sets the host's default model. */
+export interface FamilyFlags extends ModelFlags {
   /** `--prompts [dir]`: true for the built-in templates only, a path to also seed that folder. */
   prompts?: string | boolean;
   /** `--prompt-observability hashed|full`. */
@@ -44,10 +47,12 @@ export interface FamilyIdentity {
   wellKnownUrl: () => string | undefined;
 }
 
-/** Where the families report what no caller sees. */
+/** Where the families report what no caller sees, and the environment they read keys from. */
 export interface FamilyHooks {
   /** A `ctx.mcp` server refused as an MHS endpoint at connect or call time (HOST-020; serve logs it). */
   onMcpRefused?: (err: HostError) => void;
+  /** Where `--model` reads API keys and base URLs (default `process.env`). */
+  env?: ModelEnv;
 }
 
 /** The model of manifest agents when no script is given: it answers at once with the task it was handed. */
@@ -63,9 +68,12 @@ const ECHO_MODEL: AgentModel = {
  * Builds the families the flags ask for, always with the multi-agent execution model (agents); writes refused
  * template files and agent packs to `warn`. With `--agent-packs` the agent-manifest runtime (RFC 0070) and, since
  * the host then meets it, `ctx.agentRuntime` (RFC 0144) are installed and advertised together.
+ * `--model` (issue 15) is the host default: ctx.aiEnvelope runs on it when no `--ai-script` is given, and the
+ * manifest agents when no `--agent-script` (or `--ai-script`) is given; a script flag still wins for its service.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` (bad folder, agent packs folder, envelopes file or observability),
- * `MHS.HOST.AGENT_SCRIPT_INVALID` (bad script), `MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT` (an `--mcp-servers` entry
- * names a connector row of the store: HOST-020, the governed call is the only path to a device).
+ * `MHS.HOST.AGENT_SCRIPT_INVALID` (bad script), `MHS.HOST.MODEL_CONFIG` (bad `--model`, missing key or base URL),
+ * `MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT` (an `--mcp-servers` entry names a connector row of the store: HOST-020,
+ * the governed call is the only path to a device).
  */
 export async function buildServiceFamilies(
   flags: FamilyFlags,
@@ -92,6 +100,8 @@ export async function buildServiceFamilies(
   }
   const aiScript = flags.aiScript ? loadAgentScript(flags.aiScript) : undefined;
   const agentScript = flags.agentScript ? loadAgentScript(flags.agentScript) : aiScript;
+  const spec = modelSpecOf(flags);
+  const hostModel: ModelProvider | undefined = spec ? providerOf(spec, flags, hooks.env ?? process.env) : undefined;
   if (flags.agentPacks && !statSync(flags.agentPacks, { throwIfNoEntry: false })?.isDirectory())
     throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `--agent-packs ${flags.agentPacks} is not a folder`, {
       dir: flags.agentPacks,
@@ -123,9 +133,10 @@ export async function buildServiceFamilies(
     promptStore = family.store;
     out.push(family);
   }
-  if (aiScript) out.push(createAiEnvelopeFamily({ model: new ScriptedProvider(aiScript), envelopes }));
+  const envelopeModel = aiScript ? new ScriptedProvider(aiScript) : hostModel;
+  if (envelopeModel) out.push(createAiEnvelopeFamily({ model: envelopeModel, envelopes }));
   if (flags.agentPacks) {
-    const model = agentScript ? new ScriptedProvider(agentScript) : ECHO_MODEL;
+    const model = agentScript ? new ScriptedProvider(agentScript) : (hostModel ?? ECHO_MODEL);
     if (!promptStore) {
       promptStore = new PromptStore(db, clock);
       await promptStore.init();

@@ -73,6 +73,23 @@ export const ErrorCode = {
    * Never retryable.
    */
   HOST_MCP_SERVER_IS_MHS_ENDPOINT: 'MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT',
+  // Model providers (src/ai/providers/, issue 15). details never carry an API key; data: provider, model, plus the keys named.
+  /** A `--model` spec, base URL or key is missing or malformed, or the provider answered 404 (unknown model or wrong base URL). data: spec | env | status. */
+  HOST_MODEL_CONFIG: 'MHS.HOST.MODEL_CONFIG',
+  /** The provider refused the API key (401) or its permissions (403). data: status, type?, request_id?. */
+  HOST_MODEL_AUTH: 'MHS.HOST.MODEL_AUTH',
+  /** Rate limit or quota (429) still refused after the SDK's retries. data: status, reason (rate_limited | insufficient_quota), retry_after_s?. */
+  HOST_MODEL_QUOTA: 'MHS.HOST.MODEL_QUOTA',
+  /** The provider could not be reached, timed out, or answered 5xx/529 after the SDK's retries. data: reason (timeout | connection | server), status?. */
+  HOST_MODEL_UNAVAILABLE: 'MHS.HOST.MODEL_UNAVAILABLE',
+  /** The conversation exceeds the model's context window (or the request size limit). data: status, type?. */
+  HOST_MODEL_CONTEXT_TOO_LONG: 'MHS.HOST.MODEL_CONTEXT_TOO_LONG',
+  /** The provider rejected the request itself (another 4xx). data: status, type?, code?. */
+  HOST_MODEL_REQUEST_REJECTED: 'MHS.HOST.MODEL_REQUEST_REJECTED',
+  /** The provider's answer cannot be used: tool arguments that are not a JSON object, a truncated tool call, a malformed stream. data: reason, tool?. */
+  HOST_MODEL_RESPONSE_INVALID: 'MHS.HOST.MODEL_RESPONSE_INVALID',
+  /** The model call was cancelled through the caller's AbortSignal. data: provider, model. */
+  HOST_MODEL_ABORTED: 'MHS.HOST.MODEL_ABORTED',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -1,0 +1,64 @@
+/**
+ * Anthropic Messages through the official `@anthropic-ai/sdk` (issue 15, `anthropic:<model>`): tool use,
+ * streaming through the SDK's `messages.stream` helper (MessageStream assembles text and `input_json_delta`
+ * fragments), the SDK's timeout and retries (429/5xx/529 with backoff, honouring `retry-after`), cancellation
+ * through the request's AbortSignal, and every failure mapped by {@link modelError}.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import type { ModelProvider, ModelRequest, ModelTurn } from '../model-provider.js';
+import { fromAnthropicMessage, toAnthropicConversation, toAnthropicTools } from './anthropic-wire.js';
+import { modelError } from './model-errors.js';
+import type { ModelCallContext } from './model-errors.js';
+import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './provider-options.js';
+import type { NetworkProviderOptions } from './provider-options.js';
+
+const SDK_ERRORS = {
+  SdkError: Anthropic.AnthropicError,
+  APIError: Anthropic.APIError,
+  APIUserAbortError: Anthropic.APIUserAbortError,
+  APIConnectionError: Anthropic.APIConnectionError,
+  APIConnectionTimeoutError: Anthropic.APIConnectionTimeoutError,
+};
+
+/** A Claude model behind the Messages API. */
+export class AnthropicProvider implements ModelProvider {
+  readonly name: string;
+  readonly meter: { provider: string; model: string };
+  readonly #client: Anthropic;
+  readonly #ctx: ModelCallContext;
+  readonly #options: NetworkProviderOptions;
+
+  constructor(options: NetworkProviderOptions) {
+    this.#options = options;
+    this.name = `anthropic:${options.model}`;
+    this.meter = { provider: 'anthropic', model: options.model };
+    this.#ctx = { provider: 'anthropic', model: options.model, apiKey: options.apiKey };
+    this.#client = new Anthropic({
+      apiKey: options.apiKey,
+      ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+      timeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+      maxRetries: options.maxRetries ?? DEFAULT_MODEL_RETRIES,
+      // Fixed, so an ANTHROPIC_LOG in the environment cannot turn on request dumps.
+      logLevel: 'warn',
+    });
+  }
+
+  async next(req: ModelRequest): Promise<ModelTurn> {
+    const o = this.#options;
+    const body = {
+      model: o.model,
+      max_tokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
+      ...toAnthropicConversation(req.messages),
+      ...(req.tools.length ? { tools: toAnthropicTools(req.tools) } : {}),
+    };
+    const call = req.signal ? { signal: req.signal } : {};
+    try {
+      if (o.stream === false) return fromAnthropicMessage(await this.#client.messages.create(body, call));
+      const stream = this.#client.messages.stream(body, call);
+      if (o.onDelta) stream.on('text', (delta) => o.onDelta!(delta));
+      return fromAnthropicMessage(await stream.finalMessage());
+    } catch (err) {
+      throw modelError(err, SDK_ERRORS, this.#ctx);
+    }
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * Chat Completions through the official `openai` SDK (issue 15): OpenAI's own API (`openai:<model>`) and any
+ * server that speaks the same API at a base URL (`openai-compatible:<model>`: vLLM, Ollama, llama.cpp's server,
+ * LM Studio). Tool calling, streaming through the SDK's `chat.completions.stream` helper (usage requested with
+ * `stream_options.include_usage`), the SDK's timeout and retries (429/5xx with backoff, honouring `retry-after`),
+ * cancellation through the request's AbortSignal, and every failure mapped by {@link modelError}.
+ */
+import OpenAI from 'openai';
+import type { ModelProvider, ModelRequest, ModelTurn } from '../model-provider.js';
+import { modelError } from './model-errors.js';
+import type { ModelCallContext } from './model-errors.js';
+import { DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './provider-options.js';
+import type { NetworkProviderOptions } from './provider-options.js';
+import { fromChatCompletion, toChatMessages, toChatTools } from './openai-wire.js';
+
+const SDK_ERRORS = {
+  SdkError: OpenAI.OpenAIError,
+  APIError: OpenAI.APIError,
+  APIUserAbortError: OpenAI.APIUserAbortError,
+  APIConnectionError: OpenAI.APIConnectionError,
+  APIConnectionTimeoutError: OpenAI.APIConnectionTimeoutError,
+};
+
+/** A model behind the Chat Completions API. */
+export class OpenAIChatProvider implements ModelProvider {
+  readonly name: string;
+  readonly meter: { provider: string; model: string };
+  readonly #client: OpenAI;
+  readonly #ctx: ModelCallContext;
+  readonly #options: NetworkProviderOptions;
+
+  /** `provider` is the metered provider id: `openai` or `openai-compatible`. */
+  constructor(provider: 'openai' | 'openai-compatible', options: NetworkProviderOptions) {
+    this.#options = options;
+    this.name = `${provider}:${options.model}`;
+    this.meter = { provider, model: options.model };
+    this.#ctx = { provider, model: options.model, apiKey: options.apiKey };
+    this.#client = new OpenAI({
+      apiKey: options.apiKey,
+      ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
+      timeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+      maxRetries: options.maxRetries ?? DEFAULT_MODEL_RETRIES,
+      // Fixed, so an OPENAI_LOG in the environment cannot turn on request dumps.
+      logLevel: 'warn',
+    });
+  }
+
+  async next(req: ModelRequest): Promise<ModelTurn> {
+    const o = this.#options;
+    // Local servers know the older `max_tokens`; OpenAI's newer models require `max_completion_tokens`.
+    const limit = this.meter.provider === 'openai' ? 'max_completion_tokens' : 'max_tokens';
+    const body = {
+      model: o.model,
+      messages: toChatMessages(req.messages),
+      ...(req.tools.length ? { tools: toChatTools(req.tools) } : {}),
+      ...(o.maxTokens !== undefined ? { [limit]: o.maxTokens } : {}),
+    };
+    const call = req.signal ? { signal: req.signal } : {};
+    try {
+      if (o.stream === false) return fromChatCompletion(await this.#client.chat.completions.create(body, call));
+      const stream = this.#client.chat.completions.stream(
+        { ...body, stream: true, stream_options: { include_usage: true } },
+        call,
+      );
+      if (o.onDelta) stream.on('content', (delta) => o.onDelta!(delta));
+      return fromChatCompletion(await stream.finalChatCompletion());
+    } catch (err) {
+      throw modelError(err, SDK_ERRORS, this.#ctx);
+    }
+  }
+}

@@ -36,7 +36,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a gateway approval in the console (Chromium)', 
     await host?.stop();
   });
 
-  it('the R2 call of an agent shows up at once, is approved in the console, and the call returns the receipt', async () => {
+  it('HOST-040: the R2 call of an agent shows up at once, is approved in the console, and the call returns the receipt', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
     await page.goto(`${host.srv!.url}/console/`);
     await page.getByLabel('Operator or client token').fill(host.tokens.alice!);

@@ -65,7 +65,7 @@ describe('authentication at /mcp', () => {
     ['a revoked agent token', 'gone', 401],
     ['a client token', 'cl', 403],
     ['an operator token', 'op', 403],
-  ])('%s is refused before any tool is listed', async (_what, name, status) => {
+  ])('HOST-035: %s is refused before any tool is listed', async (_what, name, status) => {
     const token = name ? host.tokens[name] : undefined;
     // The official client gives up on both revisions (its message differs by revision).
     await expect(gatewayHttp(srv.url, token, '2026-07-28')).rejects.toThrow();
@@ -113,7 +113,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('the gateway over HTTP (%s)
     }
   });
 
-  test('an R2 call waits for the operator with progress, then returns the completed receipt', async () => {
+  test('HOST-043, HOST-032: an R2 call waits for the operator with progress, then returns the completed receipt', async () => {
     const client = await gatewayHttp(srv.url, host.tokens.bot, revision);
     try {
       const volume = revision === 'legacy' ? 11 : 12;
@@ -149,7 +149,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('the gateway over HTTP (%s)
     }
   });
 
-  test('a denied call returns the denial with the approval named', async () => {
+  test('HOST-045: a denied call returns the denial with the approval named', async () => {
     const client = await gatewayHttp(srv.url, host.tokens.bot, revision);
     try {
       const volume = revision === 'legacy' ? 13 : 14;
@@ -176,7 +176,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('the gateway over HTTP (%s)
 });
 
 describe('an approval the wait outlives (a second serve on the store, --mcp-approval-wait 1500)', () => {
-  test('answers pending, stays open, and the same call after approval consumes it', async () => {
+  test('HOST-063: answers pending, stays open, and the same call after approval consumes it', async () => {
     const client = await gatewayHttp(quick.url, host.tokens.bot, '2026-07-28');
     try {
       const input = { volume_ul: 21 };
@@ -200,7 +200,7 @@ describe('an approval the wait outlives (a second serve on the store, --mcp-appr
     }
   });
 
-  test('changed input after the approval voids it (HOST-041)', async () => {
+  test('HOST-041: changed input after the approval voids it', async () => {
     const client = await gatewayHttp(quick.url, host.tokens.bot, '2026-07-28');
     try {
       const first = await call(client, ASPIRATE, { volume_ul: 22 }, { timeout: 90_000 });

@@ -63,7 +63,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('mhs-host mcp over stdio (%
     await client?.close();
   });
 
-  test('lists the capability tools and the seven fixed tools, never an operator or session tool', async () => {
+  test('HOST-062, HOST-031, HOST-032, HOST-064: lists the capability tools and the seven fixed tools, never an operator or session tool', async () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
     for (const f of FIXED) expect(names).toContain(f);
@@ -81,7 +81,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('mhs-host mcp over stdio (%
     expect(instructions).toMatch(/not a safety channel/i);
   });
 
-  test('an R1 capability call is governed: full receipt, executed once, tool_call + intent + receipt as agent', async () => {
+  test('HOST-020, HOST-033, HOST-035: an R1 capability call is governed: full receipt, executed once, tool_call + intent + receipt as agent', async () => {
     const input = { setpoint_c: revision === 'legacy' ? 31 : 32 };
     const r = await call(client, SETPOINT, {
       ...input,
@@ -114,7 +114,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('mhs-host mcp over stdio (%
     expect(intent.permit_id).toBeUndefined();
   });
 
-  test('a hardware-mode device is refused before a session opens (HOST-090, no allow_hardware)', async () => {
+  test('HOST-090: a hardware-mode device is refused before a session opens (HOST-090, no allow_hardware)', async () => {
     const before = await ledgerEntries(host.dbPath);
     const r = await call(client, capabilityToolName('laser', 'cap.laser.pulse.v1'), { energy_mj: 1, pulses: 1 });
     expect(r.isError).toBe(true);
@@ -127,7 +127,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('mhs-host mcp over stdio (%
     expect((await call(client, 'mhs__safety', { device_id: 'laser' })).isError).toBe(false);
   });
 
-  test('a principal in the arguments is refused by the schema and nothing is sent', async () => {
+  test('HOST-035, HOST-042: a principal in the arguments is refused by the schema and nothing is sent', async () => {
     const before = (await ledgerEntries(host.dbPath)).filter((e) => e.kind === 'command.intent').length;
     const r = await call(client, SETPOINT, { setpoint_c: 30, principal: { kind: 'human', id: 'alice' } });
     expect(r.isError).toBe(true);
@@ -136,7 +136,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('mhs-host mcp over stdio (%
     expect(after).toBe(before);
   });
 
-  test('bad input: unknown tool, schema failure, oversize frame; the server keeps serving', async () => {
+  test('HOST-063: bad input: unknown tool, schema failure, oversize frame; the server keeps serving', async () => {
     await expect(client.callTool({ name: 'mhs__permit', arguments: {} })).rejects.toThrow(/Unknown tool/);
     const bad = await call(client, SETPOINT, { setpoint_c: 'hot' });
     expect(bad.isError).toBe(true);
@@ -163,7 +163,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('enablement over stdio (%s)
     await client?.close();
   });
 
-  test('disabling the connectors empties the tool list with list_changed; enabling brings it back', async () => {
+  test('HOST-066, HOST-068, HOST-069: disabling the connectors empties the tool list with list_changed; enabling brings it back', async () => {
     let changed = 0;
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       changed += 1;
@@ -185,7 +185,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('enablement over stdio (%s)
     await sub?.close();
   });
 
-  test('while nothing is enabled the instructions say MHS is not available', async () => {
+  test('HOST-068: while nothing is enabled the instructions say MHS is not available', async () => {
     const operator = ['--operator', 'alice', '--db', host.dbPath];
     for (const id of Object.values(host.connectors))
       expect((await cli(['endpoints', 'disable', id, ...operator])).code).toBe(0);
@@ -244,7 +244,7 @@ describe('the trusted e-stop through the gateway (HOST-094)', () => {
     await client?.close();
   });
 
-  test('stops an allow-listed device with no approval and records the request/receipt pair', async () => {
+  test('HOST-094, HOST-032: stops an allow-listed device with no approval and records the request/receipt pair', async () => {
     const r = await call(client, 'mhs__estop', { device_id: 'conveyor-workcell' });
     expect(r.isError).toBe(false);
     expect(r.body.status).toBe('sent');
@@ -266,7 +266,7 @@ describe('the trusted e-stop through the gateway (HOST-094)', () => {
     expect(approvals[0]!.seq).toBeGreaterThan(pair[1]!.seq);
   });
 
-  test('a device not on the allow-list is refused, recorded, and nothing is stopped', async () => {
+  test('HOST-094: a device not on the allow-list is refused, recorded, and nothing is stopped', async () => {
     const r = await call(client, 'mhs__estop', { device_id: 'thermostat' });
     expect(r.isError).toBe(true);
     expect(r.body.error.mhs_code).toBe(ErrorCode.HOST_POLICY_DENIED);

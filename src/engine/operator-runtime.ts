@@ -78,9 +78,16 @@ export async function openOperatorRuntime(
     rows: () => connectors.list(),
     connect: (row) => connect(row, { clock, descriptor: row.descriptor ?? null, isEnabled, stderr: 'ignore' }),
   });
+  // Manifests and endpoint evidence bundles go to the store the export reads (HOST-051, 054).
+  const artifacts = await openArtifacts(db, { clock });
+  // The manifest this process admitted, else the one last admitted for the row (a CLI operator action connects nothing).
+  const storedManifest = async (connectorId: string): Promise<Manifest | undefined> => {
+    const digest = await connectors.manifestDigest(connectorId);
+    return digest ? ((await artifacts.getManifest(digest)) as Manifest | undefined) : undefined;
+  };
   const directory = createConnectorDirectory({
     rows: () => connectors.list(),
-    manifestFor: (row) => manifests.get(row.connector_id),
+    manifestFor: async (row) => manifests.get(row.connector_id) ?? (await storedManifest(row.connector_id)),
   });
   const services = createOperatorServices({
     db,
@@ -93,8 +100,6 @@ export async function openOperatorRuntime(
     events,
     approvalPollMs,
   });
-  // Manifests and endpoint evidence bundles go to the store the export reads (HOST-051, 054).
-  const artifacts = await openArtifacts(db, { clock });
   return {
     db,
     clock,

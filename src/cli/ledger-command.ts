@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ErrorCode, HostError, RealClock, shortDigest } from '../core/index.js';
 import { exportPackage, openDb, openLedger, pruneLedger, resolveDbLocation, verifyPackage } from '../ledger/index.js';
-import type { Db, DurableLedger, LedgerEntry } from '../ledger/index.js';
+import type { Db, DurableLedger, LedgerEntry, PackageDeviation } from '../ledger/index.js';
 
 const HIDDEN = new Set(['seq', 'prev_digest', 'ts', 'kind', 'digest']);
 
@@ -79,6 +79,7 @@ export function ledgerCommand(): Command {
         print(`manifest_sha256 ${r.manifest.manifest_sha256}`);
         if (r.missing_manifests.length)
           print(`warning: manifests referenced but not stored: ${r.missing_manifests.join(', ')}`);
+        printDeviations(r.deviations);
         if (r.break) {
           process.stderr.write(
             `error ${r.break.code}: ${r.break.file} seq ${r.break.seq ?? '-'} (${r.break.reason})\n`,
@@ -103,6 +104,7 @@ export function ledgerCommand(): Command {
           print(
             `ok: ${dir} verifies (${r.checked.files} files, ${r.checked.ledger_entries} ledger entries, ${r.checked.endpoint_entries} endpoint entries, ${r.checked.manifests} manifests)`,
           );
+        if (!o.json) printDeviations(r.deviations);
       } else {
         const f = r.first;
         process.stderr.write(
@@ -117,6 +119,7 @@ export function ledgerCommand(): Command {
             dir,
             ok: r.ok,
             ...(r.first ? { break: r.first } : {}),
+            ...(r.deviations.length ? { deviations: r.deviations } : {}),
             checked: r.checked,
           }),
         );
@@ -180,4 +183,9 @@ export function ledgerCommand(): Command {
     });
 
   return cmd;
+}
+
+/** Names each endpoint conformance deviation of an intact chain (issue 16); a warning, not a failure. */
+function printDeviations(deviations: readonly PackageDeviation[]): void {
+  for (const d of deviations) print(`warning ${d.code}: endpoint ${d.endpoint_id} ${d.file} seq ${d.seq}: ${d.detail}`);
 }

@@ -39,6 +39,12 @@ export const ErrorCode = {
   IDEMPOTENCY_CONFLICT: 'MHS.IDEMPOTENCY.CONFLICT',
   /** A hash chain link does not recompute. data: seq, file. */
   EVIDENCE_CHAIN_BROKEN: 'MHS.EVIDENCE.CHAIN_BROKEN',
+  /**
+   * An intact endpoint chain whose entries deviate from the wire contract's shape (wire §9: a receipt body that
+   * keeps `replayed`): a conformance finding about that endpoint, not tampering; the package stays verified.
+   * data: endpoint_id, file, seq, rule, reason.
+   */
+  EVIDENCE_NONCONFORMING: 'MHS.EVIDENCE.NONCONFORMING',
   REPLAY_DIVERGED: 'MHS.REPLAY.DIVERGED',
   HOST_ADAPTER_MISSING: 'MHS.HOST.ADAPTER_MISSING',
   /** The device has an unsettled command (HOST-091). data: device_id, command_id. */

@@ -19,8 +19,8 @@ import {
   manifestPath,
   readmeText,
 } from './package-format.js';
-import type { PackageBreak, PackageManifest } from './package-format.js';
-import { endpointChainBreak } from './package-checks.js';
+import type { PackageBreak, PackageDeviation, PackageManifest } from './package-format.js';
+import { checkEndpointChain } from './package-checks.js';
 
 /** Options of {@link exportPackage}. */
 export interface ExportOptions {
@@ -40,6 +40,8 @@ export interface ExportResult {
   dir: string;
   status: 'verified' | 'unverified';
   break?: PackageBreak;
+  /** Conformance deviations of endpoints with intact chains (issue 16); they do not unverify the package. */
+  deviations: PackageDeviation[];
   manifest: PackageManifest;
   /** Manifest digests the ledger references that the store does not hold. */
   missing_manifests: string[];
@@ -101,11 +103,14 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
 
   // Endpoint evidence.
   let endpointBreak: PackageBreak | undefined;
+  const deviations: PackageDeviation[] = [];
   const endpoints: PackageManifest['endpoints'] = [];
   for (const bundle of await artifacts.latestEvidenceBundles()) {
     const path = endpointEvidencePath(bundle.endpoint_id);
-    const eb = endpointChainBreak(bundle.entries, bundle.genesis_digest, bundle.head_digest, path);
-    if (eb && !endpointBreak) endpointBreak = eb;
+    const c = checkEndpointChain(bundle.entries, bundle.genesis_digest, bundle.head_digest, path, bundle.endpoint_id);
+    if (c.break && !endpointBreak) endpointBreak = c.break;
+    // An endpoint's conformance deviation on an intact chain is named, and does not unverify (issue 16).
+    deviations.push(...c.deviations);
     files.set(path, jsonlText(bundle.entries.map((e) => jcs(e))));
     endpoints.push({
       endpoint_id: bundle.endpoint_id,
@@ -169,6 +174,7 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
       endpoint_chains: endpointBreak ? 'broken' : 'ok',
       status,
       ...(brk ? { break: brk } : {}),
+      ...(deviations.length ? { deviations } : {}),
     },
     not_proven: [...NOT_PROVEN],
     files: [...files.entries()]
@@ -193,7 +199,8 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
       head_seq: ledgerInfo.head_seq,
       head_digest: ledgerInfo.head_digest,
       ...(brk ? { break: brk } : {}),
+      ...(deviations.length ? { deviations } : {}),
     });
   }
-  return { dir, status, ...(brk ? { break: brk } : {}), manifest, missing_manifests: missing };
+  return { dir, status, ...(brk ? { break: brk } : {}), deviations, manifest, missing_manifests: missing };
 }

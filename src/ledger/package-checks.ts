@@ -2,7 +2,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { jcs } from '../core/index.js';
 import { ChainWalker } from './chain-walker.js';
-import type { PackageBreak } from './package-format.js';
+import { receiptBodyShape, replayedDeviation } from './evidence-conformance.js';
+import type { PackageBreak, PackageDeviation } from './package-format.js';
 
 /** Building blocks of `verifyPackage` (verify-package.ts): problem records, canonical JSONL, endpoint chains, folder walk. */
 
@@ -39,32 +40,50 @@ export function parseCanonicalLines(file: string, bytes: Buffer): { values: unkn
   return { values };
 }
 
+/** What {@link checkEndpointChain} found: the first break, and the conformance deviations of an intact chain. */
+export interface EndpointChainCheck {
+  break: PackageBreak | null;
+  deviations: PackageDeviation[];
+}
+
 /**
- * Checks one endpoint chain (wire §1, §9): links from genesis, `genesis_digest`/`head_digest`, and
- * that receipt bodies omit `evidence` and `replayed`. Returns the first break or null.
+ * Checks one endpoint chain (wire §1, §9): links from genesis, recomputed over each entry as the endpoint
+ * hashed it, `genesis_digest`/`head_digest`, and the receipt body shape. A body that keeps `replayed` on an
+ * intact chain is a deviation of `endpointId` (`MHS.EVIDENCE.NONCONFORMING`), not a break (issue 16).
  */
+export function checkEndpointChain(
+  entries: readonly unknown[],
+  genesisDigest: unknown,
+  headDigest: unknown,
+  file: string,
+  endpointId: string,
+): EndpointChainCheck {
+  const w = new ChainWalker(false);
+  const deviations: PackageDeviation[] = [];
+  const broken = (b: PackageBreak): EndpointChainCheck => ({ break: b, deviations: [] });
+  for (const e of entries) {
+    const b = w.push(e);
+    if (b) return broken(brk(file, b.seq, b.reason));
+    const entry = e as { kind?: unknown; body?: unknown; seq: number };
+    if (entry.kind !== 'receipt') continue;
+    const shape = receiptBodyShape(entry.body);
+    if (shape === 'invalid') return broken(brk(file, entry.seq, 'receipt_body'));
+    if (shape === 'keeps_replayed') deviations.push(replayedDeviation(endpointId, file, entry.seq));
+  }
+  if (!w.first || w.first['digest'] !== genesisDigest) return broken(brk(file, 0, 'genesis', 'genesis_digest differs'));
+  if (w.last?.['digest'] !== headDigest)
+    return broken(brk(file, (w.last?.['seq'] as number) ?? null, 'head', 'head_digest differs'));
+  return { break: null, deviations };
+}
+
+/** The first break of one endpoint chain, or null (see {@link checkEndpointChain}; deviations are not breaks). */
 export function endpointChainBreak(
   entries: readonly unknown[],
   genesisDigest: unknown,
   headDigest: unknown,
   file: string,
 ): PackageBreak | null {
-  const w = new ChainWalker(false);
-  for (const e of entries) {
-    const b = w.push(e);
-    if (b) return brk(file, b.seq, b.reason);
-    const entry = e as { kind?: unknown; body?: unknown; seq: number };
-    if (entry.kind === 'receipt') {
-      const body = entry.body as Record<string, unknown> | null;
-      if (!body || typeof body !== 'object' || 'evidence' in body || 'replayed' in body) {
-        return brk(file, entry.seq, 'receipt_body');
-      }
-    }
-  }
-  if (!w.first || w.first['digest'] !== genesisDigest) return brk(file, 0, 'genesis', 'genesis_digest differs');
-  if (w.last?.['digest'] !== headDigest)
-    return brk(file, (w.last?.['seq'] as number) ?? null, 'head', 'head_digest differs');
-  return null;
+  return checkEndpointChain(entries, genesisDigest, headDigest, file, '').break;
 }
 
 export async function listFiles(root: string, rel = ''): Promise<{ files: string[]; odd: string[] }> {

@@ -23,6 +23,22 @@ export interface PackageBreak {
   detail?: string;
 }
 
+/**
+ * A conformance deviation of one endpoint found on an intact chain (issue 16): the chain recomputes as the
+ * endpoint hashed it, but an entry's shape breaks a wire rule. Reported apart from breaks; it does not unverify.
+ */
+export interface PackageDeviation {
+  code: 'MHS.EVIDENCE.NONCONFORMING';
+  endpoint_id: string;
+  file: string;
+  seq: number;
+  /** The wire contract rule the entry deviates from, e.g. `wire §9`. */
+  rule: string;
+  /** `receipt_body_replayed`: the receipt body keeps `replayed`. */
+  reason: string;
+  detail: string;
+}
+
 /** `manifest.json` of a package. */
 export interface PackageManifest {
   format: typeof PACKAGE_FORMAT;
@@ -45,6 +61,8 @@ export interface PackageManifest {
     endpoint_chains: 'ok' | 'broken';
     status: 'verified' | 'unverified';
     break?: PackageBreak;
+    /** Conformance deviations of endpoints whose chains are intact (issue 16); present only when there are some. */
+    deviations?: PackageDeviation[];
   };
   not_proven: string[];
   files: { path: string; size: number; sha256: string }[];

@@ -2,7 +2,8 @@ import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { H, jcs, sha256Hex } from '../core/index.js';
 import { ChainWalker } from './chain-walker.js';
-import { brk, endpointChainBreak, listFiles, parseCanonicalLines } from './package-checks.js';
+import { bodyOfReceipt } from './evidence-conformance.js';
+import { brk, checkEndpointChain, listFiles, parseCanonicalLines } from './package-checks.js';
 import {
   LEDGER_FILE,
   MANIFEST_FILE,
@@ -13,7 +14,7 @@ import {
   endpointEvidencePath,
   manifestPath,
 } from './package-format.js';
-import type { PackageBreak } from './package-format.js';
+import type { PackageBreak, PackageDeviation } from './package-format.js';
 
 /** Result of {@link verifyPackage}. `first` is the first broken chain link if any, else the first problem. */
 export interface PackageVerification {
@@ -21,6 +22,8 @@ export interface PackageVerification {
   code?: 'MHS.EVIDENCE.CHAIN_BROKEN';
   first?: PackageBreak;
   problems: PackageBreak[];
+  /** Conformance deviations of endpoints whose chains are intact (issue 16): reported, never a break. */
+  deviations: PackageDeviation[];
   checked: {
     files: number;
     ledger_entries: number;
@@ -53,10 +56,13 @@ type Json = Record<string, unknown>;
  * file exists with its size and sha256, and no unlisted file is present; the host chain and every
  * endpoint chain recompute with the heads `manifest.json` names; every manifest's digest matches its
  * file name; host receipt entries match the endpoint evidence entry with the same digest. Every
- * problem is reported as `MHS.EVIDENCE.CHAIN_BROKEN` with the file and, for chain links, the seq.
+ * problem is reported as `MHS.EVIDENCE.CHAIN_BROKEN` with the file and, for chain links, the seq. An intact
+ * endpoint chain whose receipt bodies keep `replayed` is a deviation (`MHS.EVIDENCE.NONCONFORMING`, wire §9)
+ * in `deviations`, and the package still verifies (issue 16).
  */
 export async function verifyPackage(dir: string): Promise<PackageVerification> {
   const problems: PackageBreak[] = [];
+  const deviations: PackageDeviation[] = [];
   const checked = {
     files: 0,
     ledger_entries: 0,
@@ -68,8 +74,8 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
   const done = (): PackageVerification => {
     const first = problems.find((p) => p.seq !== null && CHAIN_REASONS.has(p.reason)) ?? problems[0];
     return problems.length
-      ? { ok: false, code: 'MHS.EVIDENCE.CHAIN_BROKEN', ...(first ? { first } : {}), problems, checked }
-      : { ok: true, problems, checked };
+      ? { ok: false, code: 'MHS.EVIDENCE.CHAIN_BROKEN', ...(first ? { first } : {}), problems, deviations, checked }
+      : { ok: true, problems, deviations, checked };
   };
 
   // 1. manifest.json: canonical JSON, manifest_sha256.
@@ -189,8 +195,9 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
       problems.push(parsed.problem);
       continue;
     }
-    const b = endpointChainBreak(parsed.values, ep['genesis_digest'], ep['head_digest'], path);
-    if (b) problems.push(b);
+    const c = checkEndpointChain(parsed.values, ep['genesis_digest'], ep['head_digest'], path, id);
+    if (c.break) problems.push(c.break);
+    deviations.push(...c.deviations);
     checked.endpoint_entries += parsed.values.length;
     byDigest.set(id, new Map(parsed.values.map((v) => [String((v as Json)['digest']), v as Json])));
   }
@@ -241,13 +248,11 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
       checked.receipts_not_in_bundle++;
       continue;
     }
-    const { evidence: _e, replayed: _r, ...expected } = receipt as Json;
     if (
       hit['seq'] !== ev?.['seq'] ||
       hit['prev_digest'] !== ev?.['prev_digest'] ||
-      // A tampered entry may have lost its body: that is a mismatch, never a crash of the verifier.
-      hit['body'] === undefined ||
-      jcs(hit['body']) !== jcs(expected)
+      // A tampered entry may have lost its body: a mismatch, never a crash. A kept `replayed` is a deviation (§9).
+      !bodyOfReceipt(hit['body'], receipt as Json)
     ) {
       problems.push(
         brk(LEDGER_FILE, r['seq'] as number, 'cross_check', 'receipt differs from the endpoint evidence entry'),

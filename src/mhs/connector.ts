@@ -11,6 +11,7 @@ import type { Clock } from '../core/index.js';
 import type { CallOptions, EndpointConnection, ToolCallResult } from './connection.js';
 import type { ConnectorRow, EndpointAuth } from './connector-row.js';
 import { CALL_TOKEN_META_KEY, FRAME_TOO_LARGE_RPC_CODE, FrameGuardTransport, MAX_FRAME_BYTES } from './frame-guard.js';
+import { frameLimitedFetch } from './frame-limited-fetch.js';
 import { admitManifest } from './manifest.js';
 import type { Manifest, EndpointDescriptor } from './wire-types.js';
 
@@ -84,9 +85,16 @@ function bearerToken(auth: EndpointAuth, secrets: Record<string, string | undefi
   return token;
 }
 
+/**
+ * Slack of the stdio read buffer over the frame limit: one pipe read may carry the end of a frame and the start of
+ * the next, so frames up to the limit always fit and reach the guard, which refuses those over it whole.
+ */
+const STDIO_READ_SLACK = 1024 * 1024;
+
 function buildTransport(
   row: ConnectorRow,
   opts: ConnectOptions,
+  maxFrameBytes: number,
 ): { transport: Transport; kind: MhsConnection['transportKind'] } {
   if (opts.transport)
     return { transport: typeof opts.transport === 'function' ? opts.transport() : opts.transport, kind: 'custom' };
@@ -104,8 +112,9 @@ function buildTransport(
         env: { ...getDefaultEnvironment(), ...opts.env },
         ...(opts.cwd ? { cwd: opts.cwd } : {}),
         stderr: (opts.stderr ?? 'capture') === 'capture' ? 'pipe' : (opts.stderr as 'ignore' | 'inherit'),
-        // Read frames well past the limit so the guard can refuse them whole, never truncated.
-        maxBufferSize: 16 * (opts.maxFrameBytes ?? MAX_FRAME_BYTES),
+        // Bounded while reading (HOST-063, issue 16): a longer line overflows the SDK's buffer, which closes the
+        // pipe; the guard refuses the calls in flight as over the limit.
+        maxBufferSize: maxFrameBytes + STDIO_READ_SLACK,
       }),
     };
   }
@@ -119,7 +128,8 @@ function buildTransport(
     transport: new StreamableHTTPClientTransport(new URL(row.url), {
       // Per-endpoint credential (HOST-011): this transport's own header, never a shared provider.
       ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
-      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+      // Every response body is read under the frame limit, JSON or SSE (HOST-063, issue 16).
+      fetch: frameLimitedFetch(opts.fetch ?? ((url, init) => fetch(url, init)), maxFrameBytes),
     }),
   };
 }
@@ -145,7 +155,7 @@ export async function connect(row: ConnectorRow, opts: ConnectOptions = {}): Pro
     );
   const clock = opts.clock ?? new RealClock();
   const maxFrameBytes = Math.min(opts.maxFrameBytes ?? MAX_FRAME_BYTES, MAX_FRAME_BYTES);
-  const { transport, kind } = buildTransport(row, opts);
+  const { transport, kind } = buildTransport(row, opts, maxFrameBytes);
   const guard = new FrameGuardTransport(transport, maxFrameBytes);
   const protocol = opts.protocol ?? 'auto';
   const client = new Client(
@@ -365,11 +375,18 @@ class McpConnection implements MhsConnection {
     if (err instanceof HostError) return err;
     const oversized = token ? this.guard.takeOversized(token) : undefined;
     const code = (err as { code?: unknown }).code;
+    const cutAt = (err as { data?: { bytes?: unknown } }).data?.bytes;
     if (oversized !== undefined || code === FRAME_TOO_LARGE_RPC_CODE)
       return new HostError(
         ErrorCode.TRANSPORT_FRAME_TOO_LARGE,
         `reply to ${tool} exceeds the frame limit and was refused, not truncated`,
-        { tool, endpoint_id: this.endpointId, bytes: oversized ?? this.guard.lastRefusedBytes, limit: MAX_FRAME_BYTES },
+        {
+          tool,
+          endpoint_id: this.endpointId,
+          // Bytes read when refused: a reply cut while reading is at least this long (issue 16).
+          bytes: oversized ?? (typeof cutAt === 'number' ? cutAt : this.guard.lastRefusedBytes),
+          limit: MAX_FRAME_BYTES,
+        },
         { remediation: 'Ask for less data per call (HOST-063).' },
       );
     if (

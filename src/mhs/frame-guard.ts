@@ -16,6 +16,25 @@ export const FRAME_TOO_LARGE_RPC_CODE = -32099;
 
 type Id = string | number;
 
+/** The JSON-RPC error that stands in for a reply over the frame limit (settles the request, never truncates it). */
+export function frameTooLargeReply(id: Id, bytes: number, limit: number): JSONRPCMessage {
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: FRAME_TOO_LARGE_RPC_CODE,
+      message: `reply of ${bytes} bytes exceeds the ${limit}-byte frame limit`,
+      data: { bytes, limit },
+    },
+  } as JSONRPCMessage;
+}
+
+/**
+ * The SDK's stdio read buffer refuses a line past its `maxBufferSize` with this error, clears itself and closes
+ * the transport (the child is stopped): the pipe cannot be resynchronised inside an over-long line.
+ */
+const READ_BUFFER_OVERFLOW = /ReadBuffer exceeded maximum size/;
+
 /** Wraps a transport; see the module comment. */
 export class FrameGuardTransport implements Transport {
   onclose?: () => void;
@@ -32,7 +51,10 @@ export class FrameGuardTransport implements Transport {
     private readonly maxFrameBytes = MAX_FRAME_BYTES,
   ) {
     inner.onclose = () => this.onclose?.();
-    inner.onerror = (e) => this.onerror?.(e);
+    inner.onerror = (e) => {
+      if (READ_BUFFER_OVERFLOW.test(e.message)) this.refuseInFlight();
+      this.onerror?.(e);
+    };
     inner.onmessage = (message, extra) => this.receive(message, extra);
   }
 
@@ -86,6 +108,20 @@ export class FrameGuardTransport implements Transport {
     this.oversized.delete(token);
   }
 
+  /**
+   * A stdio line passed the read buffer (HOST-063, issue 16): which reply it was is unknowable, and the SDK
+   * closes the pipe, so every tracked call in flight is refused as over the limit now (post-send: outcome unknown).
+   */
+  private refuseInFlight(): void {
+    const bytes = this.maxFrameBytes + 1;
+    this.lastRefusedBytes = bytes;
+    for (const [id, token] of [...this.tokenById]) {
+      this.tokenById.delete(id);
+      this.oversized.set(token, bytes);
+      this.onmessage?.(frameTooLargeReply(id, bytes, this.maxFrameBytes));
+    }
+  }
+
   private receive(message: JSONRPCMessage, extra?: Parameters<NonNullable<Transport['onmessage']>>[1]): void {
     const m = message as { id?: Id; method?: string; result?: unknown; error?: unknown };
     const isResponse = m.id !== undefined && m.method === undefined;
@@ -100,18 +136,7 @@ export class FrameGuardTransport implements Transport {
     if (token) this.oversized.set(token, bytes);
     if (isResponse) {
       // Settle the pending request with an error instead of delivering a frame the host refuses.
-      this.onmessage?.(
-        {
-          jsonrpc: '2.0',
-          id: m.id as Id,
-          error: {
-            code: FRAME_TOO_LARGE_RPC_CODE,
-            message: `reply of ${bytes} bytes exceeds the ${this.maxFrameBytes}-byte frame limit`,
-            data: { bytes, limit: this.maxFrameBytes },
-          },
-        } as JSONRPCMessage,
-        extra,
-      );
+      this.onmessage?.(frameTooLargeReply(m.id as Id, bytes, this.maxFrameBytes), extra);
     } else {
       this.onerror?.(new Error(`dropped an inbound ${bytes}-byte frame over the ${this.maxFrameBytes}-byte limit`));
     }

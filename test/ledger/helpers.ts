@@ -78,8 +78,11 @@ export function sampleManifest(endpointId = ENDPOINT): Record<string, unknown> {
   return { ...m, manifest_digest: H(m) };
 }
 
-/** An endpoint evidence chain (wire §9) with `n` receipts, and those receipts as the endpoint returned them. */
-export function sampleEndpointChain(n: number, endpointId = ENDPOINT) {
+/**
+ * An endpoint evidence chain (wire §9) with `n` receipts, and those receipts as the endpoint returned them.
+ * `bodyKeepsReplayed`: chained as a non-conforming endpoint does it (issue 16), the body keeping `replayed`.
+ */
+export function sampleEndpointChain(n: number, endpointId = ENDPOINT, opts: { bodyKeepsReplayed?: boolean } = {}) {
   const entries: Record<string, unknown>[] = [
     seal({ seq: 0, prev_digest: GENESIS_PREV_DIGEST, ts: '2026-01-01T00:00:00.000Z', kind: 'genesis', body: {} }),
   ];
@@ -100,7 +103,8 @@ export function sampleEndpointChain(n: number, endpointId = ENDPOINT) {
       error: null,
     };
     const prev = entries[entries.length - 1] as { digest: string };
-    const e = seal({ seq: i, prev_digest: prev.digest, ts: '2026-01-01T00:00:01.000Z', kind: 'receipt', body });
+    const hashed = opts.bodyKeepsReplayed ? { ...body, replayed: false } : body;
+    const e = seal({ seq: i, prev_digest: prev.digest, ts: '2026-01-01T00:00:01.000Z', kind: 'receipt', body: hashed });
     entries.push(e);
     receipts.push({ ...body, replayed: false, evidence: { seq: i, prev_digest: prev.digest, digest: e.digest } });
   }
@@ -114,11 +118,16 @@ export function sampleEndpointChain(n: number, endpointId = ENDPOINT) {
 }
 
 /** Fills a store with every artifact kind: manifest, endpoint bundle, session events, receipts, transcript. */
-export async function fillSampleStore(db: Db, clock: Clock, ledger: DurableLedger): Promise<void> {
+export async function fillSampleStore(
+  db: Db,
+  clock: Clock,
+  ledger: DurableLedger,
+  chain: { bodyKeepsReplayed?: boolean } = {},
+): Promise<void> {
   const artifacts = await openArtifacts(db, { clock });
   const manifest = sampleManifest();
   await artifacts.putManifest(manifest);
-  const { bundle, receipts } = sampleEndpointChain(3);
+  const { bundle, receipts } = sampleEndpointChain(3, ENDPOINT, chain);
   await artifacts.putEvidenceBundle(bundle);
   await ledger.append({
     kind: 'session.open',

@@ -6,6 +6,7 @@ import { openHostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import { resolveHostId } from '../openwop/causation/host-id.js';
 import { startHostServer } from '../server/host-server.js';
+import { assertPortFree } from '../server/port-probe.js';
 import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
@@ -81,6 +82,8 @@ export function serveCommand(): Command {
         // Conformance-only seams answer 404 unless the operator turns them on (host-sample-test-seams.md).
         const testSeams = opts.enableTestSeams === true || process.env[TEST_SEAM_ENV_VAR] === 'true';
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
+        // Issue 16: a port in use is refused before the store is opened (nothing attached, recovered or resumed).
+        await assertPortFree(opts.port, opts.host);
         const location = resolveDbLocation({ flag: opts.db });
         const db = await openDb(location);
         // RFC 0040: one stable host id per store; its discovery URL is known once the server listens.
@@ -138,6 +141,12 @@ export function serveCommand(): Command {
                 ),
               }
             : {}),
+        }).catch(async (err: unknown) => {
+          // Still failed to listen: stop what started, so the process exits 1 (issue 16).
+          await gateway?.close();
+          await mhs?.close();
+          await db.close();
+          throw err;
         });
         baseUrl ??= server.url;
         for (const r of server.host.loaded.refused)

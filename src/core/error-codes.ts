@@ -73,6 +73,12 @@ export const ErrorCode = {
    * Never retryable.
    */
   HOST_MCP_SERVER_IS_MHS_ENDPOINT: 'MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT',
+  /**
+   * `serve` could not listen: another process holds the TCP port. Raised before the store is opened, so nothing is
+   * attached, recovered or resumed (issue 16), or, when the port was taken in between, after everything started was
+   * stopped again. data: port, host. Never retryable as is: stop the other process or pass another `--port`.
+   */
+  HOST_PORT_IN_USE: 'MHS.HOST.PORT_IN_USE',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { RealClock } from '../core/index.js';
+import { RealClock, toHostError } from '../core/index.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
 import { createTokenStore } from '../policy/tokens.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
@@ -10,6 +10,7 @@ import { assertPortFree } from '../server/port-probe.js';
 import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
+import { installLastResort } from './last-resort.js';
 import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
 import { positiveMs } from './cli-runtime.js';
@@ -93,6 +94,7 @@ export function serveCommand(): Command {
         // Failures no request sees (lease renewals, reconnects, late ledger writes, ctx.mcp servers refused as MHS
         // endpoints) go to the log (HOST-093, HOST-020).
         const log = createHostLog();
+        installLastResort(log);
         const families = await buildServiceFamilies(
           opts,
           db,
@@ -134,6 +136,7 @@ export function serveCommand(): Command {
           families,
           hostId,
           testSeams,
+          onBackgroundError: logBackgroundError(log),
           ...(gateway
             ? {
                 gateway: createGatewayHttpHandler(gateway, mhs!.services.tokens, (e) =>
@@ -167,6 +170,11 @@ export function serveCommand(): Command {
             .then(() => {
               process.stdout.write(`mhs-host stopped (${signal})\n`);
               process.exit(0);
+            })
+            .catch((err: unknown) => {
+              // Issue 16: a failed shutdown is logged and ends the process (1), never left hanging.
+              logBackgroundError(log)(toHostError(err));
+              process.exit(1);
             });
         };
         process.on('SIGTERM', () => stop('SIGTERM'));

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '../core/index.js';
+import type { Clock, HostError } from '../core/index.js';
 import type { HostRuntime } from '../engine/host-runtime.js';
 import type { Db } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
@@ -38,6 +38,8 @@ export interface HostServerOptions {
   testSeams?: boolean;
   /** The MCP gateway's HTTP handler, served at `/mcp`; closed with the server. */
   gateway?: GatewayHttpHandler;
+  /** Where failures no request sees go (run actors waiting out a store outage; HOST-093). `serve` logs them. */
+  onBackgroundError?: (err: HostError) => void;
 }
 
 /** A listening host: the OpenWOP host, its app and URL. */
@@ -77,6 +79,10 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     ...(o.families ? { families: o.families } : {}),
     ...(o.workflows === false ? { workflowsDir: false as const } : {}),
     ...(o.hostId ? { hostId: o.hostId } : {}),
+    ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+    // HOST-093: a run-store write refused as unavailable makes the ledger probe the store, so its status (operator
+    // API, console, new commands refused) shows the outage until a probe succeeds.
+    onStoreOutage: () => void o.mhs?.ledger.probe().catch(() => undefined),
   });
   const { app, mounted } = await buildApp({
     host,

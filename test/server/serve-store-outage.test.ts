@@ -6,6 +6,8 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
+import { capabilityToolName } from '../../src/mhs/tool-names.js';
+import { call, gatewayHttp } from '../gateway/gateway-helpers.js';
 import { startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import { client, logProblems, serve } from './serve-helpers.js';
@@ -41,7 +43,7 @@ beforeAll(async () => {
   host = await startMhsHost({
     prefix: 'outage',
     sims: { thermo: ['thermostat'] },
-    tokens: { op: 'operator' },
+    tokens: { op: 'operator', bot: 'agent' },
     serve: false,
   });
   // A short busy timeout: better-sqlite3 waits synchronously, and a locked write must fail fast, not block HTTP.
@@ -78,6 +80,16 @@ describe('a store locked under a running serve', () => {
     });
     expect((await api.get(`/v1/runs/${runId}`)).status).toBe(200);
     expect((await api.get('/v1/operator/endpoints')).status).toBe(200);
+    // A new command (the MCP gateway's governed call) is refused with the code, nothing sent.
+    const agent = await gatewayHttp(srv!.url, host.tokens.bot, '2026-07-28');
+    const setpoint = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
+    try {
+      const r = await call(agent, setpoint, { setpoint_c: 31 });
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain(ErrorCode.HOST_LEDGER_UNAVAILABLE);
+    } finally {
+      await agent.close();
+    }
 
     await sleep(3_000); // the delay node finishes while the store is locked: its events must wait, not be lost
     expect(srv!.child.exitCode).toBeNull();
@@ -94,7 +106,15 @@ describe('a store locked under a running serve', () => {
       await sleep(250);
     expect((await api.get('/v1/operator/ledger?limit=1')).body.status.state).toBe('available');
     expect((await api.post('/v1/runs', { workflowId: 'outage-delay' })).status).toBe(201);
+    const again = await gatewayHttp(srv!.url, host.tokens.bot, '2026-07-28');
+    try {
+      const r = await call(again, capabilityToolName('thermostat', 'cap.thermal.setpoint.v1'), { setpoint_c: 32 });
+      expect(r.body.receipt?.status, r.text).toBe('completed');
+    } finally {
+      await again.close();
+    }
 
+    expect((await api.post('/v1/operator/ledger/verify')).body).toMatchObject({ ok: true });
     expect(srv!.child.exitCode).toBeNull();
     const lines = srv!
       .output()

@@ -114,7 +114,7 @@ export function serveCommand(): Command {
             })
           : undefined;
         for (const f of mhs?.failed ?? [])
-          process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message}\n`);
+          process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message} (retrying)\n`);
         // The governed MCP gateway at /mcp (agent tokens): the same runtime, so the same governance (issue 14).
         const gateway = mhs
           ? createGateway({

@@ -5,10 +5,13 @@
 import { createServer } from 'node:net';
 import type { Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/core/index.js';
+import { ErrorCode, RealClock } from '../../src/core/index.js';
+import { openDb } from '../../src/ledger/index.js';
+import { createTokenStore } from '../../src/policy/tokens.js';
+import { startHostServer } from '../../src/server/host-server.js';
 import { ledgerEntries, startCli, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { client, serve } from './serve-helpers.js';
+import { client, serve, tempDb } from './serve-helpers.js';
 
 let host: MhsHost<'thermo'>;
 let blocker: Server;
@@ -85,4 +88,17 @@ describe('serve on a port in use', () => {
       await again.stop();
     }
   }, 120_000);
+
+  it('a port taken after the check: startHostServer halts what it resumed and raises MHS.HOST.PORT_IN_USE', async () => {
+    const clock = new RealClock();
+    const db = await openDb(tempDb());
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      await expect(
+        startHostServer({ db, clock, tokens: createTokenStore(db, clock), port, workflows: false }),
+      ).rejects.toMatchObject({ code: ErrorCode.HOST_PORT_IN_USE, details: { port, host: '127.0.0.1' } });
+    } finally {
+      await db.close();
+    }
+  });
 });

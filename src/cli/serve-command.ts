@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { RealClock, toHostError } from '../core/index.js';
-import { openDb, resolveDbLocation } from '../ledger/index.js';
+import { openDb, resolveDbLocation, sqliteBusyMsFromEnv } from '../ledger/index.js';
 import { createTokenStore } from '../policy/tokens.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
@@ -14,6 +14,9 @@ import { installLastResort } from './last-resort.js';
 import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
 import { positiveMs } from './cli-runtime.js';
+
+/** `serve`'s SQLite busy timeout unless `MHS_SQLITE_BUSY_MS` says otherwise (ms). */
+const SERVE_BUSY_MS = 500;
 
 function port(v: string): number {
   const n = Number(v);
@@ -86,7 +89,8 @@ export function serveCommand(): Command {
         // Issue 16: a port in use is refused before the store is opened (nothing attached, recovered or resumed).
         await assertPortFree(opts.port, opts.host);
         const location = resolveDbLocation({ flag: opts.db });
-        const db = await openDb(location);
+        // Issue 16: a write waits synchronously for another writer's lock; keep it short so HTTP keeps answering.
+        const db = await openDb(location, { sqlite: { busyTimeoutMs: sqliteBusyMsFromEnv() ?? SERVE_BUSY_MS } });
         // RFC 0040: one stable host id per store; its discovery URL is known once the server listens.
         const hostId = await resolveHostId(db, opts.hostId);
         let baseUrl: string | undefined = opts.publicUrl;

@@ -46,8 +46,8 @@ beforeAll(async () => {
     tokens: { op: 'operator', bot: 'agent' },
     serve: false,
   });
-  // A short busy timeout: better-sqlite3 waits synchronously, and a locked write must fail fast, not block HTTP.
-  srv = await serve(host.dbPath, ['--no-workflows'], { MHS_SQLITE_BUSY_MS: '100' });
+  // serve's own short busy timeout (500 ms): better-sqlite3 waits synchronously, a locked write must not block HTTP.
+  srv = await serve(host.dbPath, ['--no-workflows']);
 }, 120_000);
 
 afterAll(async () => {

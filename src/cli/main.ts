@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ErrorCode, HostError, toHostError } from '../core/index.js';
+import { onClosedStdout } from './closed-pipe.js';
 
 /**
  * Each subcommand lives in its own file, loaded only when it runs: a simulator child or a one-shot
@@ -33,6 +34,7 @@ async function main(argv: string[]): Promise<void> {
     .description('Orchestration engine for MHS endpoints (MHS-Host CL5) and OpenWOP workflows')
     .version('0.1.0');
   const wanted = argv.slice(2).find((a) => !a.startsWith('-'));
+  onClosedStdout(wanted === 'serve' ? 'ignore' : 'exit');
   const names = wanted && wanted in COMMANDS ? [wanted] : Object.keys(COMMANDS);
   for (const name of names) program.addCommand(await COMMANDS[name]!());
   strictErrors(program);

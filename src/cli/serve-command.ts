@@ -1,18 +1,23 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { RealClock } from '../core/index.js';
-import { openDb, resolveDbLocation } from '../ledger/index.js';
+import { RealClock, toHostError } from '../core/index.js';
+import { openDb, resolveDbLocation, sqliteBusyMsFromEnv } from '../ledger/index.js';
 import { createTokenStore } from '../policy/tokens.js';
 import { openHostRuntime } from '../engine/host-runtime.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import { resolveHostId } from '../openwop/causation/host-id.js';
 import { startHostServer } from '../server/host-server.js';
+import { assertPortFree } from '../server/port-probe.js';
 import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
 import { withModelOptions } from './model-flags.js';
+import { installLastResort } from './last-resort.js';
 import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
 import { positiveMs } from './cli-runtime.js';
+
+/** `serve`'s SQLite busy timeout unless `MHS_SQLITE_BUSY_MS` says otherwise (ms). */
+const SERVE_BUSY_MS = 500;
 
 function port(v: string): number {
   const n = Number(v);
@@ -82,8 +87,11 @@ export function serveCommand(): Command {
         // Conformance-only seams answer 404 unless the operator turns them on (host-sample-test-seams.md).
         const testSeams = opts.enableTestSeams === true || process.env[TEST_SEAM_ENV_VAR] === 'true';
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
+        // Issue 16: a port in use is refused before the store is opened (nothing attached, recovered or resumed).
+        await assertPortFree(opts.port, opts.host);
         const location = resolveDbLocation({ flag: opts.db });
-        const db = await openDb(location);
+        // Issue 16: a write waits synchronously for another writer's lock; keep it short so HTTP keeps answering.
+        const db = await openDb(location, { sqlite: { busyTimeoutMs: sqliteBusyMsFromEnv() ?? SERVE_BUSY_MS } });
         // RFC 0040: one stable host id per store; its discovery URL is known once the server listens.
         const hostId = await resolveHostId(db, opts.hostId);
         let baseUrl: string | undefined = opts.publicUrl;
@@ -91,6 +99,7 @@ export function serveCommand(): Command {
         // Failures no request sees (lease renewals, reconnects, late ledger writes, ctx.mcp servers refused as MHS
         // endpoints) go to the log (HOST-093, HOST-020).
         const log = createHostLog();
+        installLastResort(log);
         const families = await buildServiceFamilies(
           opts,
           db,
@@ -110,7 +119,7 @@ export function serveCommand(): Command {
             })
           : undefined;
         for (const f of mhs?.failed ?? [])
-          process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message}\n`);
+          process.stderr.write(`connector ${f.connectorId} not attached: ${f.code} ${f.message} (retrying)\n`);
         // The governed MCP gateway at /mcp (agent tokens): the same runtime, so the same governance (issue 14).
         const gateway = mhs
           ? createGateway({
@@ -132,6 +141,7 @@ export function serveCommand(): Command {
           families,
           hostId,
           testSeams,
+          onBackgroundError: logBackgroundError(log),
           ...(gateway
             ? {
                 gateway: createGatewayHttpHandler(gateway, mhs!.services.tokens, (e) =>
@@ -139,6 +149,12 @@ export function serveCommand(): Command {
                 ),
               }
             : {}),
+        }).catch(async (err: unknown) => {
+          // Still failed to listen: stop what started, so the process exits 1 (issue 16).
+          await gateway?.close();
+          await mhs?.close();
+          await db.close();
+          throw err;
         });
         baseUrl ??= server.url;
         for (const r of server.host.loaded.refused)
@@ -159,6 +175,11 @@ export function serveCommand(): Command {
             .then(() => {
               process.stdout.write(`mhs-host stopped (${signal})\n`);
               process.exit(0);
+            })
+            .catch((err: unknown) => {
+              // Issue 16: a failed shutdown is logged and ends the process (1), never left hanging.
+              logBackgroundError(log)(toHostError(err));
+              process.exit(1);
             });
         };
         process.on('SIGTERM', () => stop('SIGTERM'));

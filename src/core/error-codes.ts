@@ -96,6 +96,12 @@ export const ErrorCode = {
   HOST_MODEL_RESPONSE_INVALID: 'MHS.HOST.MODEL_RESPONSE_INVALID',
   /** The model call was cancelled through the caller's AbortSignal. data: provider, model. */
   HOST_MODEL_ABORTED: 'MHS.HOST.MODEL_ABORTED',
+  /**
+   * `serve` could not listen: another process holds the TCP port. Raised before the store is opened, so nothing is
+   * attached, recovered or resumed (issue 16), or, when the port was taken in between, after everything started was
+   * stopped again. data: port, host. Never retryable as is: stop the other process or pass another `--port`.
+   */
+  HOST_PORT_IN_USE: 'MHS.HOST.PORT_IN_USE',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -10,6 +10,8 @@ import type { CallGate, PolicyGate } from '../policy/index.js';
 import { createEngine } from './engine.js';
 import type { Engine, EngineOptions } from './engine.js';
 import type { EndpointActor } from './endpoint-actor.js';
+import { AttachRetry } from './attach-retry.js';
+import type { AttachStatus } from './attach-retry.js';
 import { openOperatorRuntime } from './operator-runtime.js';
 import { openRecoveryMarkStore } from './recovery-mark.js';
 import { openSessionStore } from './session-store.js';
@@ -52,6 +54,8 @@ export interface HostRuntime extends OperatorRuntime {
   /** Endpoint ids attached to the engine, and connectors that failed to connect (with the reason). */
   attached: string[];
   failed: Array<{ connectorId: string; code: string; message: string }>;
+  /** Every enabled connector this runtime tried to attach (`attachEnabled`): attached, or retrying with its last error. */
+  attachments(): AttachStatus[];
   /**
    * Connects the connector `ref` (connector id or endpoint id) and attaches it to the engine, or returns
    * the actor already attached. Refuses a disabled connector with `MHS.HOST.CONNECTOR_DISABLED` before any
@@ -87,7 +91,8 @@ function timeoutAwareGate(gate: PolicyGate): CallGate {
  * Opens the {@link HostRuntime}. Recovery runs first (every intent without an outcome becomes unknown);
  * with `attachEnabled`, every enabled connector is then connected and attached (its unsettled commands
  * reconciled before new ones), and a connector enabled later by an operator is attached then; a connector
- * that cannot be reached is reported in `failed` and does not stop the host.
+ * that cannot be reached is reported in `failed`, does not stop the host, and is retried with backoff until it
+ * attaches or is disabled (`attachments()`, issue 16).
  */
 export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<HostRuntime> {
   const clock = opts.clock ?? new RealClock();
@@ -173,19 +178,20 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       }
     };
 
-    const attach = async (connectorId: string): Promise<void> => {
-      try {
-        await connectEndpoint(connectorId);
-      } catch (err) {
-        const e = err as { code?: string; message?: string };
-        failed.push({ connectorId, code: e.code ?? 'error', message: e.message ?? String(err) });
-      }
-    };
+    // Issue 16: an enabled connector that cannot be reached is retried with backoff until it attaches or is disabled.
+    const retry = new AttachRetry({ clock, attempt: (id) => connectEndpoint(id) });
     let off = (): void => undefined;
     if (opts.attachEnabled) {
-      for (const row of await connectors.list()) if (await isEnabled(row.connector_id)) await attach(row.connector_id);
+      for (const row of await connectors.list()) {
+        if (!(await isEnabled(row.connector_id))) continue;
+        await retry.attach(row.connector_id);
+        const e = retry.lastError(row.connector_id);
+        if (e) failed.push({ connectorId: row.connector_id, code: e.code, message: e.message });
+      }
       off = enablement.onChange((c) => {
-        if (c.enabled) void attach(c.connector_id);
+        if (c.enabled)
+          void retry.attach(c.connector_id); // owned: attach never rejects
+        else retry.cancel(c.connector_id);
       });
     }
 
@@ -195,8 +201,11 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       attached,
       failed,
       connectEndpoint,
+      attachments: () => retry.status(),
+      operatorDeps: () => ({ ...base.operatorDeps(), attachments: () => retry.status() }),
       async close() {
         off();
+        retry.close();
         await engine.stop().catch(() => undefined);
         for (const c of conns) await c.close().catch(() => undefined);
         // A clean stop ends this process's lease: hosts on other machines may take over its gates at once.

@@ -6,6 +6,8 @@ export {
   resolveDbLocation,
   isPostgresLocation,
   sqliteSynchronousFromEnv,
+  sqliteBusyMsFromEnv,
+  SQLITE_BUSY_ENV_VAR,
   DEFAULT_DB_PATH,
   DB_ENV_VAR,
   SQLITE_SYNC_ENV_VAR,
@@ -37,6 +39,7 @@ export type { LeaseTiming } from './host-leases.js';
 export { openLedger } from './sql-ledger.js';
 export type { LedgerOptions } from './sql-ledger.js';
 export { ledgerUnavailable } from './ledger-health.js';
+export { asStoreOutage, isStoreOutage } from './store-outage.js';
 export { scrubSecrets, redactPaths, isSecretKey, REDACTED } from './redaction.js';
 export { ChainWalker } from './chain-walker.js';
 export type { ChainBreak, BreakReason } from './chain-walker.js';

@@ -31,6 +31,27 @@ export function sqliteSynchronousFromEnv(env: Record<string, string | undefined>
   );
 }
 
+/**
+ * Environment variable: how long (ms) a SQLite write waits for another connection's lock before the store counts as
+ * unavailable (default 10 000). better-sqlite3 waits synchronously, so a long-running host (`serve`) answers no request
+ * meanwhile: a smaller value keeps it answering reads and the operator API while another process locks the file.
+ */
+export const SQLITE_BUSY_ENV_VAR = 'MHS_SQLITE_BUSY_MS';
+
+/** The busy timeout named by {@link SQLITE_BUSY_ENV_VAR}, undefined when unset; `MHS.HOST.CONFIG_INVALID` when malformed. */
+export function sqliteBusyMsFromEnv(env: Record<string, string | undefined> = process.env): number | undefined {
+  const raw = env[SQLITE_BUSY_ENV_VAR]?.trim();
+  if (!raw) return undefined;
+  const n = Number(raw);
+  if (/^\d+$/.test(raw) && Number.isSafeInteger(n)) return n;
+  throw new HostError(
+    ErrorCode.HOST_CONFIG_INVALID,
+    `${SQLITE_BUSY_ENV_VAR} must be a whole number of milliseconds, not ${JSON.stringify(raw)}`,
+    { variable: SQLITE_BUSY_ENV_VAR, value: raw },
+    { remediation: `Unset ${SQLITE_BUSY_ENV_VAR} (10 000 ms) or set it to e.g. 250.` },
+  );
+}
+
 /** Precedence: the `--db` flag, then `MHS_HOST_DB`, then {@link DEFAULT_DB_PATH}. */
 export function resolveDbLocation(
   opts: { flag?: string | undefined; env?: Record<string, string | undefined> } = {},
@@ -65,9 +86,14 @@ export async function openDb(location: string, opts: OpenDbOptions = {}): Promis
   const loc = location.trim();
   if (!loc) throw new HostError(ErrorCode.HOST_CONFIG_INVALID, 'empty store location', {});
   const synchronous = opts.sqlite?.synchronous ?? sqliteSynchronousFromEnv(opts.env);
+  const busyTimeoutMs = opts.sqlite?.busyTimeoutMs ?? sqliteBusyMsFromEnv(opts.env);
   try {
     if (isPostgresLocation(loc)) return await PostgresDb.open(loc, opts.postgres);
-    return SqliteDb.open(loc.replace(/^sqlite:/i, ''), { ...opts.sqlite, synchronous });
+    return SqliteDb.open(loc.replace(/^sqlite:/i, ''), {
+      ...opts.sqlite,
+      synchronous,
+      ...(busyTimeoutMs !== undefined ? { busyTimeoutMs } : {}),
+    });
   } catch (err) {
     const shown = isPostgresLocation(loc) ? redactUrl(loc) : loc;
     throw new HostError(

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { Clock } from '../core/index.js';
+import type { Clock, HostError } from '../core/index.js';
 import type { Db } from '../ledger/index.js';
 import { baseCapabilities, runnableFixtures } from './capabilities.js';
 import type { HostLimits } from './capabilities.js';
@@ -53,6 +53,10 @@ export interface OpenwopHostOptions {
   effectCounts?: Map<string, number>;
   /** This host's stable id (RFC 0040 `crossHostCausation.hostId`; see causation/host-id.ts). Default `mhs-host`. */
   hostId?: string;
+  /** Where failures no caller sees go: a run waiting out a store outage, a run actor's own fault (HOST-093). */
+  onBackgroundError?: (err: HostError) => void;
+  /** Told of every run-store write refused as unavailable (e.g. to probe the ledger, so its status shows it). */
+  onStoreOutage?: (err: HostError) => void;
 }
 
 /** The assembled OpenWOP host: store, registry, catalog, run manager and the discovery document. */
@@ -92,7 +96,7 @@ export interface OpenwopHost {
  */
 export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopHost> {
   ensureTracerProvider();
-  const store = new OpenwopStore(o.db, o.clock);
+  const store = new OpenwopStore(o.db, o.clock, o.onStoreOutage);
   await store.init();
   const forks = new ForkStore(o.db, o.clock);
   await forks.init();
@@ -122,6 +126,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     maxNodeExecutions: limits.maxNodeExecutions,
     families,
     hostId: o.hostId ?? 'mhs-host',
+    ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
   });
   // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
   const base = mergeCapabilities(

@@ -1,7 +1,7 @@
 import type { Context, Span } from '@opentelemetry/api';
 import { causationHostIdOf, causationIdOf } from './causation/causation-link.js';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { ErrorCode, HostError, isoAt } from '../core/index.js';
+import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { resolveInputs } from './expressions.js';
 import { Graph } from './graph.js';
@@ -10,6 +10,7 @@ import { NodeFailure, RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
 import { buildNodeContext, RunHalted } from './run-context.js';
 import { prepareExecution } from './service-family.js';
+import { untilStoreBack } from './store-retry.js';
 import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
@@ -35,6 +36,8 @@ export interface RunActorDeps {
   families?: readonly ServiceFamily[];
   /** This host's id (RFC 0040): a run caused on another host gets `causationHostId` on its `run.started`. */
   hostId?: string;
+  /** Where failures no caller sees go (a store outage the run waits out, a fault of the actor itself; HOST-093). */
+  onBackgroundError?: (err: HostError) => void;
 }
 
 type Outcome = { ok: true; result: NodeResult } | { ok: false; error: unknown };
@@ -163,11 +166,44 @@ export class RunActor {
   }
 
   private async append(inputs: RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
-    const events = await this.deps.store.append(this.runId, inputs, patch);
+    // Issue 16: a store outage delays the event until the store is back; it is never dropped.
+    const events = await this.untilStoreBack(() => this.deps.store.append(this.runId, inputs, patch));
     if (patch.status) this.status = patch.status;
     if (patch.variables) this.variables = patch.variables;
     for (const e of events) if (e.nodeId && !e.type.startsWith('node.started')) this.history.get(e.nodeId)?.push(e);
     return events;
+  }
+
+  private untilStoreBack<T>(fn: () => Promise<T>): Promise<T> {
+    const report = this.deps.onBackgroundError;
+    return untilStoreBack(fn, {
+      clock: this.deps.clock,
+      signal: this.halt.signal,
+      ...(report ? { onOutage: (e: HostError) => report(withRun(e, this.runId)) } : {}),
+    });
+  }
+
+  /**
+   * Owns a promise this actor starts and nobody awaits (issue 16): a rejection is reported with its code, never
+   * left unhandled; a halt (host shutdown) is not a failure.
+   */
+  supervise(p: Promise<unknown>, what: string): void {
+    p.catch((err: unknown) => {
+      if (err instanceof RunHalted || this.halt.signal.aborted) return;
+      const e = toHostError(err);
+      this.deps.onBackgroundError?.(
+        new HostError(
+          e.code,
+          `run ${this.runId}: ${what}: ${e.message}`,
+          { ...e.details, runId: this.runId, what },
+          {
+            remediation: e.remediation,
+            retryable: e.retryable,
+            cause: err,
+          },
+        ),
+      );
+    });
   }
 
   /** Appends node-scoped events from an executor, in mailbox order. */
@@ -281,12 +317,15 @@ export class RunActor {
     if (this.stopping()) return;
     this.failure = nodeId ? { error, nodeId } : { error };
     this.stop.abort();
-    void this.deps.cancelChildren(this.runId, 'parent-failed');
+    this.supervise(this.deps.cancelChildren(this.runId, 'parent-failed'), 'cancel child runs');
   }
 
   private launch(nodeId: string, resumed: boolean): void {
     this.inFlight.add(nodeId);
-    void this.execute(nodeId, resumed).then((outcome) => this.enqueue(() => this.onNodeDone(nodeId, outcome)));
+    this.supervise(
+      this.execute(nodeId, resumed).then((outcome) => this.enqueue(() => this.onNodeDone(nodeId, outcome))),
+      `node ${nodeId}`,
+    );
   }
 
   private async execute(nodeId: string, resumed: boolean): Promise<Outcome> {
@@ -409,17 +448,20 @@ export class RunActor {
     const due = startedAt + limit;
     this.runTimer = this.deps.clock.setTimeout(
       () =>
-        void this.enqueue(async () => {
-          if (this.terminal || this.stopping()) return;
-          await this.append([
-            {
-              type: 'cap.breached',
-              payload: { kind: 'run-duration', limit, observed: this.deps.clock.now() - startedAt },
-            },
-          ]);
-          this.fail({ code: 'run_timeout', message: `run exceeded settings.timeout ${limit} ms` });
-          await this.advance();
-        }),
+        this.supervise(
+          this.enqueue(async () => {
+            if (this.terminal || this.stopping()) return;
+            await this.append([
+              {
+                type: 'cap.breached',
+                payload: { kind: 'run-duration', limit, observed: this.deps.clock.now() - startedAt },
+              },
+            ]);
+            this.fail({ code: 'run_timeout', message: `run exceeded settings.timeout ${limit} ms` });
+            await this.advance();
+          }),
+          'run timeout',
+        ),
       Math.max(0, due - this.deps.clock.now()),
     );
   }
@@ -430,7 +472,7 @@ export class RunActor {
       if (this.terminal || this.cancelRequest) return;
       this.cancelRequest = parentRunId ? { reason, by, parentRunId } : { reason, by };
       if (this.failure) this.failure = undefined;
-      await this.deps.store.patchRun(this.runId, { status: 'cancelling' });
+      await this.untilStoreBack(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }));
       this.status = 'cancelling';
       this.stop.abort();
       await this.deps.cancelChildren(this.runId, 'parent-cancelled');
@@ -497,4 +539,18 @@ export class RunActor {
   get isTerminal(): boolean {
     return this.terminal;
   }
+}
+
+/** `err` with the run it delayed named in its details. */
+function withRun(err: HostError, runId: string): HostError {
+  return new HostError(
+    err.code,
+    `run ${runId} waits for the store: ${err.message}`,
+    { ...err.details, runId },
+    {
+      remediation: err.remediation,
+      retryable: err.retryable,
+      cause: err,
+    },
+  );
 }

@@ -38,6 +38,8 @@ export interface ContextHost {
   ): Promise<void>;
   timeoutInterrupt(nodeId: string, key: string): Promise<void>;
   waitingStatus(): RunStatus;
+  /** Owns a promise nobody awaits: its rejection is reported, never left unhandled (issue 16). */
+  supervise(p: Promise<unknown>, what: string): void;
 }
 
 interface ContextOptions {
@@ -234,7 +236,11 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
             let timer: ReturnType<Clock['setTimeout']> | undefined;
             if (req.timeoutMs !== undefined) {
               timer = o.clock.setTimeout(
-                () => void host.enqueue(() => host.timeoutInterrupt(nodeId, key)),
+                () =>
+                  host.supervise(
+                    host.enqueue(() => host.timeoutInterrupt(nodeId, key)),
+                    `interrupt timeout ${nodeId}`,
+                  ),
                 Math.max(0, requestedAt + req.timeoutMs - o.clock.now()),
               );
             }

@@ -24,6 +24,8 @@ export interface RunManagerOptions {
   families?: readonly ServiceFamily[];
   /** This host's id (RFC 0040 `crossHostCausation.hostId`), for the `causationHostId` of runs caused elsewhere. */
   hostId?: string;
+  /** Where the run actors report failures no caller sees (HOST-093; `serve` logs them). */
+  onBackgroundError?: (err: HostError) => void;
 }
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
@@ -169,10 +171,12 @@ export class RunManager {
         maxNodeExecutions: cap,
         families: this.o.families ?? [],
         ...(this.o.hostId ? { hostId: this.o.hostId } : {}),
+        ...(this.o.onBackgroundError ? { onBackgroundError: this.o.onBackgroundError } : {}),
       },
       run,
     );
     this.actors.set(run.runId, actor);
+    // `done` never rejects (it is only ever resolved), so this chain cannot fail unhandled.
     void actor.done.then(() => {
       this.actors.delete(run.runId);
       for (const w of this.waiters.get(run.runId) ?? []) w();
@@ -271,6 +275,7 @@ export class RunManager {
       // then the snapshot says `cancelling` and the run ends when that work settles.
       await new Promise<void>((resolve) => {
         const t = this.o.clock.setTimeout(resolve, 5_000);
+        // `done` never rejects.
         void actor.done.then(() => {
           this.o.clock.clearTimeout(t);
           resolve();

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { ErrorCode, HostError, createIdFactory, isoAt } from '../core/index.js';
 import type { Clock, IdFactory } from '../core/index.js';
 import type { Db } from '../ledger/db.js';
+import { asStoreOutage } from '../ledger/store-outage.js';
 import { openwopSchemas } from './schemas.js';
 import { ensureOpenwopTables } from './store-schema.js';
 import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
@@ -129,6 +130,8 @@ export class OpenwopStore {
   constructor(
     readonly db: Db,
     readonly clock: Clock,
+    /** Told of every write the store refused as unavailable (HOST-093), e.g. to mark the ledger unavailable. */
+    private readonly onOutage?: (err: HostError) => void,
   ) {
     this.ids = createIdFactory(clock);
     this.bus.setMaxListeners(0);
@@ -140,6 +143,17 @@ export class OpenwopStore {
     return this.ready;
   }
 
+  /** A write whose store failure is raised as `MHS.HOST.LEDGER_UNAVAILABLE` (503, retryable; HOST-093). */
+  private async write<T>(operation: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const e = asStoreOutage(err, this.db.location, { operation });
+      if (e instanceof HostError && e.code === ErrorCode.HOST_LEDGER_UNAVAILABLE) this.onOutage?.(e);
+      throw e;
+    }
+  }
+
   newRunId(): string {
     return this.ids.next('run');
   }
@@ -147,13 +161,15 @@ export class OpenwopStore {
   async putWorkflow(def: WorkflowDefinition, source: string): Promise<void> {
     await this.ready;
     const now = isoAt(this.clock.now());
-    await this.db.tx(async (t) => {
-      await t.run('DELETE FROM openwop_workflows WHERE workflow_id = ?', [def.id]);
-      await t.run(
-        'INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)',
-        [def.id, def.version, JSON.stringify(def), source, now],
-      );
-    });
+    await this.write('put_workflow', () =>
+      this.db.tx(async (t) => {
+        await t.run('DELETE FROM openwop_workflows WHERE workflow_id = ?', [def.id]);
+        await t.run(
+          'INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)',
+          [def.id, def.version, JSON.stringify(def), source, now],
+        );
+      }),
+    );
   }
 
   async getWorkflow(id: string): Promise<WorkflowDefinition | undefined> {
@@ -182,6 +198,10 @@ export class OpenwopStore {
    */
   async createRun(n: NewRun): Promise<{ run: StoredRun; created: boolean }> {
     await this.ready;
+    return this.write('create_run', () => this.createRunTx(n));
+  }
+
+  private createRunTx(n: NewRun): Promise<{ run: StoredRun; created: boolean }> {
     return this.db.tx(async (t) => {
       if (n.idempotencyKey) {
         const prior = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE idempotency_key = ?', [n.idempotencyKey]);
@@ -283,7 +303,7 @@ export class OpenwopStore {
   /** Updates the run row without an event (e.g. `cancelling`, which is not itself an event). */
   async patchRun(runId: string, patch: RunPatch): Promise<void> {
     await this.ready;
-    await this.db.tx((t) => this.applyPatch(t, runId, patch));
+    await this.write('patch_run', () => this.db.tx((t) => this.applyPatch(t, runId, patch)));
   }
 
   private async applyPatch(t: Db, runId: string, patch: RunPatch): Promise<void> {
@@ -305,6 +325,10 @@ export class OpenwopStore {
    */
   async append(runId: string, inputs: readonly RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
     await this.ready;
+    return this.write('append_events', () => this.appendTx(runId, inputs, patch));
+  }
+
+  private async appendTx(runId: string, inputs: readonly RunEventInput[], patch: RunPatch): Promise<RunEvent[]> {
     const schemas = openwopSchemas();
     const events = await this.db.tx(async (t) => {
       await t.run('UPDATE openwop_runs SET last_seq = last_seq + ? WHERE run_id = ?', [inputs.length, runId]);

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Clock } from '../core/index.js';
+import type { Clock, HostError } from '../core/index.js';
 import type { HostRuntime } from '../engine/host-runtime.js';
 import type { Db } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
@@ -8,6 +8,7 @@ import type { NodeModule } from '../openwop/node-registry.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { buildApp } from './app.js';
+import { isAddressInUse, portInUse } from './port-probe.js';
 import type { MountReport } from './app.js';
 import type { BearerVerifier } from './auth.js';
 import type { GatewayHttpHandler } from '../gateway/gateway-http.js';
@@ -37,6 +38,8 @@ export interface HostServerOptions {
   testSeams?: boolean;
   /** The MCP gateway's HTTP handler, served at `/mcp`; closed with the server. */
   gateway?: GatewayHttpHandler;
+  /** Where failures no request sees go (run actors waiting out a store outage; HOST-093). `serve` logs them. */
+  onBackgroundError?: (err: HostError) => void;
 }
 
 /** A listening host: the OpenWOP host, its app and URL. */
@@ -53,7 +56,10 @@ function isLoopback(addr: string): boolean {
   return addr === '127.0.0.1' || addr === '::1' || addr === 'localhost';
 }
 
-/** Builds the OpenWOP host over `db` (resuming unfinished runs) and listens on one port. */
+/**
+ * Builds the OpenWOP host over `db` (resuming unfinished runs) and listens on one port. A port another process
+ * holds raises `MHS.HOST.PORT_IN_USE` after the resumed runs are halted again (they resume on the next start).
+ */
 export async function startHostServer(o: HostServerOptions): Promise<HostServer> {
   const nodes = [
     ...(o.nodes ?? []),
@@ -73,6 +79,10 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     ...(o.families ? { families: o.families } : {}),
     ...(o.workflows === false ? { workflowsDir: false as const } : {}),
     ...(o.hostId ? { hostId: o.hostId } : {}),
+    ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+    // HOST-093: a run-store write refused as unavailable makes the ledger probe the store, so its status (operator
+    // API, console, new commands refused) shows the outage until a probe succeeds.
+    onStoreOutage: () => void o.mhs?.ledger.probe().catch(() => undefined),
   });
   const { app, mounted } = await buildApp({
     host,
@@ -92,7 +102,13 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     ...(o.testSeams ? { testSeams: true } : {}),
     ...(o.gateway ? { mcp: { handler: o.gateway, loopback: isLoopback(o.host ?? '127.0.0.1') } } : {}),
   });
-  await app.listen({ port: o.port, host: o.host ?? '127.0.0.1' });
+  try {
+    await app.listen({ port: o.port, host: o.host ?? '127.0.0.1' });
+  } catch (err) {
+    // Taken since serve checked it (issue 16): halt the runs just resumed, so the caller can stop and exit 1.
+    await Promise.all([app.close(), host.close(0)]).catch(() => undefined);
+    throw isAddressInUse(err) ? portInUse(o.port, o.host ?? '127.0.0.1', err) : err;
+  }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : o.port;
   const shownHost = (o.host ?? '127.0.0.1') === '0.0.0.0' ? '127.0.0.1' : (o.host ?? '127.0.0.1');

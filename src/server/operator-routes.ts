@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
+import type { AttachStatus } from '../engine/attach-retry.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import type { ApprovalStatus } from '../policy/approval-rules.js';
 import type { EstopAllowList } from '../policy/estop-allow.js';
@@ -28,6 +29,8 @@ export interface OperatorRoutesDeps {
   clock: Clock;
   /** SSE keep-alive comment interval (default 15 000 ms). */
   keepAliveMs?: number;
+  /** Attach state of the enabled connectors (`serve`: attached, or retrying with the last error; issue 16). */
+  attachments?: () => AttachStatus[];
 }
 
 declare module 'fastify' {
@@ -187,9 +190,11 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
 
   r.get('/endpoints', async () => {
     const list = await directory.list();
+    const attach = new Map((deps.attachments?.() ?? []).map((a) => [a.connector_id, a]));
     const endpoints = await Promise.all(
       list.map(async (e) => ({
         ...e,
+        ...(attach.has(e.connector_id) ? { attachment: attach.get(e.connector_id) } : {}),
         experimental: true as const,
         devices: await Promise.all(
           e.devices.map(async (d) => ({ ...d, estop_allowed: await safety.allowed(e.endpoint_id, d.device_id) })),

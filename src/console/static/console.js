@@ -425,6 +425,18 @@ function deviceItem(e, d) {
   );
 }
 
+// Issue 16: an enabled endpoint that could not be attached is retried; show that and the last error.
+function attachmentLine(a) {
+  if (!a || a.state === 'attached') return null;
+  const err = a.last_error ? ` Last error ${a.last_error.code}: ${a.last_error.message} (${a.last_error.at}).` : '';
+  const next = a.next_attempt_at ? ` Next attempt at ${a.next_attempt_at}.` : '';
+  return el('p', {
+    class: 'attachment',
+    'data-state': a.state,
+    text: `Not attached: ${a.state} (${a.attempts} failed attempts).${err}${next}`,
+  });
+}
+
 function endpointCard(e) {
   const toggle = (action, disabled) =>
     el(
@@ -450,6 +462,7 @@ function endpointCard(e) {
       el('strong', { class: 'enabled-state', text: e.enabled ? 'enabled' : 'disabled' }),
       ' · experimental',
     ),
+    attachmentLine(e.attachment),
     el('p', {}, toggle('Enable', !isOperator() || e.enabled), toggle('Disable', !isOperator() || !e.enabled)),
     el(
       'ul',

@@ -6,6 +6,7 @@ import { DEFAULT_APPROVAL_WAIT_MS } from '../gateway/index.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
 import { positiveMs } from './cli-runtime.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
+import { installLastResort } from './last-resort.js';
 
 /**
  * `mhs-host mcp`: the governed MCP gateway on stdio, the command an MCP harness launches (docs/mcp-gateway.md).
@@ -27,6 +28,7 @@ export function mcpCommand(): Command {
       const policy = o.policy ? loadPolicyFile(o.policy) : DEFAULT_POLICY;
       const clock = new RealClock();
       const log = createHostLog();
+      installLastResort(log); // stdout carries MCP only: the last resort logs to stderr too (issue 16)
       const onError = logBackgroundError(log);
       const rt = await openHostRuntime({
         clock,

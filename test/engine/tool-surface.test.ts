@@ -96,9 +96,15 @@ describe('model-facing tool surface', () => {
     const setpoint = surface.get(capabilityToolName('thermostat', 'cap.thermal.setpoint.v1'))!;
     expect(setpoint.description).toContain('Input setpoint_c (number, required, range 4..95, unit degC)');
     // HOST-032: approval needs as machine-readable hints, from the same data.
-    expect(laser.annotations).toEqual({ readOnly: false, approvalRequired: true, riskClass: 'R3' });
-    expect(setpoint.annotations).toEqual({ readOnly: false, approvalRequired: false, riskClass: 'R1' });
-    expect(surface.get(capabilityToolName('thermostat', 'cap.thermal.read.v1'))!.annotations.readOnly).toBe(true);
+    expect(laser.annotations).toEqual({ readOnly: false, approvalRequired: true, riskClass: 'R3', destructive: true });
+    expect(setpoint.annotations).toEqual({
+      readOnly: false,
+      approvalRequired: false,
+      riskClass: 'R1',
+      destructive: true,
+    });
+    const read = surface.get(capabilityToolName('thermostat', 'cap.thermal.read.v1'))!;
+    expect(read.annotations).toMatchObject({ readOnly: true, destructive: false });
     for (const t of surface.tools.filter((x) => x.target?.deviceId === 'liquid-handler'))
       expect(t.annotations.approvalRequired).toBe(true);
   });

@@ -14,11 +14,14 @@ import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { ErrorCode, H } from '../../src/core/index.js';
+import { ErrorCode, H, RealClock } from '../../src/core/index.js';
+import { openDb, openLedger } from '../../src/ledger/index.js';
+import { openConnectorStore } from '../../src/policy/connector-store.js';
+import { createEnablement } from '../../src/policy/enablement.js';
 import { capabilityToolName } from '../../src/mhs/tool-names.js';
 import { MHS_UNAVAILABLE, TOOL_META_KEY } from '../../src/gateway/index.js';
 import type { LedgerEntry } from '../../src/ledger/index.js';
-import { cli, ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
+import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import type { McpRevision } from '../helpers/sim.js';
 import { cliEntry, REPO_ROOT } from '../helpers/cli-entry.js';
@@ -48,6 +51,24 @@ beforeAll(async () => {
 afterAll(async () => {
   await host?.stop();
 });
+
+/**
+ * Enables or disables every connector as recorded operator actions, from this test process: another process than
+ * the gateway, like an operator's `mhs-host endpoints enable|disable` (test/mhs/endpoints-cli.test.ts covers that command).
+ */
+async function setEnabled(on: boolean): Promise<void> {
+  const db = await openDb(host.dbPath);
+  try {
+    const ledger = await openLedger(db, { clock: new RealClock() });
+    const enablement = createEnablement({ store: await openConnectorStore(db, { clock: new RealClock() }), ledger });
+    for (const id of Object.values(host.connectors))
+      await (on
+        ? enablement.enable(id, { id: 'alice', via: 'test' })
+        : enablement.disable(id, { id: 'alice', via: 'test' }));
+  } finally {
+    await db.close();
+  }
+}
 
 const byCommand = (entries: LedgerEntry[], commandId: string) =>
   entries.filter((e) => e.command_id === commandId).map((e) => e.kind);
@@ -171,32 +192,26 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('enablement over stdio (%s)
     // The 2026-07-28 revision delivers change notifications on a subscriptions/listen stream only.
     const sub = revision === 'legacy' ? undefined : await client.listen({ toolsListChanged: true });
     expect((await client.listTools()).tools.map((t) => t.name)).toContain(SETPOINT);
-    const operator = ['--operator', 'alice', '--db', host.dbPath];
-    for (const id of Object.values(host.connectors))
-      expect((await cli(['endpoints', 'disable', id, ...operator])).code).toBe(0);
+    await setEnabled(false);
     await expect.poll(() => changed, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
     expect((await client.listTools()).tools).toEqual([]);
     await expect(client.callTool({ name: SETPOINT, arguments: { setpoint_c: 30 } })).rejects.toThrow(/Unknown tool/);
     const seen = changed;
-    for (const id of Object.values(host.connectors))
-      expect((await cli(['endpoints', 'enable', id, ...operator])).code).toBe(0);
+    await setEnabled(true);
     await expect.poll(() => changed, { timeout: 10_000 }).toBeGreaterThan(seen);
     await expect.poll(async () => (await client.listTools()).tools.map((t) => t.name)).toContain(SETPOINT);
     await sub?.close();
   });
 
   test('HOST-068: while nothing is enabled the instructions say MHS is not available', async () => {
-    const operator = ['--operator', 'alice', '--db', host.dbPath];
-    for (const id of Object.values(host.connectors))
-      expect((await cli(['endpoints', 'disable', id, ...operator])).code).toBe(0);
+    await setEnabled(false);
     try {
       const fresh = await gatewayStdio(host.dbPath, revision);
       expect(fresh.client.getInstructions()).toBe(MHS_UNAVAILABLE);
       expect((await fresh.client.listTools()).tools).toEqual([]);
       await fresh.client.close();
     } finally {
-      for (const id of Object.values(host.connectors))
-        expect((await cli(['endpoints', 'enable', id, ...operator])).code).toBe(0);
+      await setEnabled(true);
     }
   });
 });

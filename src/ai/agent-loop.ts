@@ -149,6 +149,12 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
         const r = await dispatchToolCall(deps, surface, call, {
           agentRunId: runId,
           trace: parent,
+          // HOST-035: model calls are made for an agent principal, named by the host, never by the model.
+          principal: {
+            kind: 'agent',
+            id: runId,
+            name: o.provider.meter ? `${o.provider.meter.provider}:${o.provider.meter.model}` : o.provider.name,
+          },
           ...(o.signal ? { signal: o.signal } : {}),
         });
         calls.push(r);

@@ -156,6 +156,9 @@ describe('scripted agent over real simulators', () => {
       receipt_seq: recorded.seq,
       seq: set.ledgerSeq,
     });
+    // HOST-035: the call and its intent are made for an agent principal the host names.
+    expect(tc.principal).toMatchObject({ kind: 'agent', id: run.runId });
+    expect(intent.principal).toEqual(tc.principal);
     // One trace: run → tool call → command.
     expect(traceIdOf(tc.traceparent as string)).toBe(traceIdOf(run.traceparent));
     expect(traceIdOf(intent.traceparent as string)).toBe(traceIdOf(run.traceparent));

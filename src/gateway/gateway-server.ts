@@ -18,13 +18,14 @@ function progressSink(ctx: ServerContext): ProgressSink | undefined {
 }
 
 /**
- * The server factory: `callerOf` names the principal of the unit (never read from tool arguments), `onServer`
- * sees each instance built (stdio keeps them to send `notifications/tools/list_changed`).
+ * The server factory: `callerOf` names the principal of the unit (never read from tool arguments). With
+ * `pushListChanged` (a connection: stdio, in-memory) each instance sends `notifications/tools/list_changed` itself
+ * while it is open; HTTP instances live for one request, so the HTTP entry announces changes on its listen bus.
  */
 export function gatewayServerFactory(
   gw: Gateway,
   callerOf: (ctx: McpRequestContext) => GatewayCaller,
-  onServer?: (server: Server) => void,
+  opts: { pushListChanged?: boolean } = {},
 ): McpServerFactory {
   return async (unit) => {
     const caller = callerOf(unit);
@@ -41,7 +42,11 @@ export function gatewayServerFactory(
         ...(progress ? { progress } : {}),
       });
     });
-    onServer?.(server);
+    if (opts.pushListChanged) {
+      // A discarded server/discover probe is never connected: its sends fail and are dropped.
+      const sub = gw.changes.subscribe(() => void server.sendToolListChanged().catch(() => undefined));
+      server.onclose = () => sub.unsubscribe();
+    }
     return server;
   };
 }

@@ -5,7 +5,6 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
-import type { Server } from '@modelcontextprotocol/server';
 import type { IdFactory } from '../core/index.js';
 import type { Gateway, GatewayCaller } from './gateway.js';
 import { gatewayServerFactory } from './gateway-server.js';
@@ -27,11 +26,6 @@ export function serveGatewayStdio(gw: Gateway, o: GatewayStdioOptions): { close(
     principal: { kind: 'agent', id: 'local', name: 'local' },
     sessionId: o.ids.next('run'),
   };
-  const servers = new Set<Server>();
-  const sub = gw.changes.subscribe(() => {
-    // A discarded server/discover probe instance is not connected: nothing to tell it.
-    for (const s of servers) s.sendToolListChanged().catch(() => undefined);
-  });
   // Read well past the frame limit so the guard can refuse a large frame whole and keep serving.
   const wire = new StdioServerTransport(o.stdin ?? process.stdin, o.stdout ?? process.stdout, {
     maxBufferSize: 64 * 1024 * 1024,
@@ -40,16 +34,11 @@ export function serveGatewayStdio(gw: Gateway, o: GatewayStdioOptions): { close(
   const end = (): void => {
     if (ended) return;
     ended = true;
-    sub.unsubscribe();
     o.onClose();
   };
   const transport = new InboundFrameGuard(wire);
   const handle = serveStdio(
-    gatewayServerFactory(
-      gw,
-      () => caller,
-      (s) => servers.add(s),
-    ),
+    gatewayServerFactory(gw, () => caller, { pushListChanged: true }),
     { transport, ...(o.onError ? { onerror: o.onError } : {}) },
   );
   (o.stdin ?? process.stdin).once('end', end);

@@ -73,6 +73,18 @@ export const ErrorCode = {
    * Never retryable.
    */
   HOST_MCP_SERVER_IS_MHS_ENDPOINT: 'MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT',
+  /**
+   * A value to be canonicalised (RFC 8785) or recorded holds a string JCS cannot encode: a lone UTF-16 surrogate
+   * in a key or a value (issue 16 item 3). Nothing was written. data: path (JSON Pointer), reason.
+   */
+  HOST_JSON_UNENCODABLE: 'MHS.HOST.JSON_UNENCODABLE',
+  /**
+   * An endpoint answered with data the host cannot record as is (a receipt or fault with a string JCS cannot
+   * encode): a protocol fault of that endpoint alone, recorded as an `error` entry naming it; other endpoints and
+   * the ledger are unaffected, and the command's outcome is unknown until reconciled (issue 16 item 3).
+   * data: endpoint_id, command_id?, path, reason.
+   */
+  HOST_ENDPOINT_PROTOCOL_FAULT: 'MHS.HOST.ENDPOINT_PROTOCOL_FAULT',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -4,6 +4,13 @@ import { HostError } from './errors.js';
 // A lone UTF-16 surrogate: a high one not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE.source, 'g');
+
+/** `s` with every lone surrogate replaced by U+FFFD (what `String.prototype.toWellFormed` does). */
+export function wellFormed(s: string): string {
+  return s.replace(LONE_SURROGATES, '\uFFFD');
+}
+
 function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { ErrorCode, HostError, toHostError } from '../core/index.js';
+import { ErrorCode, HostError } from '../core/index.js';
+import { cliError, guardStdout } from './cli-errors.js';
 
 /**
  * Each subcommand lives in its own file, loaded only when it runs: a simulator child or a one-shot
@@ -49,8 +50,9 @@ function strictErrors(cmd: Command): void {
   for (const sub of cmd.commands) strictErrors(sub);
 }
 
+guardStdout(process.stdout, (code) => process.exit(code));
 main(process.argv).catch((err: unknown) => {
-  const e = toHostError(err);
+  const e = cliError(err);
   process.stderr.write(`error ${e.code}: ${e.message}\n`);
   if (e.remediation) process.stderr.write(`  ${e.remediation}\n`);
   process.exitCode = 1;

@@ -85,6 +85,12 @@ export const ErrorCode = {
    * data: endpoint_id, command_id?, path, reason.
    */
   HOST_ENDPOINT_PROTOCOL_FAULT: 'MHS.HOST.ENDPOINT_PROTOCOL_FAULT',
+  /**
+   * The CLI cannot write where it was told to: `--out` names an existing file (or a non-empty folder), the disk is
+   * full (ENOSPC), or the path is read-only or not permitted. Nothing partial is left behind (issue 16 item 3).
+   * data: path?, errno?.
+   */
+  HOST_OUTPUT_UNWRITABLE: 'MHS.HOST.OUTPUT_UNWRITABLE',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

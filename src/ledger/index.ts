@@ -36,7 +36,7 @@ export { HostLease, ownerStatus } from './host-leases.js';
 export type { LeaseTiming } from './host-leases.js';
 export { openLedger } from './sql-ledger.js';
 export type { LedgerOptions } from './sql-ledger.js';
-export { ledgerUnavailable } from './ledger-health.js';
+export { isStoreFailure, ledgerUnavailable } from './ledger-health.js';
 export { scrubSecrets, redactPaths, isSecretKey, REDACTED } from './redaction.js';
 export { ChainWalker } from './chain-walker.js';
 export type { ChainBreak, BreakReason } from './chain-walker.js';

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { ErrorCode, HostError, createIdFactory, isoAt } from '../core/index.js';
 import type { Clock, IdFactory } from '../core/index.js';
 import type { Db } from '../ledger/db.js';
+import { isStoreFailure, ledgerUnavailable } from '../ledger/ledger-health.js';
 import { openwopSchemas } from './schemas.js';
 import { ensureOpenwopTables } from './store-schema.js';
 import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
@@ -126,6 +127,15 @@ export class OpenwopStore {
   private readonly bus = new EventEmitter();
   private readonly ready: Promise<void>;
 
+  /** A write transaction; a store that cannot be written is `MHS.HOST.LEDGER_UNAVAILABLE` (HOST-093), not internal. */
+  private async tx<T>(fn: (t: Db) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.tx(fn);
+    } catch (err) {
+      throw isStoreFailure(err) ? ledgerUnavailable(err, this.db.location) : err;
+    }
+  }
+
   constructor(
     readonly db: Db,
     readonly clock: Clock,
@@ -147,7 +157,7 @@ export class OpenwopStore {
   async putWorkflow(def: WorkflowDefinition, source: string): Promise<void> {
     await this.ready;
     const now = isoAt(this.clock.now());
-    await this.db.tx(async (t) => {
+    await this.tx(async (t) => {
       await t.run('DELETE FROM openwop_workflows WHERE workflow_id = ?', [def.id]);
       await t.run(
         'INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)',
@@ -182,7 +192,7 @@ export class OpenwopStore {
    */
   async createRun(n: NewRun): Promise<{ run: StoredRun; created: boolean }> {
     await this.ready;
-    return this.db.tx(async (t) => {
+    return this.tx(async (t) => {
       if (n.idempotencyKey) {
         const prior = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE idempotency_key = ?', [n.idempotencyKey]);
         if (prior) {
@@ -283,7 +293,7 @@ export class OpenwopStore {
   /** Updates the run row without an event (e.g. `cancelling`, which is not itself an event). */
   async patchRun(runId: string, patch: RunPatch): Promise<void> {
     await this.ready;
-    await this.db.tx((t) => this.applyPatch(t, runId, patch));
+    await this.tx((t) => this.applyPatch(t, runId, patch));
   }
 
   private async applyPatch(t: Db, runId: string, patch: RunPatch): Promise<void> {
@@ -306,7 +316,7 @@ export class OpenwopStore {
   async append(runId: string, inputs: readonly RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
     await this.ready;
     const schemas = openwopSchemas();
-    const events = await this.db.tx(async (t) => {
+    const events = await this.tx(async (t) => {
       await t.run('UPDATE openwop_runs SET last_seq = last_seq + ? WHERE run_id = ?', [inputs.length, runId]);
       const row = await t.get<{ last_seq: number | string; status: RunStatus }>(
         'SELECT last_seq, status FROM openwop_runs WHERE run_id = ?',

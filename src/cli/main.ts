@@ -1,6 +1,6 @@
 import { Command, CommanderError } from 'commander';
-import { ErrorCode, HostError, toHostError } from '../core/index.js';
-import { onClosedStdout } from './closed-pipe.js';
+import { ErrorCode, HostError } from '../core/index.js';
+import { cliError, guardStdout } from './cli-errors.js';
 
 /**
  * Each subcommand lives in its own file, loaded only when it runs: a simulator child or a one-shot
@@ -34,7 +34,7 @@ async function main(argv: string[]): Promise<void> {
     .description('Orchestration engine for MHS endpoints (MHS-Host CL5) and OpenWOP workflows')
     .version('0.1.0');
   const wanted = argv.slice(2).find((a) => !a.startsWith('-'));
-  onClosedStdout(wanted === 'serve' ? 'ignore' : 'exit');
+  guardStdout(process.stdout, (code) => process.exit(code), wanted === 'serve' ? 'ignore' : 'exit');
   const names = wanted && wanted in COMMANDS ? [wanted] : Object.keys(COMMANDS);
   for (const name of names) program.addCommand(await COMMANDS[name]!());
   strictErrors(program);
@@ -56,7 +56,7 @@ function strictErrors(cmd: Command): void {
 }
 
 main(process.argv).catch((err: unknown) => {
-  const e = toHostError(err);
+  const e = cliError(err);
   process.stderr.write(`error ${e.code}: ${e.message}\n`);
   if (e.remediation) process.stderr.write(`  ${e.remediation}\n`);
   process.exitCode = 1;

@@ -35,6 +35,13 @@ export function readTaskFile(file: string): TaskSpec {
   } catch (err) {
     throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `cannot read task file ${file}`, { file }, { cause: err });
   }
+  if (!spec || typeof spec !== 'object' || Array.isArray(spec))
+    throw new HostError(
+      ErrorCode.HOST_CONFIG_INVALID,
+      `task file ${file} must hold a JSON object {name?, steps: [...]}`,
+      { file, found: spec === null ? 'null' : Array.isArray(spec) ? 'array' : typeof spec },
+      { remediation: 'Write the task as {"steps": [{"endpoint", "device", "capability", "input"}]}.' },
+    );
   const steps = (spec as { steps?: unknown }).steps;
   if (!Array.isArray(steps) || !steps.length)
     throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `task file ${file} has no steps`, { file });

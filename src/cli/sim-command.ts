@@ -41,6 +41,7 @@ interface SimFlags {
   stall?: string | boolean;
   closeAfter?: number;
   oversizeReply?: string | boolean;
+  surrogateReply?: string | boolean;
   corruptEvidence?: number;
 }
 
@@ -72,6 +73,7 @@ export function simCommand(): Command {
     .option('--stall [n]', 'fault: accept capability calls and never answer or execute (every, or the Nth)')
     .option('--close-after <n>', 'fault: close the connection instead of handling any tool call after the Nth', int(0))
     .option('--oversize-reply [n]', 'fault: answer capability calls with a frame over 4 MiB (every, or the Nth)')
+    .option('--surrogate-reply [n]', 'fault: put a lone UTF-16 surrogate in the reply (every, or the Nth)')
     .option('--corrupt-evidence <seq>', 'fault: store evidence entry SEQ with a body that breaks its link', int(0))
     .action(async (familiesArg: string, flags: SimFlags) => {
       // Loaded here so other subcommands do not pay for the MCP server SDK at startup.
@@ -101,6 +103,7 @@ export function simCommand(): Command {
         stall: nth(flags.stall),
         closeAfter: flags.closeAfter,
         oversizeReply: nth(flags.oversizeReply),
+        surrogateReply: nth(flags.surrogateReply),
         corruptEvidence: flags.corruptEvidence,
       };
       let replay: EvidenceBundle | undefined;

@@ -102,6 +102,24 @@ export const ErrorCode = {
    * stopped again. data: port, host. Never retryable as is: stop the other process or pass another `--port`.
    */
   HOST_PORT_IN_USE: 'MHS.HOST.PORT_IN_USE',
+  /**
+   * A value to be canonicalised (RFC 8785) or recorded holds a string JCS cannot encode: a lone UTF-16 surrogate
+   * in a key or a value (issue 16 item 3). Nothing was written. data: path (JSON Pointer), reason.
+   */
+  HOST_JSON_UNENCODABLE: 'MHS.HOST.JSON_UNENCODABLE',
+  /**
+   * An endpoint answered with data the host cannot record as is (a receipt or fault with a string JCS cannot
+   * encode): a protocol fault of that endpoint alone, recorded as an `error` entry naming it; other endpoints and
+   * the ledger are unaffected, and the command's outcome is unknown until reconciled (issue 16 item 3).
+   * data: endpoint_id, command_id?, path, reason.
+   */
+  HOST_ENDPOINT_PROTOCOL_FAULT: 'MHS.HOST.ENDPOINT_PROTOCOL_FAULT',
+  /**
+   * The CLI cannot write where it was told to: `--out` names an existing file (or a non-empty folder), the disk is
+   * full (ENOSPC), or the path is read-only or not permitted. Nothing partial is left behind (issue 16 item 3).
+   * data: path?, errno?.
+   */
+  HOST_OUTPUT_UNWRITABLE: 'MHS.HOST.OUTPUT_UNWRITABLE',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -20,3 +20,4 @@ export type { MhsWireError } from './errors.js';
 export { RealClock, SimulatedClock, isoAt } from './clock.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { isJsonObject } from './json-object.js';
+export { assertJcsEncodable, hasLoneSurrogate, unencodablePath, wellFormed } from './json-encodable.js';

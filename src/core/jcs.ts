@@ -1,11 +1,21 @@
 import { createHash } from 'node:crypto';
 import canonicalizeLib from 'canonicalize';
+import { assertJcsEncodable } from './json-encodable.js';
 
 const canonicalizeFn = canonicalizeLib as unknown as (value: unknown) => string | undefined;
 
-/** RFC 8785 canonical JSON text of `value`. Throws on values JSON cannot represent. */
+/**
+ * RFC 8785 canonical JSON text of `value`. Throws on values JSON cannot represent, and `MHS.HOST.JSON_UNENCODABLE`
+ * (with the path) on a lone UTF-16 surrogate, which JCS cannot encode.
+ */
 export function jcs(value: unknown): string {
-  const text = canonicalizeFn(value);
+  let text: string | undefined;
+  try {
+    text = canonicalizeFn(value);
+  } catch (err) {
+    assertJcsEncodable(value, 'the value');
+    throw err;
+  }
   if (text === undefined) throw new TypeError('value has no JSON representation');
   return text;
 }

@@ -1,4 +1,4 @@
-import { ErrorCode, HostError, isoAt } from '../core/index.js';
+import { ErrorCode, HostError, isoAt, unencodablePath } from '../core/index.js';
 import type { MhsWireError } from '../core/index.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import { checkWire } from '../mhs/validate.js';
@@ -29,8 +29,12 @@ export function faultError(r: ToolCallResult): HostError {
   });
 }
 
-/** Checks a receipt against the wire schema and the command it answers; null when it does not fit. */
+/**
+ * Checks a receipt against the wire schema and the command it answers; null when it does not fit, or cannot be
+ * recorded (a string JCS cannot encode, issue 16 item 3).
+ */
 export function receiptFor(sc: Record<string, unknown>, p: PendingCommand): Receipt | null {
+  if (unencodablePath(sc) !== null) return null;
   const r = checkWire('receipt', sc);
   if (!r.ok) return null;
   return r.value.command_id === p.commandId && r.value.input_digest === p.inputDigest ? r.value : null;

@@ -1,4 +1,4 @@
-import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
+import { ErrorCode, H, HostError, assertJcsEncodable, toHostError } from '../core/index.js';
 import type { MhsWireError } from '../core/index.js';
 import type { LedgerAppend } from '../ledger/ledger-types.js';
 import { capabilityToolName } from '../mhs/tool-names.js';
@@ -8,6 +8,7 @@ import type { GovernedCallContext } from '../policy/call-gate.js';
 import { applyReceipt, faultError, followOperation, isPreSend, receiptFor, recordReceipt } from './call-outcome.js';
 import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
+import { protocolFaultEntry, unencodableReply } from './protocol-fault.js';
 import { ADHOC_SCOPE } from './session-pool.js';
 
 /** The input without the control fields: `_mhs` belongs to the host, never to a model (wire contract §4). */
@@ -37,6 +38,11 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   // 1. Local validation against the binding's schema (compiled once per manifest digest).
   const { device, binding } = ep.resolve(req.deviceId, req.capabilityId);
   const input = stripControl(req.input);
+  // Issue 16 item 3: input JCS cannot encode is the caller's fault, refused before any digest, session or intent.
+  assertJcsEncodable(input, 'capability input', ErrorCode.SCHEMA_INVALID_INPUT, {
+    device_id: device.device_id,
+    capability_id: binding.capability_id,
+  });
   env.schemas.validate(
     { manifestDigest: ep.manifest.manifest_digest, deviceId: device.device_id, capabilityId: binding.capability_id },
     binding.input_schema,
@@ -195,8 +201,17 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   }
 
   // 6. Fault (nothing executed) or receipt.
+  // Issue 16 item 3: a reply JCS cannot encode is a protocol fault of this endpoint alone, never a store outage.
+  const unencodable = unencodableReply(ep.endpointId, commandId, result.isError ? 'fault' : 'receipt', result);
+  if (unencodable && !result.isError) {
+    // A receipt came back, so the command may have executed: its outcome is unknown until reconciled (HOST-091).
+    await appendOrReport(env, protocolFaultEntry(unencodable, device.device_id, traceparent));
+    env.tracer.end(trace, ErrorCode.OUTCOME_UNKNOWN);
+    throw await failAfterIntent(env, ep, p, unencodable);
+  }
   if (result.isError) {
-    const fault = faultError(result);
+    // A fault executed nothing (wire contract §4); one that cannot be recorded is reported as the protocol fault.
+    const fault = unencodable ?? faultError(result);
     env.pending.delete(commandId);
     if (effectful) ep.gates.release(device.device_id, commandId);
     if (fault.code === ErrorCode.SESSION_EXPIRED || fault.code === ErrorCode.SESSION_UNKNOWN)

@@ -4,7 +4,7 @@
  * with `mhs_code` and remediation, never a summary. Every call writes one `tool_call` ledger entry (tool, input
  * digest, command_id, outcome, receipt digest, traceparent) and two transcript items (the call and its result).
  */
-import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
+import { ErrorCode, H, HostError, toHostError, unencodablePath, wellFormed } from '../core/index.js';
 import type { Artifacts } from '../ledger/artifacts.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { redactPaths } from '../ledger/redaction.js';
@@ -80,6 +80,17 @@ function unknownTool(name: string, surface: ToolSurface): HostError {
   );
 }
 
+function unencodableCall(call: ModelToolCall): HostError | null {
+  const path = unencodablePath({ id: call.id, name: call.name, arguments: call.arguments });
+  if (path === null) return null;
+  return new HostError(
+    ErrorCode.SCHEMA_INVALID_INPUT,
+    `the tool call holds a string canonical JSON cannot encode (a lone UTF-16 surrogate) at ${path}`,
+    { path, reason: 'lone_surrogate' },
+    { remediation: 'Send well-formed Unicode text: every UTF-16 surrogate must be part of a pair.' },
+  );
+}
+
 /**
  * Dispatches one model tool call. Never throws for a bad or refused call (the error is the result the model
  * sees); throws `MHS.HOST.LEDGER_UNAVAILABLE` when the `tool_call` entry or a transcript item cannot be written.
@@ -87,9 +98,15 @@ function unknownTool(name: string, surface: ToolSurface): HostError {
 export async function dispatchToolCall(
   deps: ToolDispatchDeps,
   surface: ToolSurface,
-  call: ModelToolCall,
+  modelCall: ModelToolCall,
   ctx: DispatchContext,
 ): Promise<DispatchedCall> {
+  // Issue 16 item 3: a call JCS cannot encode is refused as the model's fault (no arguments are kept), and
+  // recorded under well-formed names, so neither the transcript nor the ledger sees the bad string.
+  const refused = unencodableCall(modelCall);
+  const call: ModelToolCall = refused
+    ? { id: wellFormed(String(modelCall.id)), name: wellFormed(String(modelCall.name)), arguments: {} }
+    : modelCall;
   const tracer = deps.tracer ?? new EngineTracer();
   const tool = surface.get(call.name);
   const span = tracer.start(`mhs.tool_call ${call.name}`, ctx.trace, { 'mhs.tool': call.name });
@@ -119,6 +136,7 @@ export async function dispatchToolCall(
   let commandId: string | null = null;
   const entry: Record<string, unknown> = {};
   try {
+    if (refused) throw refused;
     if (!tool) throw unknownTool(call.name, surface);
     if (!args)
       throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, 'tool arguments must be a JSON object', { tool: call.name });

@@ -1,4 +1,4 @@
-import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ErrorCode, H, HostError, isoAt, jcs, sha256Hex } from '../core/index.js';
 import type { Clock } from '../core/index.js';
@@ -80,7 +80,15 @@ function collectManifestDigests(v: unknown, into: Set<string>): void {
  */
 export async function exportPackage(opts: ExportOptions): Promise<ExportResult> {
   const dir = opts.outDir;
-  const existing = await readdir(dir).catch(() => [] as string[]);
+  const st = await stat(dir).catch(() => null);
+  if (st && !st.isDirectory())
+    throw new HostError(
+      ErrorCode.HOST_OUTPUT_UNWRITABLE,
+      `${dir} exists and is not a folder: the package is written to a new folder`,
+      { path: dir },
+      { remediation: 'Pass --out a folder that does not exist yet (or an empty one).' },
+    );
+  const existing = st ? await readdir(dir) : [];
   if (existing.length) throw new HostError(ErrorCode.HOST_CONFIG_INVALID, 'export folder is not empty', { dir });
   const artifacts = await openArtifacts(opts.db, { clock: opts.clock });
   const files = new Map<string, string>();
@@ -183,12 +191,18 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
   };
   const manifest: PackageManifest = { ...body, manifest_sha256: H(body) };
 
-  await mkdir(dir, { recursive: true });
-  for (const [path, text] of files) {
-    await mkdir(dirname(join(dir, path)), { recursive: true });
-    await writeFile(join(dir, path), text);
+  try {
+    await mkdir(dir, { recursive: true });
+    for (const [path, text] of files) {
+      await mkdir(dirname(join(dir, path)), { recursive: true });
+      await writeFile(join(dir, path), text);
+    }
+    await writeFile(join(dir, MANIFEST_FILE), jcs(manifest));
+  } catch (err) {
+    // Nothing half-written (issue 16 item 3): the folder is left as found (absent, or empty: checked above).
+    await removeWritten(dir, st !== null).catch(() => undefined);
+    throw outputUnwritable(err, dir);
   }
-  await writeFile(join(dir, MANIFEST_FILE), jcs(manifest));
 
   if (opts.ledger) {
     await opts.ledger.append({
@@ -203,4 +217,20 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
     });
   }
   return { dir, status, ...(brk ? { break: brk } : {}), deviations, manifest, missing_manifests: missing };
+}
+
+async function removeWritten(dir: string, keepFolder: boolean): Promise<void> {
+  if (!keepFolder) return rm(dir, { recursive: true, force: true });
+  for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true });
+}
+
+/** A failed write of the package as `MHS.HOST.OUTPUT_UNWRITABLE`, naming the folder and the errno. */
+function outputUnwritable(err: unknown, dir: string): HostError {
+  const errno = (err as { code?: unknown } | null)?.code;
+  return new HostError(
+    ErrorCode.HOST_OUTPUT_UNWRITABLE,
+    `cannot write the package to ${dir}: ${err instanceof Error ? err.message : String(err)}`,
+    { path: dir, ...(typeof errno === 'string' ? { errno } : {}) },
+    { remediation: 'Free disk space or pick a writable --out folder; nothing of the package was kept.', cause: err },
+  );
 }

@@ -20,6 +20,35 @@ export function ledgerUnavailable(err: unknown, location: string, extra: Record<
   );
 }
 
+// File system and socket errors of a store that cannot be reached or written.
+const STORE_ERRNO = new Set([
+  'ENOSPC',
+  'EDQUOT',
+  'EROFS',
+  'EACCES',
+  'EPERM',
+  'EIO',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+]);
+// SQLite result codes of a store that cannot be written; constraint and misuse errors are not outages.
+const SQLITE_OUTAGE = /^SQLITE_(READONLY|FULL|BUSY|LOCKED|IOERR|CANTOPEN|PERM|CORRUPT|NOTADB|AUTH|PROTOCOL)/;
+// PostgreSQL classes 08 (connection), 53 (insufficient resources), 57P (shutdown), 25006 (read-only transaction).
+const PG_OUTAGE = /^(08|53|57P|25006)/;
+
+/**
+ * True when `err` says the store cannot be written (read-only, full, locked, unreachable), the cases that are
+ * `MHS.HOST.LEDGER_UNAVAILABLE` (HOST-093); false for an error of the data or of the caller.
+ */
+export function isStoreFailure(err: unknown): boolean {
+  if (err instanceof HostError) return err.code === ErrorCode.HOST_LEDGER_UNAVAILABLE;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return STORE_ERRNO.has(code) || SQLITE_OUTAGE.test(code) || PG_OUTAGE.test(code);
+}
+
 /** Availability of the store with change notification (HOST-093). */
 export class LedgerHealth {
   private state: LedgerStatus;

@@ -1,4 +1,4 @@
-import { ErrorCode, GENESIS_PREV_DIGEST, HostError, isoAt, sealWithText } from '../core/index.js';
+import { ErrorCode, GENESIS_PREV_DIGEST, HostError, assertJcsEncodable, isoAt, sealWithText } from '../core/index.js';
 import type { ChainCheck, Clock, TimerHandle } from '../core/index.js';
 import type { Db } from './db.js';
 import { ensureLedgerSchema } from './ledger-schema.js';
@@ -171,6 +171,12 @@ class SqlLedger implements DurableLedger {
     const endpoint = copy['endpoint_id'];
     const paths = typeof endpoint === 'string' ? this.redaction.get(endpoint) : undefined;
     if (paths) redactPaths(copy, paths);
+    // Issue 16 item 3: an entry JCS cannot encode is refused alone, before it reaches the writer; it is never a
+    // store outage. Callers that know whose data it is map the code (API input, tool arguments, endpoint faults).
+    assertJcsEncodable(copy, `ledger entry ${input.kind}`, ErrorCode.HOST_JSON_UNENCODABLE, {
+      kind: input.kind,
+      ...(typeof endpoint === 'string' ? { endpoint_id: endpoint } : {}),
+    });
     return copy;
   }
 
@@ -244,8 +250,10 @@ class SqlLedger implements DurableLedger {
           else j.resolve(r);
         });
       } catch (err) {
-        const e = ledgerUnavailable(err, this.db.location);
-        this.health.fail(e);
+        // An entry the writer cannot encode is that batch's fault, not the store's (issue 16 item 3).
+        const entryFault = err instanceof HostError && err.code === ErrorCode.HOST_JSON_UNENCODABLE;
+        const e = entryFault ? err : ledgerUnavailable(err, this.db.location);
+        if (!entryFault) this.health.fail(e);
         for (const j of jobs) j.reject(e);
       }
     }

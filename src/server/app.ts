@@ -5,6 +5,7 @@ import type { OpenwopHost } from '../openwop/host.js';
 import { principalOf } from './auth.js';
 import type { BearerVerifier, Principal } from './auth.js';
 import { errorHandler, notFoundHandler } from './errors.js';
+import { refuseUnencodableInput } from './request-hygiene.js';
 import { registerEventRoutes } from './event-routes.js';
 import { openApiDocument } from './openapi.js';
 import { operatorOpenApi } from './operator-openapi.js';
@@ -108,8 +109,11 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     bodyLimit: deps.host.limits.maxRequestBodyBytes,
     // Open SSE streams must not hold a shutdown.
     forceCloseConnections: true,
+    // Router errors (a malformed URL) in the envelope too (issue 16 item 3).
+    frameworkErrors: (err, req, reply) => errorHandler(err, req, reply),
   });
   app.setErrorHandler(errorHandler);
+  app.addHook('preValidation', refuseUnencodableInput);
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('principal', undefined);
 

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError, toHostError } from '../core/index.js';
+import { frameworkError } from './request-hygiene.js';
 
 const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.VALIDATION_ERROR]: 400,
@@ -26,34 +27,23 @@ export function statusFor(code: string): number {
 
 /**
  * Maps anything thrown by a route, or by Fastify itself (bad JSON, oversized body, unknown route),
- * to the envelope `{error, message, details?}` with a matching status.
+ * to the envelope `{error, message, details?}` with a matching status ({@link frameworkError}).
  */
 export function errorHandler(err: unknown, _req: FastifyRequest, reply: FastifyReply): void {
-  const fe = err as { statusCode?: number; code?: string; message?: string };
   let e: HostError;
   let status: number;
+  const fw = frameworkError(err);
   if (err instanceof HostError) {
     e = err;
     status = statusFor(e.code);
-  } else if (fe.statusCode === 413) {
-    e = new HostError(ErrorCode.VALIDATION_ERROR, 'the request body is too large', { reason: 'body_too_large' });
-    status = 413;
-  } else if (fe.statusCode === 415) {
-    e = new HostError(ErrorCode.VALIDATION_ERROR, 'the request body must be application/json', {
-      reason: 'unsupported_media_type',
-    });
-    status = 415;
-  } else if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-    e = new HostError(ErrorCode.VALIDATION_ERROR, fe.message ?? 'bad request', {
-      path: '/',
-      reason: fe.code ?? 'bad_request',
-    });
-    status = 400;
+  } else if (fw) {
+    e = fw.error;
+    status = fw.status;
   } else {
     e = toHostError(err, ErrorCode.INTERNAL);
     status = 500;
   }
-  void reply.status(status).send(e.toEnvelope());
+  void reply.status(status).type('application/json').send(e.toEnvelope());
 }
 
 /** 404 envelope for unknown routes. */

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
+import { frameworkError } from './request-hygiene.js';
 
 /**
  * Authenticates `Authorization: Bearer <token>` against the token store. Raises `unauthorized`
@@ -46,22 +47,12 @@ export function httpStatus(code: string): number {
 }
 
 /**
- * Fastify error handler writing the envelope `{error, message, details?}`; Fastify's own schema
- * errors become `validation_error` with the failing paths.
+ * Fastify error handler writing the envelope `{error, message, details?}`; Fastify's own errors (schema, bad JSON,
+ * 413, 415, 404) map exactly as on `/v1` ({@link frameworkError}, issue 16 item 3).
  */
 export function operatorErrorHandler(err: unknown, _req: FastifyRequest, reply: FastifyReply): void {
-  const fe = err as { validation?: Array<{ instancePath?: string; message?: string }>; statusCode?: number };
-  let e: HostError;
-  if (Array.isArray(fe.validation)) {
-    e = new HostError(ErrorCode.VALIDATION_ERROR, 'the request does not match its schema', {
-      errors: fe.validation.map((v) => ({ path: v.instancePath ?? '', message: v.message ?? '' })),
-    });
-  } else if (!(err instanceof HostError) && fe.statusCode === 400) {
-    e = new HostError(ErrorCode.VALIDATION_ERROR, (err as Error).message ?? 'bad request');
-  } else if (!(err instanceof HostError) && fe.statusCode === 404) {
-    e = new HostError(ErrorCode.NOT_FOUND, 'not found');
-  } else {
-    e = toHostError(err, ErrorCode.INTERNAL);
-  }
+  const fw = frameworkError(err);
+  if (fw) return void reply.status(fw.status).type('application/json').send(fw.error.toEnvelope());
+  const e = toHostError(err, ErrorCode.INTERNAL);
   void reply.status(httpStatus(e.code)).type('application/json').send(e.toEnvelope());
 }

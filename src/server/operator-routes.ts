@@ -13,6 +13,7 @@ import type { EnablementPort, EndpointDirectory } from '../policy/ports.js';
 import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
 import { openSse } from './operator-sse.js';
+import { refuseUnencodableInput } from './request-hygiene.js';
 
 /** What {@link registerOperatorRoutes} needs; all built by the host at start-up. */
 export interface OperatorRoutesDeps {
@@ -88,6 +89,7 @@ export async function registerOperatorRoutes(app: FastifyInstance, deps: Operato
       r.addHook('onRequest', async (req) => {
         req.operatorIdentity = await authenticate(req, deps.tokens);
       });
+      r.addHook('preValidation', refuseUnencodableInput);
       routes(r, deps);
     },
     { prefix: '/v1/operator' },

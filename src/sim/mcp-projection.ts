@@ -9,7 +9,7 @@ import {
   type McpRequestContext,
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
-import { jcs, type Clock } from '../core/index.js';
+import { jcs, unencodablePath, type Clock } from '../core/index.js';
 import type { SimEndpoint } from './endpoint.js';
 import { LIMITS, type FaultOptions } from './sim-options.js';
 import { ToolTable, type ToolOutcome } from './tools.js';
@@ -36,9 +36,22 @@ function sleep(clock: Clock, ms: number): Promise<void> {
 
 /** MCP `CallToolResult` of an outcome (§4): the object as structuredContent and as JCS text. */
 export function toCallToolResult(o: ToolOutcome, padBytes = 0) {
-  const content: Array<{ type: 'text'; text: string }> = [{ type: 'text', text: jcs(o.body) }];
+  // JSON.stringify, not JCS, for a body the surrogate fault made unencodable on purpose.
+  const text = unencodablePath(o.body) === null ? jcs(o.body) : JSON.stringify(o.body);
+  const content: Array<{ type: 'text'; text: string }> = [{ type: 'text', text }];
   if (padBytes > 0) content.push({ type: 'text', text: 'x'.repeat(padBytes) });
   return { content, structuredContent: o.body, isError: o.isError };
+}
+
+/** The `--surrogate-reply` fault: the outcome with a lone surrogate in the receipt's output or the fault message. */
+function withLoneSurrogate(o: ToolOutcome): ToolOutcome {
+  const body = o.body;
+  if (o.isError) {
+    const error = (body['error'] ?? {}) as Record<string, unknown>;
+    return { ...o, body: { ...body, error: { ...error, message: `${String(error['message'])} \ud800` } } };
+  }
+  const output = body['output'] && typeof body['output'] === 'object' ? body['output'] : {};
+  return { ...o, body: { ...body, output: { ...output, note: 'lone \ud800 surrogate' } } };
 }
 
 /** Builds the per-connection (stdio) or per-request (HTTP) server factory over one shared endpoint. */
@@ -75,7 +88,7 @@ export function createProjectionFactory(ep: SimEndpoint, hooks: ProjectionHooks)
       const outcome = await table.call(name, req.params.arguments, { connectionKey: hooks.connectionKey(ctx) });
       if (matches(faults.dropReply, n)) return never();
       const pad = matches(faults.oversizeReply, n) ? LIMITS.max_frame_bytes + 64 * 1024 : 0;
-      return toCallToolResult(outcome, pad);
+      return toCallToolResult(matches(faults.surrogateReply, n) ? withLoneSurrogate(outcome) : outcome, pad);
     });
     server.setRequestHandler('resources/list', async () => ({
       resources: [{ uri: MANIFEST_URI, name: 'manifest', title: 'MHS manifest', mimeType: 'application/json' }],

@@ -15,6 +15,11 @@ export interface FaultOptions {
   closeAfter?: number;
   /** Answer a capability call with a frame over 4 MiB (the receipt plus padding content). */
   oversizeReply?: true | number;
+  /**
+   * Answer a capability call with a reply holding a lone UTF-16 surrogate (`"\ud800"`, a string JCS cannot
+   * encode): in the receipt's `output`, or in the fault's `message` when the call faulted (issue 16 item 3).
+   */
+  surrogateReply?: true | number;
   /** Store the evidence entry with this seq with a body that no longer matches its digest. */
   corruptEvidence?: number;
 }

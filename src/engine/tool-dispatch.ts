@@ -51,7 +51,7 @@ export interface DispatchContext {
   /** Aborts only a capability call's wait for an approval; the approval stays pending (see `InvokeRequest`). */
   approvalSignal?: AbortSignal;
   /** Approval key of a capability call: a repeated call with the same key reuses its open approval (HOST-041). */
-  approvalKeyOf?: (tool: ModelTool) => string;
+  approvalKey?: string;
 }
 
 /** The outcome of one model tool call: exactly what goes back to the model, plus its ledger links. */
@@ -248,7 +248,7 @@ async function run(
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.principal ? { principal: ctx.principal } : {}),
       ...(ctx.approvalSignal ? { approvalSignal: ctx.approvalSignal } : {}),
-      ...(ctx.approvalKeyOf ? { approvalKey: ctx.approvalKeyOf(tool) } : {}),
+      ...(ctx.approvalKey ? { approvalKey: ctx.approvalKey } : {}),
     });
     const receiptSeq = await res.recorded;
     // HOST-033: the full receipt, whatever its status.

@@ -192,7 +192,7 @@ export function createGateway(o: GatewayOptions): Gateway {
             agentRunId: caller.sessionId,
             principal: caller.principal,
             approvalSignal,
-            approvalKeyOf: () => key,
+            approvalKey: key,
           },
         );
         return toCallToolResult(call, o.dbHint);

@@ -3,11 +3,12 @@ import { ErrorCode, HostError, RealClock } from '../core/index.js';
 import { openOperatorRuntime } from '../engine/operator-runtime.js';
 import type { OperatorRuntime } from '../engine/operator-runtime.js';
 import { openDb, resolveDbLocation } from '../ledger/index.js';
+import { APPROVAL_STATUSES } from '../policy/index.js';
 import type { ApprovalRequest, ApprovalStatus, HumanPrincipal } from '../policy/index.js';
 import { describeApproval } from './approval-prompt.js';
 import { approvalIdArg, badFlag } from './cli-runtime.js';
 
-const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'voided', 'consumed', 'expired'];
+const STATUSES: readonly ApprovalStatus[] = APPROVAL_STATUSES;
 
 const dbOption = () =>
   new Option('--db <location>', 'store: SQLite file or postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)');

@@ -9,6 +9,7 @@ import { applyReceipt, faultError, followOperation, isPreSend, receiptFor, recor
 import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { ADHOC_SCOPE } from './session-pool.js';
+import type { SessionLease } from './session-pool.js';
 
 /** The input without the control fields: `_mhs` belongs to the host, never to a model (wire contract §4). */
 export function stripControl(input: Record<string, unknown>): Record<string, unknown> {
@@ -57,6 +58,27 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   // 2-3. Policy and approval on an open, least-privilege session.
   const scope = req.taskId ?? ADHOC_SCOPE;
   const lease = await ep.sessions.acquire(scope, device.device_id, req.sessionCapabilities ?? [binding.capability_id]);
+  // Issue 16: the lease is held for the whole call (approval wait included), so its session never idles out under it.
+  try {
+    return await callOnLease(env, ep, req, { device, binding, input, inputDigest, effectful, lease });
+  } finally {
+    lease.release();
+  }
+}
+
+/** What {@link governedCall} settled before holding its session lease. */
+interface LeasedCall {
+  device: ReturnType<EndpointActor['resolve']>['device'];
+  binding: ReturnType<EndpointActor['resolve']>['binding'];
+  input: Record<string, unknown>;
+  inputDigest: string;
+  effectful: boolean;
+  lease: SessionLease;
+}
+
+/** Steps 2-7 of {@link governedCall}, on a held session lease. */
+async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, c: LeasedCall): Promise<InvokeResult> {
+  const { device, binding, input, inputDigest, effectful, lease } = c;
   const trace = env.tracer.start(`mhs.command ${binding.capability_id}`, req.trace, {
     'mhs.endpoint_id': ep.endpointId,
     'mhs.device_id': device.device_id,
@@ -82,6 +104,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     ...(req.nodeId ? { nodeId: req.nodeId } : {}),
     ...(req.approvalKey ? { approvalKey: req.approvalKey } : {}),
     ...(req.principal ? { requestedBy: req.principal } : {}),
+    ...(effectful ? { assertSendable: () => ep.gates.assertOpen(device.device_id) } : {}),
   };
   const waitSignal = req.approvalSignal && req.signal ? AbortSignal.any([req.signal, req.approvalSignal]) : undefined;
   const decision = await env.gate.authorize(ctx, waitSignal ?? req.approvalSignal ?? req.signal);
@@ -96,6 +119,12 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     });
   }
   const permitId = decision.permitId;
+  // Issue 16: an approved call refused before its intent is durable revokes its permit and records why.
+  const notSent = async (e: HostError): Promise<HostError> => {
+    await decision.notExecuted?.(e).catch((err: unknown) => env.onBackgroundError?.(toHostError(err)));
+    env.tracer.end(trace, e.code);
+    return e;
+  };
   if (permitId && env.usedPermits.has(permitId)) {
     env.tracer.end(trace, ErrorCode.AUTH_PERMIT_CONSUMED);
     throw new HostError(ErrorCode.AUTH_PERMIT_CONSUMED, `permit ${permitId} was already sent once (HOST-070)`, {
@@ -126,7 +155,13 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     parentSeq: req.parentAction?.seq ?? null,
     reason: 'in_flight',
   };
-  if (effectful) ep.gates.acquire(device.device_id, commandId, env.clock.now());
+  if (effectful) {
+    try {
+      ep.gates.acquire(device.device_id, commandId, env.clock.now());
+    } catch (err) {
+      throw await notSent(toHostError(err));
+    }
+  }
   env.pending.set(commandId, p);
   let intentSeq: number;
   try {
@@ -165,9 +200,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     // in the store (HOST-091); either way there is no command.
     env.pending.delete(commandId);
     if (effectful) ep.gates.release(device.device_id, commandId);
-    const e = toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
-    env.tracer.end(trace, e.code);
-    throw e;
+    throw await notSent(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE));
   }
   if (permitId) env.usedPermits.add(permitId);
 

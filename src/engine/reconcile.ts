@@ -104,6 +104,7 @@ async function sameIdRetry(ep: EndpointActor, p: PendingCommand): Promise<Receip
     );
     return r.isError ? null : receiptFor(r.structuredContent, p);
   } finally {
+    lease.release();
     await ep.sessions.closeScope(RECONCILE_SCOPE).catch(() => undefined);
   }
 }

@@ -111,8 +111,13 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
       // Cancelling the run withdraws a call still waiting for its approval; a call that was approved
       // (or needed none) is not aborted: it settles and its receipt is recorded (never abandoned).
       const abort = new AbortController();
+      // Issue 16: the waiting approval of a cancelled node is voided and recorded, so it can no longer be granted.
+      let voiding: Promise<unknown> = Promise.resolve();
       const onCancel = (): void => {
-        if (watch?.waiting()) abort.abort();
+        if (!watch?.waiting()) return;
+        const gate = deps.approvals?.gate;
+        if (gate?.voidOpen) voiding = gate.voidOpen({ runId: ctx.runId, nodeId: ctx.node.id }, 'run_cancelled');
+        abort.abort();
       };
       ctx.signal.addEventListener('abort', onCancel);
       const res: InvokeResult = await deps.engine
@@ -129,9 +134,10 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
           ...(str(c.resource) ? { resource: c.resource as string } : {}),
           signal: abort.signal,
         })
-        .finally(() => {
+        .finally(async () => {
           watch?.stop();
           ctx.signal.removeEventListener('abort', onCancel);
+          await voiding;
         });
       if (res.outcome === 'unknown') {
         throw new NodeFailure(

@@ -75,7 +75,8 @@ async function settleEarlier(ctx: NodeContext, deps: MhsNodeDeps, from: number):
   const commandId = intent.command_id as string;
   let entries = await deps.ledger.byCommand(commandId);
   if (!entries.some((e) => e.kind === 'receipt')) {
-    await deps.engine.reconcile({ commandId });
+    // Issue 16: waits past the command's deadline when the endpoint has no record of it yet.
+    await deps.engine.reconcile({ commandId, untilSettled: true });
     entries = await deps.ledger.byCommand(commandId);
   }
   const receiptEntry = entries.filter((e) => e.kind === 'receipt').at(-1);

@@ -156,7 +156,7 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
 
 /**
  * `mhs.task`: a multi-endpoint parent action (config `steps[]` of `{endpoint, device, capability,
- * input}`), with child receipts and the `parent_action` entries in the ledger. Outputs every step's
+ * input, deadlineMs?}`), with child receipts and the `parent_action` entries in the ledger. Outputs every step's
  * result. A task interrupted by a restart resumes (HOST-081, 091): its recorded commands are settled from the
  * ledger or reconciled (never resent), completed steps keep their receipts, and only the remaining steps run.
  */
@@ -175,6 +175,7 @@ export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
         device: s.device as string,
         capability: s.capability as string,
         input: obj(s.input),
+        ...(typeof s.deadlineMs === 'number' ? { deadlineMs: s.deadlineMs } : {}),
       }));
       // HOST-081, 091: a task the host was killed during resumes from its last recorded step.
       const earlier = ctx.resumed

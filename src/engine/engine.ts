@@ -401,6 +401,7 @@ export function createEngine(o: EngineOptions): Engine {
         if (!p) return [];
         let r = await reconcileCommand(env, actorOf(p.endpointId), p);
         while (sel.untilSettled && r.retryAt !== undefined) {
+          rearmed.cancel(sel.commandId); // this caller reconciles it at retryAt and reports the outcome
           await pause(env, Math.max(0, r.retryAt - clock.now()) + 1);
           p = env.pending.get(sel.commandId);
           // Settled meanwhile (by the re-armed reconciliation): its entries are in the ledger.

@@ -33,6 +33,13 @@ export class ReconcileTimers {
     this.timers.set(commandId, h);
   }
 
+  /** Drops the timer of `commandId` (its caller reconciles it itself). */
+  cancel(commandId: string): void {
+    const h = this.timers.get(commandId);
+    if (h !== undefined) this.clock.clearTimeout(h);
+    this.timers.delete(commandId);
+  }
+
   /** Drops every timer (the engine stops; a restart re-arms them from the ledger) and waits for running ones. */
   async stop(): Promise<void> {
     for (const h of this.timers.values()) this.clock.clearTimeout(h);

@@ -103,7 +103,7 @@ export interface PendingCommand {
   input: Record<string, unknown> | null;
   deadlineMs: number;
   /**
-   * When the intent was journalled (ms, host clock). Until `intentAt + deadlineMs + transportMarginMs` an endpoint
+   * When the intent was journalled, then when the command was handed to the transport (ms, host clock). Until `intentAt + deadlineMs + transportMarginMs` an endpoint
    * with no record of the command may still execute it; only after that does "no record" mean "not executed".
    * Unknown (absent): measured from the first reconciliation instead.
    */

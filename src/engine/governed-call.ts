@@ -215,13 +215,14 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
   if (tracestate) meta.tracestate = tracestate;
   let result: ToolCallResult;
   try {
-    result = await ep.lane.submit(device.device_id, () =>
-      ep.conn.callTool(
+    result = await ep.lane.submit(device.device_id, () => {
+      p.intentAt = env.clock.now(); // issue 16: its deadline runs from the send, after any wait in the lane
+      return ep.conn.callTool(
         p.tool,
         { ...input, _mhs: control },
         { timeoutMs, meta, ...(req.signal ? { signal: req.signal } : {}) },
-      ),
-    );
+      );
+    });
   } catch (err) {
     const e = toHostError(err, ErrorCode.TRANSPORT_DISCONNECTED);
     env.tracer.end(trace, e.code);

@@ -6,8 +6,12 @@
  * supplied by the engine with `.provide()`. Deadlines are data: `expiresAt` and `heartbeatDueAt` are absolute
  * times in the context, and the `after` delays are computed from them against the injected clock, so a snapshot
  * restored after a restart re-arms them (XState does not persist delayed events: see {@link startSessionActor}).
+ *
+ * Leases (issue 16): `holds` counts calls in flight on the session; a held session is never idle. The idle
+ * deadline `idleDueAt` is set only when the last hold is released (by the engine, which knows the scope's idle
+ * time) and closes the session when it passes with no hold taken meanwhile.
  */
-import { assign, createActor, fromPromise, setup } from 'xstate';
+import { assign, cancel, createActor, fromPromise, raise, setup } from 'xstate';
 import type { Actor, Snapshot } from 'xstate';
 import type { Clock } from '../src/core/index.js';
 
@@ -48,6 +52,10 @@ export interface SessionContext extends SessionInput {
   reopenCount: number;
   heartbeatCount: number;
   error: { code: string; message: string } | null;
+  /** Calls in flight on this session (leases held); while above zero the session is not idle. */
+  holds: number;
+  /** Absolute time at which the unheld session closes as idle; null = no idle close (e.g. a task's session). */
+  idleDueAt: number | null;
 }
 
 export type SessionEvent =
@@ -55,7 +63,13 @@ export type SessionEvent =
   | { type: 'session.expired' }
   | { type: 'session.reopen' }
   | { type: 'session.close' }
-  | { type: 'session.rearm' };
+  | { type: 'session.rearm' }
+  /** A call takes a lease: the session is in use until the matching release. */
+  | { type: 'session.hold' }
+  /** A call ends; when no hold is left the session closes as idle at `idleDueAt` (null: never). */
+  | { type: 'session.release'; idleDueAt: number | null }
+  /** The idle deadline passed (a delayed event this machine raises itself). */
+  | { type: 'session.idle' };
 
 /**
  * When the next heartbeat is due: at most one heartbeat interval after the grant and always before expiry,
@@ -109,11 +123,13 @@ export const endpointSessionMachine = setup({
       const code = errorOf((event as unknown as { error: unknown }).error).code;
       return code === 'MHS.SESSION.EXPIRED' || code === 'MHS.SESSION.UNKNOWN';
     },
+    idleLapsed: ({ context }) => !context.holds && context.idleDueAt != null,
   },
   delays: {
     // Fallback without a clock: relative to the last grant. The engine provides clock-based ones (sessionDelays).
     untilHeartbeat: ({ context }) => Math.max(0, (context.heartbeatDueAt ?? 0) - (context.grantedAt ?? 0)),
     untilExpiry: ({ context }) => Math.max(0, (context.expiresAt ?? 0) - (context.grantedAt ?? 0)),
+    untilIdle: ({ context }) => Math.max(0, (context.idleDueAt ?? 0) - (context.grantedAt ?? 0)),
   },
 }).createMachine({
   id: 'endpointSession',
@@ -127,8 +143,25 @@ export const endpointSessionMachine = setup({
     reopenCount: 0,
     heartbeatCount: 0,
     error: null,
+    holds: 0,
+    idleDueAt: null,
   }),
   initial: 'opening',
+  on: {
+    'session.hold': {
+      actions: [assign({ holds: ({ context }) => (context.holds || 0) + 1, idleDueAt: null }), cancel('idle')],
+    },
+    'session.release': {
+      actions: [
+        assign(({ context, event }) => {
+          const holds = Math.max(0, (context.holds || 0) - 1);
+          return { holds, idleDueAt: holds === 0 ? event.idleDueAt : null };
+        }),
+        cancel('idle'),
+        raise({ type: 'session.idle' }, { id: 'idle', delay: 'untilIdle' }),
+      ],
+    },
+  },
   states: {
     opening: {
       invoke: {
@@ -150,10 +183,14 @@ export const endpointSessionMachine = setup({
     },
     open: {
       initial: 'idle',
+      // Re-arms the idle deadline on every entry, also after a restore (XState drops delayed events).
+      // (An idle event raised while held or without a deadline is ignored by the `idleLapsed` guard.)
+      entry: [cancel('idle'), raise({ type: 'session.idle' }, { id: 'idle', delay: 'untilIdle' })],
       after: { untilExpiry: { target: 'expired' } },
       on: {
         'session.expired': 'expired',
         'session.close': 'closing',
+        'session.idle': { guard: 'idleLapsed', target: 'closing' },
         // Re-enter to re-arm the delayed events from the absolute deadlines (after a restore).
         'session.rearm': { target: 'open', reenter: true },
       },
@@ -192,8 +229,12 @@ export const endpointSessionMachine = setup({
       },
     },
     expired: {
-      entry: 'recordExpired',
-      on: { 'session.reopen': 'reopening', 'session.close': 'closed' },
+      entry: ['recordExpired', cancel('idle'), raise({ type: 'session.idle' }, { id: 'idle', delay: 'untilIdle' })],
+      on: {
+        'session.reopen': 'reopening',
+        'session.close': 'closed',
+        'session.idle': { guard: 'idleLapsed', target: 'closed' },
+      },
     },
     reopening: {
       invoke: {
@@ -240,6 +281,8 @@ export function sessionDelays(clock: Clock) {
       Math.max(0, (context.heartbeatDueAt ?? clock.now()) - clock.now()),
     untilExpiry: ({ context }: { context: SessionContext }) =>
       Math.max(0, (context.expiresAt ?? clock.now()) - clock.now()),
+    untilIdle: ({ context }: { context: SessionContext }) =>
+      Math.max(0, (context.idleDueAt ?? clock.now()) - clock.now()),
   };
 }
 

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { OperatorRuntime } from '../engine/operator-runtime.js';
+import { APPROVAL_STATUSES } from '../policy/index.js';
 import type { ApprovalRequest, ApprovalStatus } from '../policy/index.js';
 import { describeApproval } from './approval-prompt.js';
 import { approvalIdArg, badFlag } from './cli-runtime.js';
@@ -8,7 +9,7 @@ import { dbOption, operatorPrincipal, withOperator } from './operator-cli.js';
 
 export { operatorPrincipal };
 
-const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'voided', 'consumed', 'expired'];
+const STATUSES: readonly ApprovalStatus[] = APPROVAL_STATUSES;
 
 function statusFilter(v: string): ApprovalStatus[] | undefined {
   if (v === 'all') return undefined;

@@ -12,12 +12,19 @@ import type { RuntimeFlags } from './cli-runtime.js';
 export function reconcileCommand(): Command {
   const cmd = new Command('reconcile')
     .description('Reconcile the unsettled commands of an endpoint and show the device gates still held')
-    .argument('<endpoint>', 'connector id or endpoint id (see `mhs-host endpoints list`)');
-  return withRuntimeOptions(cmd).action(async (endpoint: string, o: RuntimeFlags) => {
+    .argument('<endpoint>', 'connector id or endpoint id (see `mhs-host endpoints list`)')
+    .option('--wait', "wait past a command's deadline when the endpoint has no record of it yet (issue 16)");
+  return withRuntimeOptions(cmd).action(async (endpoint: string, o: RuntimeFlags & { wait?: boolean }) => {
     const rt = await openCliRuntime(o, { runtime: { engine: { reconcileOnAttach: false } } });
     try {
       const ep = await rt.connectEndpoint(endpoint);
-      for (const r of await rt.engine.reconcile({ endpointId: ep.endpointId }))
+      const results = [];
+      for (const r of await rt.engine.reconcile({ endpointId: ep.endpointId })) {
+        // No record before the deadline proves nothing: still unknown, settled at retry_at (or now, with --wait).
+        const again = o.wait && r.retryAt !== undefined;
+        results.push(again ? ((await rt.engine.reconcile({ commandId: r.commandId, untilSettled: true }))[0] ?? r) : r);
+      }
+      for (const r of results)
         process.stdout.write(
           `${JSON.stringify({
             command_id: r.commandId,
@@ -25,6 +32,7 @@ export function reconcileCommand(): Command {
             outcome: r.outcome,
             method: r.method,
             ...(r.receipt ? { status: r.receipt.status, replayed: r.receipt.replayed === true } : {}),
+            ...(r.retryAt !== undefined ? { retry_at: new Date(r.retryAt).toISOString() } : {}),
           })}\n`,
         );
       const held = await rt.ledger.deviceGates(ep.endpointId);

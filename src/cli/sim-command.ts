@@ -39,6 +39,8 @@ interface SimFlags {
   latencyMs?: number;
   dropReply?: string | boolean;
   stall?: string | boolean;
+  executeAfterMs?: number;
+  executeAfterNth?: string | boolean;
   closeAfter?: number;
   oversizeReply?: string | boolean;
   surrogateReply?: string | boolean;
@@ -71,6 +73,12 @@ export function simCommand(): Command {
     .option('--latency-ms <ms>', 'fault: add latency to every tool call', int(0))
     .option('--drop-reply [n]', 'fault: execute capability calls, then never answer (every call, or only the Nth)')
     .option('--stall [n]', 'fault: accept capability calls and never answer or execute (every, or the Nth)')
+    .option(
+      '--execute-after-ms <ms>',
+      'fault: a slow conforming endpoint: never answer capability calls, execute each MS after it arrived',
+      int(0),
+    )
+    .option('--execute-after-nth <n>', 'apply --execute-after-ms only to the Nth capability call')
     .option('--close-after <n>', 'fault: close the connection instead of handling any tool call after the Nth', int(0))
     .option('--oversize-reply [n]', 'fault: answer capability calls with a frame over 4 MiB (every, or the Nth)')
     .option('--surrogate-reply [n]', 'fault: put a lone UTF-16 surrogate in the reply (every, or the Nth)')
@@ -101,6 +109,9 @@ export function simCommand(): Command {
         latencyMs: flags.latencyMs,
         dropReply: nth(flags.dropReply),
         stall: nth(flags.stall),
+        ...(flags.executeAfterMs !== undefined
+          ? { executeAfterMs: flags.executeAfterMs, executeAfterNth: nth(flags.executeAfterNth) ?? true }
+          : {}),
         closeAfter: flags.closeAfter,
         oversizeReply: nth(flags.oversizeReply),
         surrogateReply: nth(flags.surrogateReply),

@@ -83,6 +83,11 @@ export interface CallEnv {
   onBackgroundError?: (err: HostError) => void;
   /** Unsettled commands the engine tracks for reconciliation. */
   pending: Map<string, PendingCommand>;
+  /**
+   * Re-arms a reconciliation at `at` (absolute, on `clock`): the endpoint had no record of the command before its
+   * deadline had passed, so it may still execute it (issue 16). Deadlines are data: the engine keeps the timer.
+   */
+  scheduleReconcile?: (p: PendingCommand, at: number) => void;
 }
 
 /** A command whose outcome is not settled (intent without a final receipt or a reconciliation). */
@@ -97,6 +102,12 @@ export interface PendingCommand {
   /** The input as journaled (may be redacted: then no same-id retry is attempted). */
   input: Record<string, unknown> | null;
   deadlineMs: number;
+  /**
+   * When the intent was journalled, then when the command was handed to the transport (ms, host clock). Until `intentAt + deadlineMs + transportMarginMs` an endpoint
+   * with no record of the command may still execute it; only after that does "no record" mean "not executed".
+   * Unknown (absent): measured from the first reconciliation instead.
+   */
+  intentAt?: number;
   effectful: boolean;
   operationId: string | null;
   traceparent: string | null;

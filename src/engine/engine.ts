@@ -8,7 +8,7 @@ import type { BackoffOptions, ReconnectEvent, ReconnectOptions } from '../mhs/re
 import type { CallGate } from '../policy/call-gate.js';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
-import { faultError } from './call-outcome.js';
+import { faultError, pause } from './call-outcome.js';
 import { defaultCallGate } from './default-gate.js';
 import { createDeploymentGuard } from './deployment-guard.js';
 import type { DeploymentSource } from './deployment-guard.js';
@@ -19,6 +19,7 @@ import { collectEndpointEvidence, recordDisclosure } from './endpoint-evidence.j
 import type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 import { governedCall } from './governed-call.js';
 import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
+import { ReconcileTimers } from './reconcile-timers.js';
 import type { ReconcileResult } from './reconcile.js';
 import type { SessionSnapshotStore } from './session-store.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
@@ -124,8 +125,17 @@ export interface Engine {
   /** The governed call; see {@link governedCall} for its codes. */
   invoke(req: InvokeRequest): Promise<InvokeResult>;
   runTask(spec: TaskSpec, opts?: { onProgress?: (p: TaskProgress) => void; signal?: AbortSignal }): Promise<TaskResult>;
-  /** Reconciles one command, or every unsettled command of an endpoint/device, or all. */
-  reconcile(sel?: { commandId?: string; endpointId?: string; deviceId?: string }): Promise<ReconcileResult[]>;
+  /**
+   * Reconciles one command, or every unsettled command of an endpoint/device, or all. A command the endpoint has
+   * no record of before its deadline stays `unknown` with `retryAt`; with `untilSettled` (one command) the call
+   * waits until then and reconciles again, so it never concludes `not_executed` early (issue 16).
+   */
+  reconcile(sel?: {
+    commandId?: string;
+    endpointId?: string;
+    deviceId?: string;
+    untilSettled?: boolean;
+  }): Promise<ReconcileResult[]>;
   /** Unsettled commands (in flight, running, unknown). */
   pending(): PendingCommand[];
   /**
@@ -210,6 +220,18 @@ export function createEngine(o: EngineOptions): Engine {
     await reconcileCommand(env, ep, p).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
   };
 
+  // Issue 16: a command with no record before its deadline is reconciled again once the deadline has passed.
+  const rearmed = new ReconcileTimers(
+    clock,
+    async (commandId) => {
+      const p = env.pending.get(commandId);
+      const ep = p && actors.get(p.endpointId);
+      if (ep) await reconcileLate(ep, commandId);
+    },
+    (err) => o.onBackgroundError?.(toHostError(err)),
+  );
+  env.scheduleReconcile = (p, at) => rearmed.schedule(p.commandId, at);
+
   const orphans = new OrphanAdopter(env, o.onBackgroundError);
 
   const engine: Engine = {
@@ -233,6 +255,7 @@ export function createEngine(o: EngineOptions): Engine {
     },
 
     async stop(sopts = {}) {
+      await rearmed.stop();
       await env.batcher.flush();
       await Promise.allSettled([...env.inflight]);
       const keepSessions = sopts.keepSessions === true && o.sessionStore !== undefined;
@@ -374,9 +397,18 @@ export function createEngine(o: EngineOptions): Engine {
 
     async reconcile(sel = {}) {
       if (sel.commandId) {
-        const p = env.pending.get(sel.commandId);
+        let p = env.pending.get(sel.commandId);
         if (!p) return [];
-        return [await reconcileCommand(env, actorOf(p.endpointId), p)];
+        let r = await reconcileCommand(env, actorOf(p.endpointId), p);
+        while (sel.untilSettled && r.retryAt !== undefined) {
+          rearmed.cancel(sel.commandId); // this caller reconciles it at retryAt and reports the outcome
+          await pause(env, Math.max(0, r.retryAt - clock.now()) + 1);
+          p = env.pending.get(sel.commandId);
+          // Settled meanwhile (by the re-armed reconciliation): its entries are in the ledger.
+          if (!p) return [];
+          r = await reconcileCommand(env, actorOf(p.endpointId), p);
+        }
+        return [r];
       }
       const eps = sel.endpointId ? [actorOf(sel.endpointId)] : [...actors.values()];
       const out: ReconcileResult[] = [];

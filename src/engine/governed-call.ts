@@ -10,6 +10,7 @@ import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './cal
 import type { EndpointActor } from './endpoint-actor.js';
 import { protocolFaultEntry, unencodableReply } from './protocol-fault.js';
 import { ADHOC_SCOPE } from './session-pool.js';
+import type { SessionLease } from './session-pool.js';
 
 /** The input without the control fields: `_mhs` belongs to the host, never to a model (wire contract §4). */
 export function stripControl(input: Record<string, unknown>): Record<string, unknown> {
@@ -63,6 +64,27 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   // 2-3. Policy and approval on an open, least-privilege session.
   const scope = req.taskId ?? ADHOC_SCOPE;
   const lease = await ep.sessions.acquire(scope, device.device_id, req.sessionCapabilities ?? [binding.capability_id]);
+  // Issue 16: the lease is held for the whole call (approval wait included), so its session never idles out under it.
+  try {
+    return await callOnLease(env, ep, req, { device, binding, input, inputDigest, effectful, lease });
+  } finally {
+    lease.release();
+  }
+}
+
+/** What {@link governedCall} settled before holding its session lease. */
+interface LeasedCall {
+  device: ReturnType<EndpointActor['resolve']>['device'];
+  binding: ReturnType<EndpointActor['resolve']>['binding'];
+  input: Record<string, unknown>;
+  inputDigest: string;
+  effectful: boolean;
+  lease: SessionLease;
+}
+
+/** Steps 2-7 of {@link governedCall}, on a held session lease. */
+async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, c: LeasedCall): Promise<InvokeResult> {
+  const { device, binding, input, inputDigest, effectful, lease } = c;
   const trace = env.tracer.start(`mhs.command ${binding.capability_id}`, req.trace, {
     'mhs.endpoint_id': ep.endpointId,
     'mhs.device_id': device.device_id,
@@ -88,6 +110,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     ...(req.nodeId ? { nodeId: req.nodeId } : {}),
     ...(req.approvalKey ? { approvalKey: req.approvalKey } : {}),
     ...(req.principal ? { requestedBy: req.principal } : {}),
+    ...(effectful ? { assertSendable: () => ep.gates.assertOpen(device.device_id) } : {}),
   };
   const waitSignal = req.approvalSignal && req.signal ? AbortSignal.any([req.signal, req.approvalSignal]) : undefined;
   const decision = await env.gate.authorize(ctx, waitSignal ?? req.approvalSignal ?? req.signal);
@@ -102,6 +125,12 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     });
   }
   const permitId = decision.permitId;
+  // Issue 16: an approved call refused before its intent is durable revokes its permit and records why.
+  const notSent = async (e: HostError): Promise<HostError> => {
+    await decision.notExecuted?.(e).catch((err: unknown) => env.onBackgroundError?.(toHostError(err)));
+    env.tracer.end(trace, e.code);
+    return e;
+  };
   if (permitId && env.usedPermits.has(permitId)) {
     env.tracer.end(trace, ErrorCode.AUTH_PERMIT_CONSUMED);
     throw new HostError(ErrorCode.AUTH_PERMIT_CONSUMED, `permit ${permitId} was already sent once (HOST-070)`, {
@@ -125,6 +154,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     inputDigest,
     input,
     deadlineMs,
+    intentAt: env.clock.now(),
     effectful,
     operationId: null,
     traceparent,
@@ -132,7 +162,13 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     parentSeq: req.parentAction?.seq ?? null,
     reason: 'in_flight',
   };
-  if (effectful) ep.gates.acquire(device.device_id, commandId, env.clock.now());
+  if (effectful) {
+    try {
+      ep.gates.acquire(device.device_id, commandId, env.clock.now());
+    } catch (err) {
+      throw await notSent(toHostError(err));
+    }
+  }
   env.pending.set(commandId, p);
   let intentSeq: number;
   try {
@@ -171,9 +207,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     // in the store (HOST-091); either way there is no command.
     env.pending.delete(commandId);
     if (effectful) ep.gates.release(device.device_id, commandId);
-    const e = toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
-    env.tracer.end(trace, e.code);
-    throw e;
+    throw await notSent(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE));
   }
   if (permitId) env.usedPermits.add(permitId);
 
@@ -187,13 +221,14 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
   if (tracestate) meta.tracestate = tracestate;
   let result: ToolCallResult;
   try {
-    result = await ep.lane.submit(device.device_id, () =>
-      ep.conn.callTool(
+    result = await ep.lane.submit(device.device_id, () => {
+      p.intentAt = env.clock.now(); // issue 16: its deadline runs from the send, after any wait in the lane
+      return ep.conn.callTool(
         p.tool,
         { ...input, _mhs: control },
         { timeoutMs, meta, ...(req.signal ? { signal: req.signal } : {}) },
-      ),
-    );
+      );
+    });
   } catch (err) {
     const e = toHostError(err, ErrorCode.TRANSPORT_DISCONNECTED);
     env.tracer.end(trace, e.code);

@@ -1,4 +1,4 @@
-import { ErrorCode, HostError, toHostError } from '../core/index.js';
+import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import { appendReceipt, applyReceipt, followOperation, isFinal, receiptFor } from './call-outcome.js';
 import type { CallEnv, PendingCommand } from './call-types.js';
@@ -17,20 +17,41 @@ export interface ReconcileResult {
   /** `operations`: found by `mhs__operations`; `retry`: confirmed by a same-id retry answered `replayed: true`. */
   method: 'operations' | 'retry' | null;
   receipt: Receipt | null;
+  /**
+   * Set when the endpoint had no record of the command before its deadline (plus the transport margin) had
+   * passed: it may still execute it, so the outcome stays `unknown` and it is reconciled again at this time.
+   */
+  retryAt?: number;
 }
 
 const RECONCILE_SCOPE = 'reconcile';
 
+/** Reconciliations in progress per engine env: one per command at a time (a re-armed timer and a caller may meet). */
+const running = new WeakMap<CallEnv, Map<string, Promise<ReconcileResult>>>();
+
 /**
  * Reconciles one unsettled command (HOST-091): asks `mhs__operations {command_id}` (a read; nothing executes).
- * No record at the endpoint → `not_executed`. A final receipt → confirmed with a same-id retry on a fresh
+ * No record at the endpoint after the command's deadline plus the transport margin has passed since its intent
+ * → `not_executed`; no record before that → still `unknown` (the endpoint may yet execute it, issue 16), recorded,
+ * and reconciled again at `retryAt` through `env.scheduleReconcile`. A final receipt → confirmed with a same-id retry on a fresh
  * session, which the endpoint answers from retention with `replayed: true` and never executes again; when the
  * journaled input was redacted the operations receipt is used as is. `running` is followed. Every outcome is
  * appended as a `reconcile` entry; a settled one reopens the device gate.
  * Fails with transport codes when the endpoint cannot be asked, and with the deployment policy's refusal
  * (HOST-090); the gate stays shut either way.
  */
-export async function reconcileCommand(env: CallEnv, ep: EndpointActor, p: PendingCommand): Promise<ReconcileResult> {
+export function reconcileCommand(env: CallEnv, ep: EndpointActor, p: PendingCommand): Promise<ReconcileResult> {
+  let mine = running.get(env);
+  if (!mine) running.set(env, (mine = new Map()));
+  const busy = mine.get(p.commandId);
+  if (busy) return busy;
+  const table = mine;
+  const r = reconcileOnce(env, ep, p).finally(() => table.delete(p.commandId));
+  table.set(p.commandId, r);
+  return r;
+}
+
+async function reconcileOnce(env: CallEnv, ep: EndpointActor, p: PendingCommand): Promise<ReconcileResult> {
   const base = { commandId: p.commandId, endpointId: p.endpointId, deviceId: p.deviceId };
   // HOST-090: operations on (and same-id retries to) a device the deployment refuses are not sent; the gate stays shut.
   await ep.admit('operations', p.deviceId, { command_id: p.commandId });
@@ -47,6 +68,10 @@ export async function reconcileCommand(env: CallEnv, ep: EndpointActor, p: Pendi
         `cannot reconcile ${p.commandId}: the endpoint refused mhs__operations`,
         { command_id: p.commandId, error: ops.structuredContent.error },
       );
+    // Issue 16: a conforming endpoint may execute up to the deadline; before it has passed, no record proves nothing.
+    p.intentAt ??= env.clock.now();
+    const settleAt = p.intentAt + p.deadlineMs + env.transportMarginMs;
+    if (env.clock.now() < settleAt) return notYet(env, ep, p, settleAt);
     env.pending.delete(p.commandId);
     if (p.effectful) ep.gates.release(p.deviceId, p.commandId);
     await env.ledger.append({
@@ -93,6 +118,37 @@ export async function reconcileCommand(env: CallEnv, ep: EndpointActor, p: Pendi
   return { ...base, outcome, method, receipt };
 }
 
+/**
+ * No record yet, deadline not passed: the command stays unknown with its gate shut, the wait is recorded (a
+ * `reconcile` entry with outcome `unknown` and `not_before`), and a reconciliation is re-armed at `settleAt`.
+ */
+async function notYet(env: CallEnv, ep: EndpointActor, p: PendingCommand, settleAt: number): Promise<ReconcileResult> {
+  p.reason = 'unknown';
+  env.pending.set(p.commandId, p);
+  if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+  await env.ledger.append({
+    kind: 'reconcile',
+    command_id: p.commandId,
+    endpoint_id: p.endpointId,
+    device_id: p.deviceId,
+    outcome: 'unknown',
+    method: 'operations',
+    reason: 'no_record_before_deadline',
+    not_before: isoAt(settleAt),
+    ...(p.traceparent ? { traceparent: p.traceparent } : {}),
+  });
+  env.scheduleReconcile?.(p, settleAt);
+  return {
+    commandId: p.commandId,
+    endpointId: p.endpointId,
+    deviceId: p.deviceId,
+    outcome: 'unknown',
+    method: 'operations',
+    receipt: null,
+    retryAt: settleAt,
+  };
+}
+
 /** The same command again, same `command_id` and input, on a fresh session: answered from retention. */
 async function sameIdRetry(ep: EndpointActor, p: PendingCommand): Promise<Receipt | null> {
   const lease = await ep.sessions.acquire(RECONCILE_SCOPE, p.deviceId, [p.capabilityId]);
@@ -104,6 +160,7 @@ async function sameIdRetry(ep: EndpointActor, p: PendingCommand): Promise<Receip
     );
     return r.isError ? null : receiptFor(r.structuredContent, p);
   } finally {
+    lease.release();
     await ep.sessions.closeScope(RECONCILE_SCOPE).catch(() => undefined);
   }
 }

@@ -1,6 +1,6 @@
 import { fromPromise, waitFor } from 'xstate';
 import { ErrorCode, HostError, isoAt, jcs, toHostError } from '../core/index.js';
-import type { Clock, MhsWireError, TimerHandle } from '../core/index.js';
+import type { Clock, MhsWireError } from '../core/index.js';
 import type { EndpointConnection } from '../mhs/connection.js';
 import type { Principal, Session } from '../mhs/wire-types.js';
 import type { Ledger } from '../ledger/ledger-types.js';
@@ -13,6 +13,11 @@ export interface SessionLease {
   sessionId: string;
   state: 'open';
   expiresAt: number;
+  /**
+   * Ends this call's hold on the session (idempotent). Until then the session is in use and never closed as
+   * idle (issue 16); an ad-hoc session closes `adhocIdleMs` after its last release.
+   */
+  release(): void;
 }
 
 /** Options of a {@link SessionPool}. */
@@ -46,7 +51,6 @@ interface Entry {
   scope: string;
   deviceId: string;
   actor: SessionActor;
-  idle?: TimerHandle;
   /** What was last written to the store, to skip identical writes. */
   saved?: string;
   /** Store writes of this entry, in order. */
@@ -205,17 +209,23 @@ export class SessionPool {
       });
       e = this.track({ key, scope, deviceId, actor, writes: Promise.resolve() });
     }
-    if (scope === ADHOC_SCOPE) this.touch(e);
-    else if (e.idle) {
-      // A restored task session is claimed by its task again: the task closes it (HOST-034).
-      this.o.clock.clearTimeout(e.idle);
-      delete e.idle;
-    }
+    // Held from now until the call releases it: a session in use is not idle (issue 16). A restored task session
+    // claimed by its task again loses its idle deadline: the task closes it (HOST-034).
+    const held = e;
+    held.actor.send({ type: 'session.hold' });
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      const idleDueAt = scope === ADHOC_SCOPE ? this.o.clock.now() + this.o.adhocIdleMs : null;
+      held.actor.send({ type: 'session.release', idleDueAt });
+    };
     let snap = e.actor.getSnapshot();
     if (snap.matches('expired')) e.actor.send({ type: 'session.reopen' });
     if (!snap.matches('open')) snap = await waitFor(e.actor, (s) => s.matches('open') || s.status === 'done');
     if (snap.status === 'done' || !snap.context.sessionId || snap.context.expiresAt === null) {
-      this.entries.delete(key);
+      release();
+      if (this.entries.get(key) === e) this.entries.delete(key);
       const err = snap.context.error;
       throw new HostError(
         (err?.code as ErrorCode | undefined) ?? ErrorCode.SESSION_UNKNOWN,
@@ -223,19 +233,24 @@ export class SessionPool {
         { endpoint_id: this.o.endpointId, device_id: deviceId, session_open: 'failed' },
       );
     }
-    return { sessionId: snap.context.sessionId, state: 'open', expiresAt: snap.context.expiresAt };
+    return { sessionId: snap.context.sessionId, state: 'open', expiresAt: snap.context.expiresAt, release };
   }
 
-  private touch(e: Entry): void {
-    if (e.idle) this.o.clock.clearTimeout(e.idle);
-    e.idle = this.o.clock.setTimeout(() => void this.closeEntry(e), this.o.adhocIdleMs);
-  }
-
-  /** Adds an entry and persists its stable states (open and idle, expired) and its end. */
+  /**
+   * Adds an entry and persists its stable states (open and idle, expired) and its end. A machine that closes
+   * itself (idle deadline) leaves the pool as it starts closing, so the next acquire opens a new session.
+   */
   private track(e: Entry): Entry {
     this.entries.set(e.key, e);
-    if (this.o.store) e.actor.subscribe({ next: (snap) => this.persist(e, snap), error: () => undefined });
-    if (this.o.store) this.persist(e, e.actor.getSnapshot());
+    e.actor.subscribe({
+      next: (snap) => {
+        if ((snap.status === 'done' || snap.matches('closing')) && this.entries.get(e.key) === e)
+          this.entries.delete(e.key);
+        this.persist(e, snap);
+      },
+      error: () => undefined,
+    });
+    this.persist(e, e.actor.getSnapshot());
     return e;
   }
 
@@ -284,7 +299,8 @@ export class SessionPool {
         actor = startSessionActor(this.logic(r.scope), {
           clock: this.o.clock,
           input: { endpointId: c.endpointId, deviceId: c.deviceId, capabilities: c.capabilities, ttlMs: c.ttlMs },
-          snapshot: r.snapshot as never,
+          // Holds belong to calls of the process that stored the snapshot: none survives a restart.
+          snapshot: { ...r.snapshot, context: { ...c, holds: 0 } } as never,
         });
       } catch (err) {
         // A snapshot this machine cannot take (another version): forgotten; the next use opens a new session.
@@ -297,7 +313,8 @@ export class SessionPool {
       if (actor.getSnapshot().matches('open') && (lapsed || opts.expire === true))
         actor.send({ type: 'session.expired' });
       const e = this.track({ key: r.key, scope: r.scope, deviceId: r.deviceId, actor, writes: Promise.resolve() });
-      this.touch(e);
+      // Nothing holds a restored session: it closes after the idle time unless a call claims it.
+      e.actor.send({ type: 'session.release', idleDueAt: this.o.clock.now() + this.o.adhocIdleMs });
       n++;
     }
     return n;
@@ -319,10 +336,7 @@ export class SessionPool {
 
   /** Forgets every session without talking to the endpoint (its connection is gone): timers stop, nothing is sent. */
   dropAll(): void {
-    for (const e of this.entries.values()) {
-      if (e.idle) this.o.clock.clearTimeout(e.idle);
-      e.actor.stop();
-    }
+    for (const e of this.entries.values()) e.actor.stop();
     this.entries.clear();
   }
 
@@ -343,7 +357,6 @@ export class SessionPool {
 
   private async closeEntry(e: Entry): Promise<void> {
     if (this.entries.get(e.key) === e) this.entries.delete(e.key);
-    if (e.idle) this.o.clock.clearTimeout(e.idle);
     e.actor.send({ type: 'session.close' });
     await waitFor(e.actor, (s) => s.status === 'done').catch(() => undefined);
     e.actor.stop();

@@ -77,7 +77,8 @@ async function settle(deps: TaskResumeDeps, commandId: string): Promise<Settled 
   const first = await read();
   if (first) return first;
   // HOST-091: reconciled through the engine with the same command_id, never resent.
-  await deps.engine.reconcile({ commandId }).catch(() => []);
+  // Issue 16: waits past the command's deadline when the endpoint has no record of it yet.
+  await deps.engine.reconcile({ commandId, untilSettled: true }).catch(() => []);
   const again = await read();
   if (again) return again;
   const e = new HostError(ErrorCode.OUTCOME_UNKNOWN, `the outcome of ${commandId} is not settled yet`, {

@@ -2,8 +2,24 @@ import { ErrorCode, isoAt } from '../core/index.js';
 import type { ApprovalRecord } from './call-gate.js';
 import type { ApprovalMethod } from './decide.js';
 
-/** Lifecycle of an approval request. `consumed` = used by exactly one governed call. */
-export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'voided' | 'consumed' | 'expired';
+/**
+ * Every status of an approval request. `consumed`: taken by exactly one governed call, whose intent is journalled
+ * (approved and executed, or at least sent); `approved_not_executed`: approved, but the call it was taken by was
+ * refused before anything was sent (its permit revoked and recorded, issue 16); `voided`: withdrawn before use
+ * (input changed, device unsafe, its run or node cancelled).
+ */
+export const APPROVAL_STATUSES = [
+  'pending',
+  'approved',
+  'denied',
+  'voided',
+  'consumed',
+  'approved_not_executed',
+  'expired',
+] as const;
+
+/** Lifecycle of an approval request (see {@link APPROVAL_STATUSES}). */
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /** A human approver, always from operator authentication, never from model text (HOST-035, 042). */
 export interface HumanPrincipal {

@@ -27,6 +27,8 @@ export interface ApprovalStore {
   list(filter?: { status?: ApprovalStatus[]; limit?: number }): Promise<ApprovalRequest[]>;
   /** Open requests (pending or approved, not yet consumed) with this request key. */
   openByKey(key: string): Promise<ApprovalRequest[]>;
+  /** Open requests (pending or approved) asked for by this run, whatever their key. */
+  openByRun(runId: string): Promise<ApprovalRequest[]>;
 }
 
 interface Row {
@@ -88,6 +90,14 @@ export function createApprovalStore(db: Db): ApprovalStore {
         [key],
       );
       return rows.map((r) => JSON.parse(r.body) as ApprovalRequest);
+    },
+    async openByRun(runId) {
+      await ready;
+      // Few requests are open at a time; the run id lives in the body (no column in policy.approvals.v1).
+      const rows = await db.all<Row>(
+        "SELECT body FROM mhs_approvals WHERE status IN ('pending', 'approved') ORDER BY created_at",
+      );
+      return rows.map((r) => JSON.parse(r.body) as ApprovalRequest).filter((r) => r.run_id === runId);
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { ErrorCode } from '../core/index.js';
+import type { ErrorCode, HostError } from '../core/index.js';
 import type { CapabilityBinding, DeviceProfile, SafetyStatus } from '../mhs/wire-types.js';
 
 /** Everything policy may look at for one governed call (architecture.md, governed call steps 2-3). */
@@ -30,6 +30,11 @@ export interface GovernedCallContext {
   approvalKey?: string;
   /** Who asked for the call (e.g. the MCP gateway's agent token), shown to the approving operator; never a voter. */
   requestedBy?: { kind: 'agent' | 'human' | 'system'; id: string; name?: string };
+  /**
+   * Throws (e.g. `MHS.HOST.DEVICE_GATE_CLOSED`) when the command could not be sent now. Checked after an approval
+   * and before its permit is issued, so no permit is issued for a call that cannot go out (issue 16).
+   */
+  assertSendable?: () => void;
 }
 
 /** An approval as recorded by the trusted UI/policy component (HOST-042, 044, 045). */
@@ -46,7 +51,17 @@ export interface ApprovalRecord {
 
 /** Outcome of policy + approval + permit for one call. */
 export type GateDecision =
-  | { kind: 'allow'; approval?: ApprovalRecord; permitId?: string }
+  | {
+      kind: 'allow';
+      approval?: ApprovalRecord;
+      permitId?: string;
+      /**
+       * Call when the allowed call is refused before anything is sent (its intent not journalled: a shut device
+       * gate, the ledger unavailable): revokes and records the permit and records the approval as
+       * `approved_not_executed` (issue 16). Set by gates that approve or hand out permits.
+       */
+      notExecuted?: (error: HostError) => Promise<void>;
+    }
   | { kind: 'deny'; code: ErrorCode; message: string; details?: Record<string, unknown> };
 
 /**

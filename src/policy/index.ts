@@ -8,6 +8,7 @@ export type { DeploymentAccess, DeploymentPolicy, DeploymentRefusal } from './de
 export type { PolicyConfig, PolicyRule } from './policy-config.js';
 export { applyVote, policyRecord } from './approval-rules.js';
 export type { ApprovalRequest, ApprovalStatus, HumanPrincipal, Vote, VoteResult } from './approval-rules.js';
+export { APPROVAL_STATUSES } from './approval-rules.js';
 export { buildApprovalView, estopStatement } from './approval-view.js';
 export type { ApprovalView, InputLine } from './approval-view.js';
 export { createApprovalStore } from './approval-store.js';

@@ -52,7 +52,11 @@ export interface PermitService {
    * Host-side revocation is immediate: the permit is marked revoked before the endpoint is told, so
    * the host never sends it (HOST-047). Raises `not_found`, or `conflict` when already claimed/revoked.
    */
-  revoke(permitId: string, operator: { id: string; name: string }, reason?: string): Promise<HostPermit>;
+  revoke(
+    permitId: string,
+    operator: { id: string; name: string; kind?: 'human' | 'system' },
+    reason?: string,
+  ): Promise<HostPermit>;
   /**
    * Atomically marks an issued, unexpired permit as claimed by one send. Returns false when it was
    * revoked, expired or already claimed: the caller must not send it (HOST-047, 070).
@@ -222,7 +226,7 @@ export function createPermitService(deps: PermitServiceDeps): PermitService {
         approval_id: revoked.approval_id,
         endpoint_id: revoked.endpoint_id,
         device_id: revoked.device_id,
-        operator: { kind: 'human', id: operator.id, name: operator.name },
+        operator: { kind: operator.kind ?? 'human', id: operator.id, name: operator.name },
         reason: reason ?? null,
         endpoint_ack: endpointAck,
       });

@@ -42,6 +42,14 @@ export interface PolicyGate extends CallGate {
   /** Applies an operator vote (approve/deny; dual control needs two distinct operators). */
   vote(approvalId: string, vote: Vote): Promise<ApprovalRequest>;
   get(approvalId: string): Promise<ApprovalRequest | undefined>;
+  /**
+   * Voids the open (pending or approved) approvals of a run, or of one node of it, and records each as an
+   * `approval`/`voided` entry with `reason` (e.g. `run_cancelled`): a cancelled step's approval can no longer be
+   * granted or used (issue 16). Returns the voided requests.
+   */
+  voidOpen(match: { runId: string; nodeId?: string }, reason: string): Promise<ApprovalRequest[]>;
+  /** See `GateDecision.notExecuted`: what an allowed call refused before sending undoes (issue 16). */
+  notExecuted(decision: GateDecision & { kind: 'allow' }, error: HostError): Promise<void>;
   list(filter?: { status?: ApprovalStatus[]; limit?: number }): Promise<ApprovalRequest[]>;
   readonly store: ApprovalStore;
 }
@@ -189,9 +197,47 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     );
   }
 
+  /** Approved, but its call is refused before anything is sent: recorded, never shown as consumed (issue 16). */
+  async function markNotExecuted(
+    req: ApprovalRequest,
+    code: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    if (!(await setStatus(req, 'approved_not_executed', code))) return;
+    await ledger.append(
+      approvalEntry('not_executed', {
+        approval_id: req.approval_id,
+        endpoint_id: req.endpoint_id,
+        device_id: req.device_id,
+        capability_id: req.capability_id,
+        session_id: req.session_id,
+        ...(req.run_id ? { run_id: req.run_id, node_id: req.node_id } : {}),
+        input_digest: req.input_digest,
+        code,
+        ...extra,
+      }),
+    );
+  }
+
+  /** The caller's "could it be sent now" check; its error, or null. */
+  function unsendable(ctx: GovernedCallContext): HostError | null {
+    try {
+      ctx.assertSendable?.();
+      return null;
+    } catch (err) {
+      return toHostError(err);
+    }
+  }
+
   async function consume(ctx: GovernedCallContext, req: ApprovalRequest, ttlMs: number): Promise<GateDecision> {
     // Exactly one call consumes an approval; its digest must be the one sent (HOST-041).
     if (req.input_digest !== ctx.inputDigest) return deny(ErrorCode.HOST_APPROVAL_REQUIRED, 'approval digest differs');
+    // Issue 16: no permit for a call that cannot be sent now (e.g. its device gate shut while the operator decided).
+    const blocked = unsendable(ctx);
+    if (blocked) {
+      await markNotExecuted(req, blocked.code);
+      return deny(blocked.code, blocked.message, { ...blocked.details, approval_id: req.approval_id });
+    }
     if (!(await setStatus(req, 'consumed', req.reason))) {
       return deny(ErrorCode.HOST_APPROVAL_REQUIRED, 'approval was already used', { approval_id: req.approval_id });
     }
@@ -205,7 +251,10 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
       evidence_ref: `approval:${req.approval_id}`,
     };
     if (req.reason) record.reason = req.reason;
-    return req.permit_required ? issuePermitFor(ctx, record, ttlMs) : { kind: 'allow', approval: record };
+    if (!req.permit_required) return { kind: 'allow', approval: record };
+    const permitted = await issuePermitFor(ctx, record, ttlMs);
+    if (permitted.kind === 'deny') await markNotExecuted({ ...req, status: 'consumed' }, permitted.code);
+    return permitted;
   }
 
   async function authorize(ctx: GovernedCallContext, signal?: AbortSignal): Promise<GateDecision> {
@@ -225,6 +274,8 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     const ttlMs = Math.min(ctx.binding.permit?.ttl_ms ?? cfg.maxPermitTtlMs, cfg.maxPermitTtlMs);
 
     if (outcome.kind === 'policy_approve') {
+      const blocked = outcome.permitRequired ? unsendable(ctx) : null;
+      if (blocked) return deny(blocked.code, blocked.message, blocked.details);
       const id = ids.next('approval');
       const record = policyRecord(id, outcome.rule.id, ctx.inputDigest, clock.now());
       await store.insert(
@@ -325,6 +376,25 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     return consume(ctx, req, ttlMs);
   }
 
+  async function notExecuted(decision: GateDecision & { kind: 'allow' }, error: HostError): Promise<void> {
+    // HOST-047: the permit of a call that was never sent is revoked (host side at once) and the revoke recorded.
+    if (decision.permitId && deps.permits) {
+      try {
+        await deps.permits.revoke(
+          decision.permitId,
+          { kind: 'system', id: 'host:not-executed', name: 'host' },
+          `not_executed: ${error.code}`,
+        );
+      } catch (err) {
+        const e = toHostError(err);
+        await ledger.append({ kind: 'error', stage: 'permit.revoke', permit_id: decision.permitId, error: e.toWire() });
+      }
+    }
+    const req = decision.approval ? await store.get(decision.approval.approval_id) : undefined;
+    if (req?.status === 'consumed')
+      await markNotExecuted(req, error.code, decision.permitId ? { permit_id: decision.permitId } : {});
+  }
+
   function newRequest(
     ctx: GovernedCallContext,
     id: string,
@@ -363,7 +433,9 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     store,
     async authorize(ctx, signal) {
       try {
-        return await authorize(ctx, signal);
+        const d = await authorize(ctx, signal);
+        if (d.kind !== 'allow' || (!d.approval && !d.permitId)) return d;
+        return { ...d, notExecuted: (e) => notExecuted(d, e) };
       } catch (err) {
         // Deny by default: any failure (ledger down, store error) refuses, never allows (HOST-043, 093).
         const e = toHostError(err);
@@ -375,6 +447,29 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     },
     get: (id) => store.get(id),
     list: (filter) => store.list(filter),
+    async voidOpen(match, reason) {
+      const voided: ApprovalRequest[] = [];
+      for (const open of await store.openByRun(match.runId)) {
+        if (match.nodeId !== undefined && open.node_id !== match.nodeId) continue;
+        if (!(await setStatus(open, 'voided', reason))) continue;
+        await ledger.append(
+          approvalEntry('voided', {
+            approval_id: open.approval_id,
+            endpoint_id: open.endpoint_id,
+            device_id: open.device_id,
+            capability_id: open.capability_id,
+            session_id: open.session_id,
+            run_id: open.run_id,
+            node_id: open.node_id,
+            input_digest: open.input_digest,
+            reason,
+          }),
+        );
+        voided.push({ ...open, status: 'voided', reason });
+      }
+      return voided;
+    },
+    notExecuted,
     async vote(approvalId, vote) {
       // Compare-and-set with a few re-reads, so two operators voting at once both count (dual control).
       let req: ApprovalRequest | undefined;

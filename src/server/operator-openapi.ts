@@ -2,6 +2,7 @@
  * OpenAPI 3.1 description of the operator API (`/v1/operator/*`), merged by the app into
  * `/v1/openapi.json`: `paths` and `components` are disjoint from the OpenWOP REST surface.
  */
+import { APPROVAL_STATUSES } from '../policy/approval-rules.js';
 const err = (description: string) => ({
   description,
   content: { 'application/json': { schema: { $ref: '#/components/schemas/OperatorError' } } },
@@ -195,7 +196,7 @@ export const operatorOpenApi = {
         required: ['approval_id', 'status', 'method', 'input_digest', 'view'],
         properties: {
           approval_id: { type: 'string' },
-          status: { enum: ['pending', 'approved', 'denied', 'voided', 'consumed', 'expired'] },
+          status: { enum: [...APPROVAL_STATUSES] },
           method: { enum: ['human_click', 'policy_rule', 'dual_control'] },
           principals_needed: { type: 'integer' },
           input_digest: { type: 'string' },

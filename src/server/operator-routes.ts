@@ -3,6 +3,7 @@ import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { AttachStatus } from '../engine/attach-retry.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
+import { APPROVAL_STATUSES } from '../policy/approval-rules.js';
 import type { ApprovalStatus } from '../policy/approval-rules.js';
 import type { EstopAllowList } from '../policy/estop-allow.js';
 import type { SafetyActions } from '../policy/estop.js';
@@ -58,7 +59,7 @@ const connectorBody = {
   properties: { connector_id: { type: 'string', minLength: 1 } },
 } as const;
 
-const STATUSES: ApprovalStatus[] = ['pending', 'approved', 'denied', 'voided', 'consumed', 'expired'];
+const STATUSES: readonly ApprovalStatus[] = APPROVAL_STATUSES;
 
 function who(req: FastifyRequest): TokenIdentity {
   if (!req.operatorIdentity) throw new HostError(ErrorCode.UNAUTHORIZED, 'not authenticated');

@@ -129,6 +129,19 @@ export class SimEndpoint {
     }
   }
 
+  /** Late executions (`--execute-after-ms`) still to run; a failure is dropped (nobody is waiting for the answer). */
+  readonly late = new Set<Promise<unknown>>();
+
+  /** Owns a late execution until it settles. */
+  track(p: Promise<unknown>): void {
+    const owned = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.late.add(owned);
+    void owned.then(() => this.late.delete(owned));
+  }
+
   /** Counts capability calls for the Nth-call fault flags; returns the 1-based index. */
   nextCapabilityCall(): number {
     return ++this.capabilityCalls;

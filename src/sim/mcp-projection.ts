@@ -85,6 +85,18 @@ export function createProjectionFactory(ep: SimEndpoint, hooks: ProjectionHooks)
       }
       const n = ep.nextCapabilityCall();
       if (matches(faults.stall, n)) return never();
+      const args = req.params.arguments;
+      // A command already executed is answered from retention at once (a same-id retry), never delayed again.
+      const cid = ((args?._mhs ?? {}) as { command_id?: unknown }).command_id;
+      const retained = typeof cid === 'string' && ep.receipts.has(cid);
+      if (faults.executeAfterMs !== undefined && !retained && matches(faults.executeAfterNth ?? true, n)) {
+        const key = hooks.connectionKey(ctx);
+        // Owned by the endpoint: the late execution's failure is its own outcome, never the server's crash.
+        ep.track(
+          sleep(ep.opts.clock, faults.executeAfterMs).then(() => table.call(name, args, { connectionKey: key })),
+        );
+        return never();
+      }
       const outcome = await table.call(name, req.params.arguments, { connectionKey: hooks.connectionKey(ctx) });
       if (matches(faults.dropReply, n)) return never();
       const pad = matches(faults.oversizeReply, n) ? LIMITS.max_frame_bytes + 64 * 1024 : 0;

@@ -11,6 +11,13 @@ export interface FaultOptions {
   dropReply?: true | number;
   /** Accept the capability call and never answer (nothing executes). */
   stall?: true | number;
+  /**
+   * A slow but conforming endpoint (issue 16): the capability call is never answered and is handled this many ms
+   * after it arrived (validated and executed then); until then the endpoint has no record of it.
+   */
+  executeAfterMs?: number;
+  /** Which capability calls `executeAfterMs` applies to: every one, or only the Nth. Default every. */
+  executeAfterNth?: true | number;
   /** Close the connection instead of handling any tool call after the first N. */
   closeAfter?: number;
   /** Answer a capability call with a frame over 4 MiB (the receipt plus padding content). */

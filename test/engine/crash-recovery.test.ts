@@ -114,8 +114,10 @@ describe('crash recovery', () => {
     const commandId = await crashAfterSend(store.path, s, async () => true);
     const engine = await startEngine(store);
     await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
+    // Issue 16: not_executed only once the command's deadline has passed since its intent.
+    await engine.reconcile({ commandId, untilSettled: true });
     expect(engine.pending()).toEqual([]);
-    const rec = (await store.ledger.byCommand(commandId)).find((e) => e.kind === 'reconcile');
+    const rec = (await store.ledger.byCommand(commandId)).filter((e) => e.kind === 'reconcile').at(-1);
     expect(rec).toMatchObject({ outcome: 'not_executed' });
     expect(await counter(s, commandId)).toBe(0);
     await engine.stop();
@@ -175,7 +177,8 @@ describe('crash recovery', () => {
           .sort(),
       ).toEqual([mine, theirs].sort());
       await engine.attach(await connect(httpRow(sim.mcpUrl, sim.endpointId)));
-      expect((await store.ledger.byCommand(mine)).map((e) => e.kind)).toEqual([
+      await engine.reconcile({ commandId: mine, untilSettled: true }); // issue 16: after its deadline
+      expect((await store.ledger.byCommand(mine)).map((e) => e.kind).slice(0, 3)).toEqual([
         'command.intent',
         'command.unknown',
         'reconcile',
@@ -185,8 +188,10 @@ describe('crash recovery', () => {
       expect(engine.pending().map((p) => p.commandId)).toEqual([theirs]);
 
       await engine.attach(await connect(httpRow(other.mcpUrl, other.endpointId, 'mhs-test-http-2')));
+      await engine.reconcile({ commandId: theirs, untilSettled: true });
       const settled = await store.ledger.byCommand(theirs);
-      expect(settled.map((e) => e.kind)).toEqual(['command.intent', 'command.unknown', 'reconcile']);
+      expect(settled.map((e) => e.kind).slice(0, 3)).toEqual(['command.intent', 'command.unknown', 'reconcile']);
+      expect(settled.at(-1)).toMatchObject({ kind: 'reconcile', outcome: 'not_executed' });
       expect(settled[1]).toMatchObject({ reason: 'recovered_on_start' });
       expect(engine.pending()).toEqual([]);
       await engine.stop();

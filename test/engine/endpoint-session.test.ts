@@ -1,5 +1,6 @@
 // Guarantees: the session machine heartbeats before expires_at, expires and reopens on demand, and a snapshot
-// persisted to JSON and restored re-arms its heartbeat and expiry deadlines (HOST-034, HOST-036).
+// persisted to JSON and restored re-arms its heartbeat and expiry deadlines (HOST-034, HOST-036). A session held by
+// an in-flight call is never idle; released, it closes at its idle deadline, also after a restore (issue 16).
 import { describe, expect, test } from 'vitest';
 import { createActor, fromPromise, initialTransition, transition, waitFor } from 'xstate';
 import { HostError, ErrorCode, SimulatedClock } from '../../src/core/index.js';
@@ -152,5 +153,36 @@ describe('endpoint session machine', () => {
     await waitFor(hung, (s) => s.matches('expired'));
     expect(third.calls.recorded).toContain('expired');
     hung.stop();
+  });
+
+  test('issue 16: a held session is never idle; released, it closes at its idle deadline, re-armed after a restore', async () => {
+    const clock = new SimulatedClock();
+    const { logic, calls } = scripted(clock);
+    const actor = startSessionActor(logic, { clock, input: INPUT });
+    actor.send({ type: 'session.hold' });
+    await waitFor(actor, (s) => s.matches({ open: 'idle' }));
+    // A released lease arms the idle deadline; a hold taken again before it cancels it.
+    actor.send({ type: 'session.release', idleDueAt: clock.now() + 500 });
+    actor.send({ type: 'session.hold' });
+    clock.advance(2_000);
+    await flush();
+    expect(actor.getSnapshot().matches('open')).toBe(true);
+    expect(actor.getSnapshot().context).toMatchObject({ holds: 1, idleDueAt: null });
+    actor.send({ type: 'session.release', idleDueAt: clock.now() + 500 });
+    const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()));
+    clock.advance(499);
+    await flush();
+    expect(actor.getSnapshot().matches('open')).toBe(true);
+    clock.advance(1);
+    await waitFor(actor, (s) => s.status === 'done');
+    expect(calls.close).toBe(1);
+    expect(calls.recorded.at(-1)).toBe('closed');
+
+    // Restored after its idle deadline passed: the re-armed deadline closes it at once.
+    const second = scripted(clock);
+    const restored = startSessionActor(second.logic, { clock, input: INPUT, snapshot: persisted });
+    clock.advance(0);
+    await waitFor(restored, (s) => s.status === 'done');
+    expect(second.calls.close).toBe(1);
   });
 });

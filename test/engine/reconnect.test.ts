@@ -164,9 +164,12 @@ describe('reconnect over HTTP (real sim killed and restarted on the same port)',
     f.restarted.push(await simOnPort('conveyor,thermostat', portOf(f.sim)));
     await back;
     expect(events.map((e) => e.type)).toContain('reconnected');
+    // Issue 16: "no record" proves nothing before the deadline; the re-armed reconciliation settles it after.
+    await f.engine.reconcile({ commandId: lost, untilSettled: true });
     expect(f.engine.pending()).toEqual([]);
     const kinds = (await f.store.ledger.byCommand(lost)).map((e) => e.kind);
-    expect(kinds).toEqual(['command.intent', 'command.unknown', 'reconcile']);
+    expect(kinds.slice(0, 3)).toEqual(['command.intent', 'command.unknown', 'reconcile']);
+    expect(new Set(kinds.slice(2))).toEqual(new Set(['reconcile']));
     const rec = (await f.store.ledger.byCommand(lost)).at(-1)!;
     expect(rec).toMatchObject({ outcome: 'not_executed', method: 'operations' });
     expect(await executions(f.engine, EP, CONVEYOR, lost)).toBe(0);
@@ -248,13 +251,13 @@ describe('reconnect over stdio (child SIGKILLed)', () => {
     await down;
     await status(ep, 'connected');
     expect((ep.conn as unknown as { pid: number }).pid).not.toBe(pid);
-    expect(f.engine.pending()).toEqual([]);
     const lost = unknown.details.command_id as string;
-    expect((await f.store.ledger.byCommand(lost)).map((e) => e.kind)).toEqual([
-      'command.intent',
-      'command.unknown',
-      'reconcile',
-    ]);
+    // Issue 16: settled not_executed only once its deadline has passed.
+    await f.engine.reconcile({ commandId: lost, untilSettled: true });
+    expect(f.engine.pending()).toEqual([]);
+    const lostEntries = await f.store.ledger.byCommand(lost);
+    expect(lostEntries.map((e) => e.kind).slice(0, 3)).toEqual(['command.intent', 'command.unknown', 'reconcile']);
+    expect(lostEntries.at(-1)).toMatchObject({ kind: 'reconcile', outcome: 'not_executed' });
     const next = await f.engine.invoke({ ...call, input: { ticks: 1 } });
     expect(next.receipt.status).toBe('completed');
     expect(await executions(f.engine, EP, CONVEYOR, next.commandId)).toBe(1);

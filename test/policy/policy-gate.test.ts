@@ -214,7 +214,10 @@ describe('policy gate', () => {
     // No operator route configured: the permit cannot be issued, so the call is refused after approval.
     expect(await p).toMatchObject({ kind: 'deny', code: ErrorCode.AUTH_PERMIT_REQUIRED });
     const entries = await env.approvals();
-    expect(entries.map((e) => e.event)).toEqual(['requested', 'vote', 'decided']);
+    // Issue 16: approved, but nothing could be sent: the request says so and the ledger records it.
+    expect(entries.map((e) => e.event)).toEqual(['requested', 'vote', 'decided', 'not_executed']);
+    expect(entries[3]).toMatchObject({ approval_id: req.approval_id, code: ErrorCode.AUTH_PERMIT_REQUIRED });
+    expect((await env.gate.get(req.approval_id))?.status).toBe('approved_not_executed');
     expect(entries[2]).toMatchObject({
       method: 'dual_control',
       principals: [

@@ -5,7 +5,7 @@ import type { NodeContext } from '../node-registry.js';
 /** The policy layer's approval surface, as the MHS nodes use it. */
 export interface MhsApprovals {
   events: Pick<OperatorEvents, 'subscribe'>;
-  gate: Pick<PolicyGate, 'vote' | 'list'>;
+  gate: Pick<PolicyGate, 'vote' | 'list'> & Partial<Pick<PolicyGate, 'voidOpen'>>;
 }
 
 type Handle = Awaited<ReturnType<NodeContext['externalInterrupt']>>;

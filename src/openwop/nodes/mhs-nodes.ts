@@ -75,7 +75,8 @@ async function settleEarlier(ctx: NodeContext, deps: MhsNodeDeps, from: number):
   const commandId = intent.command_id as string;
   let entries = await deps.ledger.byCommand(commandId);
   if (!entries.some((e) => e.kind === 'receipt')) {
-    await deps.engine.reconcile({ commandId });
+    // Issue 16: waits past the command's deadline when the endpoint has no record of it yet.
+    await deps.engine.reconcile({ commandId, untilSettled: true });
     entries = await deps.ledger.byCommand(commandId);
   }
   const receiptEntry = entries.filter((e) => e.kind === 'receipt').at(-1);
@@ -111,8 +112,13 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
       // Cancelling the run withdraws a call still waiting for its approval; a call that was approved
       // (or needed none) is not aborted: it settles and its receipt is recorded (never abandoned).
       const abort = new AbortController();
+      // Issue 16: the waiting approval of a cancelled node is voided and recorded, so it can no longer be granted.
+      let voiding: Promise<unknown> = Promise.resolve();
       const onCancel = (): void => {
-        if (watch?.waiting()) abort.abort();
+        if (!watch?.waiting()) return;
+        const gate = deps.approvals?.gate;
+        if (gate?.voidOpen) voiding = gate.voidOpen({ runId: ctx.runId, nodeId: ctx.node.id }, 'run_cancelled');
+        abort.abort();
       };
       ctx.signal.addEventListener('abort', onCancel);
       const res: InvokeResult = await deps.engine
@@ -129,9 +135,10 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
           ...(str(c.resource) ? { resource: c.resource as string } : {}),
           signal: abort.signal,
         })
-        .finally(() => {
+        .finally(async () => {
           watch?.stop();
           ctx.signal.removeEventListener('abort', onCancel);
+          await voiding;
         });
       if (res.outcome === 'unknown') {
         throw new NodeFailure(
@@ -149,7 +156,7 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
 
 /**
  * `mhs.task`: a multi-endpoint parent action (config `steps[]` of `{endpoint, device, capability,
- * input}`), with child receipts and the `parent_action` entries in the ledger. Outputs every step's
+ * input, deadlineMs?}`), with child receipts and the `parent_action` entries in the ledger. Outputs every step's
  * result. A task interrupted by a restart resumes (HOST-081, 091): its recorded commands are settled from the
  * ledger or reconciled (never resent), completed steps keep their receipts, and only the remaining steps run.
  */
@@ -168,6 +175,7 @@ export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
         device: s.device as string,
         capability: s.capability as string,
         input: obj(s.input),
+        ...(typeof s.deadlineMs === 'number' ? { deadlineMs: s.deadlineMs } : {}),
       }));
       // HOST-081, 091: a task the host was killed during resumes from its last recorded step.
       const earlier = ctx.resumed

@@ -3,6 +3,7 @@ import type { ServiceFamily } from '../service-family.js';
 import { generateEnvelope } from './ai-envelope-generate.js';
 import type { EnvelopeLimits } from './ai-envelope-generate.js';
 import type { EnvelopeModel } from './ai-envelope-model.js';
+import { reliabilityCapability } from './envelope-reliability.js';
 import { EnvelopeCatalog } from './envelope-validation.js';
 import { providerUsageCapability } from './provider-usage.js';
 
@@ -22,7 +23,7 @@ export interface AiEnvelopeFamilyOptions {
  * `ctx.aiEnvelope.generate` (RFC 0144 §aiEnvelope) over a model provider. Advertises `aiEnvelope`, the envelope
  * catalog (`supportedEnvelopes`: the universal four plus configured kinds) and the limits it enforces
  * (`clarificationRounds`: clarification requests lifted to a clarification interrupt; `schemaRounds`;
- * `envelopesPerTurn: 1`). It does not
+ * `envelopesPerTurn: 1`) and the envelope-reliability events it emits (RFC 0032/0033). It does not
  * expose or advertise `aiEnvelope.await`. Installs the `local.ai.envelope` node.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` for a bad envelope kind or schema.
  */
@@ -40,6 +41,7 @@ export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamil
       supportedEnvelopes: catalog.kinds(),
       limits: { ...limits },
       ...providerUsageCapability(o.model),
+      ...reliabilityCapability(limits.schemaRounds),
     }),
     nodes: [aiEnvelopeNode],
     bind: (ctx) => ({

@@ -17,7 +17,8 @@ import { assertNoConnectorServers } from '../openwop/services/mcp-connector-matc
 import { openConnectorStore } from '../policy/connector-store.js';
 import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
 import { createPromptLibraryFamily } from '../openwop/services/prompt-library-family.js';
-
+import { createStructuredOutputFamily } from '../openwop/services/structured-output-family.js';
+import { nodeModels } from './node-models.js';
 import { modelSpecOf, providerOf } from './model-flags.js';
 import type { ModelFlags } from './model-flags.js';
 
@@ -140,7 +141,10 @@ export async function buildServiceFamilies(
   }
   const envelopeModel = aiScript ? new ScriptedProvider(aiScript) : hostModel;
   if (envelopeModel) out.push(createAiEnvelopeFamily({ model: envelopeModel, envelopes }));
-
+  if (spec && hostModel) {
+    const env = hooks.env ?? process.env;
+    out.push(createStructuredOutputFamily({ modelFor: nodeModels(spec, hostModel, flags, env), hostModel }));
+  }
   if (flags.agentPacks) {
     const model = agentScript ? new ScriptedProvider(agentScript) : (hostModel ?? ECHO_MODEL);
     if (!promptStore) {

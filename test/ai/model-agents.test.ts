@@ -5,7 +5,7 @@
 // (json_schema consensus_vote, the persona's system prompt) and converges on the votes; spawn and messageSend need
 // no model and work beside them; each call is metered with the server's counts. A `core.ai.structuredOutput` node
 // naming the host model asks it for its outputSchema (object root as is) and outputs the answer; an invalid answer is
-// repaired; a node naming `scripted:` is refused (provider_unavailable) without a request.
+// repaired; a node naming another model of the provider runs on that model; a node naming `scripted:` is refused (provider_unavailable) without a request.
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildServiceFamilies } from '../../src/cli/service-families.js';
 import { createAgentRuntimeFamily } from '../../src/openwop/services/agent-runtime-family.js';
@@ -178,6 +178,15 @@ describe('core.ai.structuredOutput on the configured model', () => {
     expect(r.status).toBe('completed');
     expect(r.outputs).toEqual({ output: { temp: 36 } });
     expect(JSON.stringify(srv!.requests[1]!.body)).toContain('/temp must be number');
+  });
+
+  it('runs a node that names another model of the provider on that model', async () => {
+    const r = await soRun('so-other', 'openai-compatible', 'other-llm', [answer({ temp: 20 }, [12, 3])]);
+    expect(r.status).toBe('completed');
+    expect((srv!.requests[0]!.body as Body).model).toBe('other-llm');
+    expect(r.events.filter((e) => e.type === 'provider.usage').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ provider: 'openai-compatible', model: 'other-llm', inputTokens: 12 }),
+    ]);
   });
 
   it('refuses a node that names the scripted provider, with no request', async () => {

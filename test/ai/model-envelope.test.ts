@@ -192,6 +192,9 @@ describe.each(WIRES)('ctx.aiEnvelope.generate on $name (structured output)', (w)
     ]);
     expect(JSON.stringify(r.events)).not.toMatch(/help/);
     expect(ofType(r.events, 'envelope.retry.attempted')).toHaveLength(0);
+    expect(ofType(r.events, 'envelope.retry.exhausted').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ finalReason: 'refusal', totalAttempts: 1 }),
+    ]);
   });
 
   it('re-asks a truncated answer with the same conversation and twice the budget', async () => {

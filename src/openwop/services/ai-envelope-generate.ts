@@ -119,12 +119,14 @@ export async function generateEnvelope(
     const a = await recordedCall(ctx, deps.model, `${key}:turn:${turn}`, call, retry);
     retry = [];
     usage = addUsage(usage, a.usage);
-    if (a.finish === 'refusal')
-      // RFC 0033 §D: never retried (envelope.refusal is in the answer's batch).
+    if (a.finish === 'refusal') {
+      // RFC 0033 §D: never retried (envelope.refusal is in the answer's batch); a terminal failure (RFC 0032 §B.2).
+      await exhausted(ctx, turn + 1, 'refusal', 'the provider refused the call');
       throw new NodeFailure(ErrorCode.ENVELOPE_REFUSAL, 'the model refused the generation', {
         ...modelIds(deps.model),
         envelopeType,
       });
+    }
     if (a.finish === 'length') {
       // RFC 0033 §B: the same conversation again with twice the budget, no corrective fragment.
       schemaRounds++;

@@ -12,7 +12,7 @@ import type { SchemaIssue } from '../schemas.js';
 import type { RunEventInput } from '../types.js';
 
 /** Why an attempt failed (run-event-payloads.schema.json `envelopeRetryAttempted.reason`). */
-export type RetryReason = 'schema-violation' | 'truncation' | 'type-mismatch' | 'parse-error';
+export type RetryReason = 'schema-violation' | 'truncation' | 'type-mismatch' | 'parse-error' | 'refusal';
 
 /** The budget multiplier of a truncation retry (advertised as `truncationBudgetMultiplier`). */
 export const TRUNCATION_MULTIPLIER = 2;
@@ -60,7 +60,10 @@ export function attempted(
   };
 }
 
-/** Emits `envelope.retry.exhausted` once for this node execution (it fails right after). */
+/**
+ * Emits `envelope.retry.exhausted` once for this node execution (it fails right after); also for a refusal, which is
+ * never retried (`totalAttempts` counts the calls made).
+ */
 export async function exhausted(
   ctx: NodeContext,
   totalAttempts: number,

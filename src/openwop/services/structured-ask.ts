@@ -64,8 +64,10 @@ export async function askStructured(
     const call = { messages, output: q.output, ...(maxTokens !== undefined ? { maxTokens } : {}) };
     const a = await recordedCall(ctx, model, `${q.key}:turn:${turn}`, call, retry);
     usage = addUsage(usage, a.usage);
-    if (a.finish === 'refusal')
+    if (a.finish === 'refusal') {
+      await exhausted(ctx, turn + 1, 'refusal', 'the provider refused the call');
       throw new NodeFailure(ErrorCode.ENVELOPE_REFUSAL, 'the model refused the call', modelIds(model));
+    }
     let reason: RetryReason;
     let problem: string;
     if (a.finish === 'length') {

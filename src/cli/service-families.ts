@@ -139,12 +139,12 @@ export async function buildServiceFamilies(
     promptStore = family.store;
     out.push(family);
   }
+  // Nodes and requests may name their own model only under --model.
+  const modelFor = spec && hostModel ? nodeModels(spec, hostModel, flags, hooks.env ?? process.env) : undefined;
   const envelopeModel = aiScript ? new ScriptedProvider(aiScript) : hostModel;
-  if (envelopeModel) out.push(createAiEnvelopeFamily({ model: envelopeModel, envelopes }));
-  if (spec && hostModel) {
-    const env = hooks.env ?? process.env;
-    out.push(createStructuredOutputFamily({ modelFor: nodeModels(spec, hostModel, flags, env), hostModel }));
-  }
+  if (envelopeModel)
+    out.push(createAiEnvelopeFamily({ model: envelopeModel, envelopes, ...(modelFor ? { modelFor } : {}) }));
+  if (modelFor && hostModel) out.push(createStructuredOutputFamily({ modelFor, hostModel }));
   if (flags.agentPacks) {
     const model = agentScript ? new ScriptedProvider(agentScript) : (hostModel ?? ECHO_MODEL);
     if (!promptStore) {

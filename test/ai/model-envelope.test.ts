@@ -6,8 +6,9 @@
 // model that never answers the shape ends envelope_validation_failed after limits.schemaRounds retries
 // (envelope.retry.exhausted); a refusal (OpenAI `refusal` delta / Anthropic stop_reason refusal) is not retried
 // (envelope.refusal, envelope_refusal); a truncated answer (finish_reason length / stop_reason max_tokens) is
-// re-asked with the same conversation and twice the budget (envelope.truncated, retry reason truncation). Every
-// event validates against the run-event schemas.
+// re-asked with the same conversation and twice the budget (envelope.truncated, retry reason truncation). A request
+// naming `provider` + `model` runs on that model (never `scripted`). Every event validates against the run-event
+// schemas.
 import { rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServiceFamilies } from '../../src/cli/service-families.js';
@@ -42,6 +43,7 @@ const genNode: NodeModule = {
       envelopeType: KIND,
       userMessage: 'pumps',
       idempotencyKey: 'k1',
+      ...(ctx.node.config.named as object | undefined),
     });
     return { outputs: { payload: r.payload, usage: r.usage } };
   },
@@ -119,6 +121,11 @@ const servers = closedAfterEach<WireServer>();
 
 /** Runs the generating node against a new server answering `replies` in order. */
 async function run(w: Wire, ...replies: WireReply[]) {
+  return runNamed(w, undefined, ...replies);
+}
+
+/** {@link run} with the request naming `named` (`{provider, model}`). */
+async function runNamed(w: Wire, named: Record<string, string> | undefined, ...replies: WireReply[]) {
   const srv = await startWireServer(replies);
   servers.push(srv);
   const base = w.name === 'anthropic' ? srv.url : `${srv.url}/v1`;
@@ -135,7 +142,7 @@ async function run(w: Wire, ...replies: WireReply[]) {
   }));
   fixtures.push(fx);
   await fx.open();
-  await fx.host.catalog.register(oneNode('gen', { typeId: 'test.generate' }));
+  await fx.host.catalog.register(oneNode('gen', { typeId: 'test.generate', config: named ? { named } : {} }));
   const r = await runToTerminal(fx.host, 'gen');
   const failed = r.events.find((e) => e.type === 'node.failed');
   const nodeCode = (failed?.payload.error as { code?: string } | undefined)?.code;
@@ -222,5 +229,21 @@ describe.each(WIRES)('ctx.aiEnvelope.generate on $name (structured output)', (w)
     expect(ofType(r.events, 'cap.breached').map((e) => e.payload)).toEqual([
       expect.objectContaining({ kind: 'schema' }),
     ]);
+  });
+});
+
+describe('a generation naming its own model (request provider + model)', () => {
+  const w = WIRES[0]!;
+  it('runs on that model of the provider, metered under it', async () => {
+    const r = await runNamed(w, { provider: 'openai-compatible', model: 'other-llm' }, w.answer(ok()));
+    expect(r.status).toBe('completed');
+    expect(r.requests.map((q) => q.body.model)).toEqual(['other-llm']);
+    expect(ofType(r.events, 'provider.usage').map((e) => e.payload.model)).toEqual(['other-llm']);
+  });
+
+  it('refuses the scripted provider (a file path) with provider_unavailable and no request', async () => {
+    const r = await runNamed(w, { provider: 'scripted', model: '/etc/hosts' }, w.answer(ok()));
+    expect([r.status, r.nodeCode]).toEqual(['failed', 'provider_unavailable']);
+    expect(r.requests).toHaveLength(0);
   });
 });

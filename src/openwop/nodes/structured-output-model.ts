@@ -8,12 +8,12 @@
 import { ErrorCode, isJsonObject } from '../../core/index.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule } from '../node-registry.js';
-import type { EnvelopeModel } from '../services/ai-envelope-model.js';
+import type { ModelFor } from '../services/ai-envelope-model.js';
+import { namedModel } from '../services/named-model.js';
 import { askStructured } from '../services/structured-ask.js';
 import { outputSchemaProblems } from './structured-output-node.js';
 
-/** The model a node names (`provider`, `model`), or undefined when the host has none for it; may throw. */
-export type ModelFor = (provider: string, model: string) => EnvelopeModel | undefined;
+export type { ModelFor };
 
 /** Invalid answers re-asked before the node fails `envelope_invalid`. */
 const ROUNDS = 2;
@@ -47,21 +47,7 @@ export async function executeOnModel(ctx: NodeContext, modelFor: ModelFor): Prom
     outputSchema: Record<string, unknown>;
     maxTokens?: unknown;
   };
-  let model: EnvelopeModel | undefined;
-  try {
-    model = modelFor(provider, modelId);
-  } catch (err) {
-    throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `cannot reach ${provider}:${modelId}`, {
-      provider,
-      model: modelId,
-      cause: (err as { code?: string }).code ?? (err instanceof Error ? err.message : String(err)),
-    });
-  }
-  if (!model)
-    throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `this host has no model ${provider}:${modelId}`, {
-      provider,
-      model: modelId,
-    });
+  const model = namedModel(modelFor, provider, modelId);
   const { system, user } = conversation(ctx);
   // A provider's structured output needs an object root; another schema is wrapped as {value}.
   const wrapped = outputSchema.type !== 'object';

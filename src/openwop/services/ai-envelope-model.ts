@@ -37,3 +37,9 @@ export interface EnvelopeModel {
     | { kind: 'tool_calls'; calls: unknown[]; text?: string; usage?: ModelUsage }
   >;
 }
+
+/**
+ * The model a node or request names (`provider`, `model`), or undefined when the host has none for it; may throw
+ * (the CLI's `serve --model` factory).
+ */
+export type ModelFor = (provider: string, model: string) => EnvelopeModel | undefined;

@@ -65,6 +65,30 @@ export function disclosureText(engine: Pick<Engine, 'endpoints'>): string {
 }
 
 /**
+ * The `provider.usage` ledger entry of one metered turn: the provider's own counts, no prompt or answer text (the
+ * ledger counterpart of OpenWOP `provider.usage`, RFC 0026).
+ */
+function usageEntry(
+  runId: string,
+  turn: number,
+  meter: { provider: string; model: string },
+  u: ModelUsage,
+  trace: { traceparent: string },
+) {
+  return {
+    kind: 'provider.usage' as const,
+    agent_run_id: runId,
+    turn,
+    provider: meter.provider,
+    model: meter.model,
+    input_tokens: u.inputTokens,
+    output_tokens: u.outputTokens,
+    total_tokens: u.inputTokens + u.outputTokens,
+    traceparent: trace.traceparent,
+  };
+}
+
+/**
  * Runs the agent until it gives a final message, `maxTurns` model turns have passed, or `signal` aborts.
  * Refused or failed tool calls go back to the model as results; a provider error or a ledger failure ends the
  * run by throwing (its sessions are closed first).
@@ -123,11 +147,13 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
         if (o.signal?.aborted) return end('aborted', null);
         throw err;
       }
-      if (reply.usage)
+      if (reply.usage) {
         usage = {
           inputTokens: (usage?.inputTokens ?? 0) + reply.usage.inputTokens,
           outputTokens: (usage?.outputTokens ?? 0) + reply.usage.outputTokens,
         };
+        if (o.provider.meter) await o.ledger.append(usageEntry(runId, turns, o.provider.meter, reply.usage, parent));
+      }
       o.onEvent?.({
         type: 'reply',
         index: turns,

@@ -1,10 +1,12 @@
 // Anything added here is API.
 export type {
+  ModelFinish,
   ModelMessage,
   ModelProvider,
   ModelRequest,
   ModelTurn,
   ModelUsage,
+  OutputFormat,
   ProviderTool,
   ProviderToolCall,
 } from './model-provider.js';

@@ -31,16 +31,34 @@ export interface ModelUsage {
   outputTokens: number;
 }
 
+/**
+ * Why a final answer ended: `stop` (the model finished), `length` (cut off by the token budget: truncated),
+ * `refusal` (the provider refused; the text is then empty). Absent means `stop`.
+ */
+export type ModelFinish = 'stop' | 'length' | 'refusal';
+
 /** What the model answers on one turn (`usage` when the provider reports it). */
 export type ModelTurn =
   | { kind: 'tool_calls'; calls: ProviderToolCall[]; text?: string; usage?: ModelUsage }
-  | { kind: 'final'; text: string; usage?: ModelUsage };
+  | { kind: 'final'; text: string; usage?: ModelUsage; finish?: ModelFinish };
+
+/** Structured output: the answer is one JSON value valid against `schema` (the provider's native feature). */
+export interface OutputFormat {
+  /** `[a-zA-Z0-9_-]{1,64}`: the json_schema name (Chat Completions) or forced tool name (Messages). */
+  name: string;
+  /** A JSON Schema whose root is an object. */
+  schema: object;
+}
 
 /** What a provider is asked on one turn. */
 export interface ModelRequest {
   messages: readonly ModelMessage[];
   tools: readonly ProviderTool[];
   signal?: AbortSignal;
+  /** Ask for structured output (then `tools` is ignored); the final text is the JSON. */
+  output?: OutputFormat;
+  /** Output token budget of this call (overrides the provider's configured `maxTokens`). */
+  maxTokens?: number;
 }
 
 /** A model provider. Implementations throw `HostError` with a registered code, never a bare error. */

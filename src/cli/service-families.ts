@@ -17,6 +17,8 @@ import { assertNoConnectorServers } from '../openwop/services/mcp-connector-matc
 import { openConnectorStore } from '../policy/connector-store.js';
 import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
 import { createPromptLibraryFamily } from '../openwop/services/prompt-library-family.js';
+import { createStructuredOutputFamily } from '../openwop/services/structured-output-family.js';
+import { nodeModels } from './node-models.js';
 import { modelSpecOf, providerOf } from './model-flags.js';
 import type { ModelFlags } from './model-flags.js';
 
@@ -69,7 +71,8 @@ const ECHO_MODEL: AgentModel = {
  * template files and agent packs to `warn`. With `--agent-packs` the agent-manifest runtime (RFC 0070) and, since
  * the host then meets it, `ctx.agentRuntime` (RFC 0144) are installed and advertised together.
  * `--model` (issue 15) is the host default: ctx.aiEnvelope runs on it when no `--ai-script` is given, and the
- * manifest agents when no `--agent-script` (or `--ai-script`) is given; a script flag still wins for its service.
+ * manifest agents when no `--agent-script` (or `--ai-script`) is given, and the supervisor of a workflow without a
+ * mock plan; a script flag still wins for its service.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` (bad folder, agent packs folder, envelopes file or observability),
  * `MHS.HOST.AGENT_SCRIPT_INVALID` (bad script), `MHS.HOST.MODEL_CONFIG` (bad `--model`, missing key or base URL),
  * `MHS.HOST.MCP_SERVER_IS_MHS_ENDPOINT` (an `--mcp-servers` entry names a connector row of the store: HOST-020,
@@ -108,7 +111,10 @@ export async function buildServiceFamilies(
     });
 
   const peers = flags.peers ? loadPeers(flags.peers) : {};
-  const out: ServiceFamily[] = [agentsFamily(identity ? { hostId: identity.hostId } : {})];
+  // The supervisor asks the host model when a workflow gives no mock plan.
+  const out: ServiceFamily[] = [
+    agentsFamily({ ...(identity ? { hostId: identity.hostId } : {}), ...(hostModel ? { model: hostModel } : {}) }),
+  ];
   // After agents: its multiAgent.executionModel version 3 wins the merge.
   if (identity) out.push(causationFamily({ hostId: identity.hostId, peers, wellKnownUrl: identity.wellKnownUrl }));
   if (mcpConfig && connectors)
@@ -133,8 +139,12 @@ export async function buildServiceFamilies(
     promptStore = family.store;
     out.push(family);
   }
+  // Nodes and requests may name their own model only under --model.
+  const modelFor = spec && hostModel ? nodeModels(spec, hostModel, flags, hooks.env ?? process.env) : undefined;
   const envelopeModel = aiScript ? new ScriptedProvider(aiScript) : hostModel;
-  if (envelopeModel) out.push(createAiEnvelopeFamily({ model: envelopeModel, envelopes }));
+  if (envelopeModel)
+    out.push(createAiEnvelopeFamily({ model: envelopeModel, envelopes, ...(modelFor ? { modelFor } : {}) }));
+  if (modelFor && hostModel) out.push(createStructuredOutputFamily({ modelFor, hostModel }));
   if (flags.agentPacks) {
     const model = agentScript ? new ScriptedProvider(agentScript) : (hostModel ?? ECHO_MODEL);
     if (!promptStore) {

@@ -160,6 +160,8 @@ export const ErrorCode = {
   PROMPT_VARIABLE_UNRESOLVED: 'prompt_variable_unresolved',
   /** The model's answer is not a valid envelope after `limits.schemaRounds` rounds. data: envelopeType, errors. */
   ENVELOPE_VALIDATION_FAILED: 'envelope_validation_failed',
+  /** The model's answers stayed truncated (`max_tokens`) after `limits.schemaRounds` budget-doubled retries (RFC 0033 §B). data: envelopeType, rounds. */
+  ENVELOPE_TRUNCATION_UNRECOVERABLE: 'envelope_truncation_unrecoverable',
   /** An envelope kind the host does not list in `supportedEnvelopes` (ai-envelope.md). data: envelopeType. */
   UNKNOWN_ENVELOPE_KIND: 'unknown_envelope_kind',
   /** Same idempotencyKey reused with a different request (ai-envelope.md correlation conflict). data: key. */

@@ -34,6 +34,8 @@ export const LEDGER_KINDS = [
   // A replay run's start (the plan it replays) and end (its report), HOST-057, 085.
   'replay.start',
   'replay.end',
+  // One model turn of an agent run with the provider's own token counts (issue 15; no prompt or answer text).
+  'provider.usage',
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 

@@ -2,7 +2,8 @@
 // through their official SDKs, each against a local server speaking its API's wire format; no network) over a real
 // thermostat simulator and SQLite store: the model's capability tool call goes through the governed path (the ledger
 // has the tool_call, the command.intent and the receipt), the next request to the model carries the FULL receipt the
-// ledger holds as the tool result, the model's answer ends the run, the server's token counts are the run's usage, and
+// ledger holds as the tool result, the model's answer ends the run, the server's token counts are the run's usage and
+// one `provider.usage` ledger entry per turn (provider, model, counts), and
 // the API key is nowhere in the store file, the transcript or the exported evidence package. A run whose signal
 // aborts during a model call ends `aborted`.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -132,6 +133,14 @@ describe.each(CASES)('agent run with the $name provider over a real simulator', 
   test('the tool call goes through the governed path and the model sees the full receipt, then answers', async () => {
     expect(run).toMatchObject({ stopReason: 'final', final: 'The chamber is at 37 degC.', turns: 2 });
     expect(run.usage).toEqual({ inputTokens: 812 + 1544, outputTokens: 31 + 12 });
+    const usage = (await store.ledger.range(0)).filter(
+      (e) => e.kind === 'provider.usage' && e.agent_run_id === run.runId,
+    );
+    expect(usage.map((e) => [e.turn, e.input_tokens, e.output_tokens, e.total_tokens])).toEqual([
+      [0, 812, 31, 843],
+      [1, 1544, 12, 1556],
+    ]);
+    expect(usage[0]).toMatchObject({ provider: provider.meter!.provider, model: provider.meter!.model });
     expect(srv.requests).toHaveLength(2);
     expect(c.tools(srv.requests[0]!.body)).toContain(SETPOINT);
 

@@ -55,13 +55,14 @@ function event(type: string, data: Record<string, unknown>): string {
 
 /**
  * A streamed message: `message_start` (input tokens, output 1), a text block in `pieces`, then one `tool_use` block
- * per use with its input JSON split in `jsonPieces`, `message_delta` (stop reason, final output tokens),
- * `message_stop`.
+ * per use with its input JSON split in `jsonPieces`, `message_delta` (stop reason `stop`, default `tool_use` or
+ * `end_turn`; final output tokens), `message_stop`.
  */
 export function anStream(o: {
   model: string;
   pieces?: string[];
   uses?: Array<{ id: string; name: string; jsonPieces: string[] }>;
+  stop?: 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal';
   usage: [number, number];
 }): WireReply {
   const uses = o.uses ?? [];
@@ -100,7 +101,7 @@ export function anStream(o: {
   }
   frames.push(
     event('message_delta', {
-      delta: { stop_reason: uses.length ? 'tool_use' : 'end_turn', stop_sequence: null },
+      delta: { stop_reason: o.stop ?? (uses.length ? 'tool_use' : 'end_turn'), stop_sequence: null },
       usage: { output_tokens: o.usage[1] },
     }),
   );

@@ -88,13 +88,16 @@ function chunk(model: string, choices: unknown[], usage: unknown = null): string
 }
 
 /**
- * A streamed completion: a role chunk, the text in `pieces`, each tool call opened with id/type/name and its
- * arguments in `argPieces` fragments, the finish chunk, the usage chunk, `[DONE]`.
+ * A streamed completion: a role chunk, the text in `pieces`, a `refusal` delta when given, each tool call opened
+ * with id/type/name and its arguments in `argPieces` fragments, the finish chunk (`finish`, default `stop` or
+ * `tool_calls`), the usage chunk, `[DONE]`.
  */
 export function oaStream(o: {
   model: string;
   pieces?: string[];
+  refusal?: string;
   calls?: Array<{ id: string; name: string; argPieces: string[] }>;
+  finish?: 'stop' | 'length' | 'content_filter';
   usage: [number, number];
 }): WireReply {
   const calls = o.calls ?? [];
@@ -103,6 +106,8 @@ export function oaStream(o: {
   ];
   for (const p of o.pieces ?? [])
     frames.push(chunk(o.model, [{ index: 0, delta: { content: p }, logprobs: null, finish_reason: null }]));
+  if (o.refusal !== undefined)
+    frames.push(chunk(o.model, [{ index: 0, delta: { refusal: o.refusal }, logprobs: null, finish_reason: null }]));
   calls.forEach((c, i) => {
     frames.push(
       chunk(o.model, [
@@ -127,7 +132,9 @@ export function oaStream(o: {
       );
   });
   frames.push(
-    chunk(o.model, [{ index: 0, delta: {}, logprobs: null, finish_reason: calls.length ? 'tool_calls' : 'stop' }]),
+    chunk(o.model, [
+      { index: 0, delta: {}, logprobs: null, finish_reason: o.finish ?? (calls.length ? 'tool_calls' : 'stop') },
+    ]),
   );
   frames.push(chunk(o.model, [], oaUsage(...o.usage)));
   frames.push('data: [DONE]\n\n');

@@ -6,7 +6,13 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import type { ModelProvider, ModelRequest, ModelTurn } from '../model-provider.js';
-import { fromAnthropicMessage, toAnthropicConversation, toAnthropicTools } from './anthropic-wire.js';
+import {
+  fromAnthropicMessage,
+  fromAnthropicStructured,
+  toAnthropicConversation,
+  toAnthropicTools,
+  toOutputTool,
+} from './anthropic-wire.js';
 import { modelError } from './model-errors.js';
 import type { ModelCallContext } from './model-errors.js';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './provider-options.js';
@@ -45,18 +51,21 @@ export class AnthropicProvider implements ModelProvider {
 
   async next(req: ModelRequest): Promise<ModelTurn> {
     const o = this.#options;
+    const output = req.output;
     const body = {
       model: o.model,
-      max_tokens: o.maxTokens ?? DEFAULT_MAX_TOKENS,
+      max_tokens: req.maxTokens ?? o.maxTokens ?? DEFAULT_MAX_TOKENS,
       ...toAnthropicConversation(req.messages),
-      ...(req.tools.length ? { tools: toAnthropicTools(req.tools) } : {}),
+      ...(output ? toOutputTool(output) : req.tools.length ? { tools: toAnthropicTools(req.tools) } : {}),
     };
     const call = req.signal ? { signal: req.signal } : {};
+    const turn = (m: Anthropic.Messages.Message) =>
+      output ? fromAnthropicStructured(m, output.name) : fromAnthropicMessage(m);
     try {
-      if (o.stream === false) return fromAnthropicMessage(await this.#client.messages.create(body, call));
+      if (o.stream === false) return turn(await this.#client.messages.create(body, call));
       const stream = this.#client.messages.stream(body, call);
       if (o.onDelta) stream.on('text', (delta) => o.onDelta!(delta));
-      return fromAnthropicMessage(await stream.finalMessage());
+      return turn(await stream.finalMessage());
     } catch (err) {
       throw modelError(err, SDK_ERRORS, this.#ctx);
     }

@@ -4,7 +4,14 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import { ErrorCode, HostError } from '../../core/index.js';
-import type { ModelMessage, ModelTurn, ProviderTool, ProviderToolCall } from '../model-provider.js';
+import type {
+  ModelFinish,
+  ModelMessage,
+  ModelTurn,
+  OutputFormat,
+  ProviderTool,
+  ProviderToolCall,
+} from '../model-provider.js';
 
 type MessageParam = Anthropic.Messages.MessageParam;
 type Block = Exclude<MessageParam['content'], string>[number];
@@ -87,4 +94,51 @@ export function fromAnthropicMessage(m: Anthropic.Messages.Message): ModelTurn {
     );
   if (calls.length) return { kind: 'tool_calls', calls, ...(text ? { text } : {}), usage };
   return { kind: 'final', text, usage };
+}
+
+/**
+ * Structured output as one forced tool (`tool_choice: {type: "tool"}`): the model must answer with a `tool_use`
+ * block whose `input` is the JSON value. Forced tool use works on every Claude model and through the GA Messages
+ * API; the `output_format` JSON outputs are a beta on some models only.
+ */
+export function toOutputTool(o: OutputFormat): {
+  tools: Anthropic.Messages.Tool[];
+  tool_choice: Anthropic.Messages.ToolChoiceTool;
+} {
+  return {
+    tools: [
+      {
+        name: o.name,
+        description: 'Answer by calling this tool once; its input is your whole answer.',
+        input_schema: { type: 'object', ...(o.schema as Record<string, unknown>) },
+      },
+    ],
+    tool_choice: { type: 'tool', name: o.name },
+  };
+}
+
+/**
+ * The forced tool's `input` as a final answer (JSON text). `max_tokens` (or a full context window) is `length`:
+ * the input may be cut short; `refusal` is a refusal (text dropped: it may echo the prompt).
+ */
+export function fromAnthropicStructured(m: Anthropic.Messages.Message, name: string): ModelTurn {
+  const u = m.usage;
+  const usage = {
+    inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+    outputTokens: u.output_tokens,
+  };
+  const stop = m.stop_reason as string | null;
+  const finish: ModelFinish =
+    stop === 'refusal'
+      ? 'refusal'
+      : stop === 'max_tokens' || stop === 'model_context_window_exceeded'
+        ? 'length'
+        : 'stop';
+  if (finish === 'refusal') return { kind: 'final', text: '', finish, usage };
+  const use = m.content.find((b) => b.type === 'tool_use' && b.name === name);
+  const text =
+    use && use.type === 'tool_use'
+      ? JSON.stringify(use.input)
+      : m.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+  return { kind: 'final', text, ...(finish === 'length' ? { finish } : {}), usage };
 }

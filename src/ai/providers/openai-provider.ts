@@ -11,7 +11,7 @@ import { modelError } from './model-errors.js';
 import type { ModelCallContext } from './model-errors.js';
 import { DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './provider-options.js';
 import type { NetworkProviderOptions } from './provider-options.js';
-import { fromChatCompletion, toChatMessages, toChatTools } from './openai-wire.js';
+import { fromChatCompletion, toChatMessages, toChatTools, toResponseFormat } from './openai-wire.js';
 
 const SDK_ERRORS = {
   SdkError: OpenAI.OpenAIError,
@@ -49,11 +49,16 @@ export class OpenAIChatProvider implements ModelProvider {
     const o = this.#options;
     // Local servers know the older `max_tokens`; OpenAI's newer models require `max_completion_tokens`.
     const limit = this.meter.provider === 'openai' ? 'max_completion_tokens' : 'max_tokens';
+    const maxTokens = req.maxTokens ?? o.maxTokens;
     const body = {
       model: o.model,
       messages: toChatMessages(req.messages),
-      ...(req.tools.length ? { tools: toChatTools(req.tools) } : {}),
-      ...(o.maxTokens !== undefined ? { [limit]: o.maxTokens } : {}),
+      ...(req.output
+        ? { response_format: toResponseFormat(req.output) }
+        : req.tools.length
+          ? { tools: toChatTools(req.tools) }
+          : {}),
+      ...(maxTokens !== undefined ? { [limit]: maxTokens } : {}),
     };
     const call = req.signal ? { signal: req.signal } : {};
     try {

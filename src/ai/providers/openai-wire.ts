@@ -4,7 +4,14 @@
  */
 import type OpenAI from 'openai';
 import { ErrorCode, HostError } from '../../core/index.js';
-import type { ModelMessage, ModelTurn, ProviderTool, ProviderToolCall } from '../model-provider.js';
+import type {
+  ModelFinish,
+  ModelMessage,
+  ModelTurn,
+  OutputFormat,
+  ProviderTool,
+  ProviderToolCall,
+} from '../model-provider.js';
 
 type ChatMessage = OpenAI.Chat.Completions.ChatCompletionMessageParam;
 type ChatTool = OpenAI.Chat.Completions.ChatCompletionTool;
@@ -40,6 +47,24 @@ export function toChatTools(tools: readonly ProviderTool[]): ChatTool[] {
 }
 
 /**
+ * Structured output as `response_format: {type: "json_schema"}`. Not `strict`: strict mode needs every property
+ * required and `additionalProperties: false` everywhere, which envelope payload schemas need not be; the host
+ * validates the answer against the schema itself.
+ */
+export function toResponseFormat(o: OutputFormat): OpenAI.ResponseFormatJSONSchema {
+  return {
+    type: 'json_schema',
+    json_schema: { name: o.name, schema: o.schema as Record<string, unknown>, strict: false },
+  };
+}
+
+/** `finish_reason` (and `message.refusal`) as a {@link ModelFinish}: `length` truncated, `content_filter` refused. */
+function finishOf(choice: Completion['choices'][number]): ModelFinish {
+  if (choice.message.refusal || choice.finish_reason === 'content_filter') return 'refusal';
+  return choice.finish_reason === 'length' ? 'length' : 'stop';
+}
+
+/**
  * Parses a tool call's `arguments` string; an empty string is `{}` (some local servers send it for no-argument calls).
  * @throws HostError `MHS.HOST.MODEL_RESPONSE_INVALID` (details.reason `tool_arguments`) when it is not a JSON object.
  */
@@ -63,7 +88,8 @@ export function parseToolArguments(name: string, raw: string | undefined): Recor
 
 /**
  * The first choice of a completion (streamed and assembled by the SDK, or not streamed) as a turn: tool calls →
- * `tool_calls` (with any text), else `final`; `usage` is the server's `prompt_tokens` / `completion_tokens`.
+ * `tool_calls` (with any text), else `final` (with `finish` when truncated or refused); `usage` is the server's
+ * `prompt_tokens` / `completion_tokens`.
  * @throws HostError `MHS.HOST.MODEL_RESPONSE_INVALID` for no choice or unusable tool arguments.
  */
 export function fromChatCompletion(c: Completion): ModelTurn {
@@ -85,5 +111,8 @@ export function fromChatCompletion(c: Completion): ModelTurn {
       : [],
   );
   if (calls.length) return { kind: 'tool_calls', calls, ...(text ? { text } : {}), ...usage };
-  return { kind: 'final', text: text ?? choice.message.refusal ?? '', ...usage };
+  const finish = finishOf(choice);
+  // A refusal's text is not kept: it may echo the prompt (envelope-refusal-no-prompt-leak).
+  if (finish === 'refusal') return { kind: 'final', text: '', finish, ...usage };
+  return { kind: 'final', text: text ?? '', ...(finish === 'length' ? { finish } : {}), ...usage };
 }

@@ -1,6 +1,8 @@
 import type { NodeModule } from '../node-registry.js';
 import { dispatchNode, mockAgentNode, supervisorNode } from '../nodes/orchestrator-nodes.js';
 import type { ServiceFamily } from '../service-family.js';
+import type { EnvelopeModel } from '../services/ai-envelope-model.js';
+import { providerUsageCapability } from '../services/provider-usage.js';
 import type { WorkflowNode } from '../types.js';
 import { agentRefOf, resolveAgentId, runAgentScript, scriptFromConfig } from './agent-script.js';
 import { SPEC_CONFIDENCE_FLOOR } from './confidence.js';
@@ -11,6 +13,8 @@ export interface AgentsFamilyOptions {
   hostId?: string;
   /** Operator confidence floor for orchestrator decisions, at least the spec floor 0.5 (RFC 0039 §A). */
   confidenceEscalationFloor?: number;
+  /** The host model the supervisor asks when a workflow gives no mock plan (`serve --model`). */
+  model?: EnvelopeModel;
 }
 
 /** Node types that emit their own `agent.*` events, so the agent layer does not wrap them. */
@@ -67,9 +71,10 @@ export function agentsFamily(o: AgentsFamilyOptions = {}): ServiceFamily {
         },
       },
       conformance: { mockAgent: true },
+      ...providerUsageCapability(o.model ?? {}),
     }),
     nodes: [
-      supervisorNode,
+      supervisorNode(o.model),
       dispatchNode({ hostId: o.hostId ?? 'mhs-host', confidenceFloor: floor }),
       mockAgentNode({ streaming: true }),
     ],

@@ -3,6 +3,8 @@ import { belowThreshold, escalationThreshold, lowConfidenceGate, SPEC_CONFIDENCE
 import { runDispatchTurn } from '../agents/dispatch-turn.js';
 import type { OrchestratorDecision } from '../agents/dispatch-turn.js';
 import { emitOnce } from '../agents/emit-once.js';
+import { modelDecision } from '../agents/model-decision.js';
+import type { EnvelopeModel } from '../services/ai-envelope-model.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
 import { openwopSchemas, schemaId } from '../schemas.js';
@@ -29,9 +31,16 @@ export function supervisorPlan(config: Record<string, unknown>): unknown[] {
   return config.mockPendingDecision !== undefined ? [config.mockPendingDecision, ...plan] : plan;
 }
 
+/** True when the config scripts the decisions (the conformance mock), so no model is asked. */
+function hasMockPlan(c: Record<string, unknown>): boolean {
+  return c.mockDispatchPlan !== undefined || c.mockDecisions !== undefined || c.mockPendingDecision !== undefined;
+}
+
 function validateSupervisor(node: WorkflowNode): Issue[] {
   const c = node.config;
   const issues: Issue[] = [];
+  if (c.workers !== undefined && !(Array.isArray(c.workers) && c.workers.every((w) => typeof w === 'string' && w)))
+    issues.push({ path: '/config/workers', message: 'must be an array of worker ids' });
   for (const key of ['mockDispatchPlan', 'mockDecisions'] as const) {
     if (c[key] === undefined) continue;
     if (!Array.isArray(c[key])) issues.push({ path: `/config/${key}`, message: 'must be an array of decisions' });
@@ -52,21 +61,28 @@ function validateSupervisor(node: WorkflowNode): Issue[] {
  * restarted host does not decide again), emits `agent.decided`, holds a decision whose confidence is below
  * the threshold behind the CP-1 approval (`node.suspended {reason: 'low-confidence'}`; no
  * `runOrchestrator.decided` until it is accepted), then emits `runOrchestrator.decided` exactly once.
+ * Without a mock plan and with a host model, the model decides (see `model-decision.ts`) and its `confidence`
+ * scores the decision.
  */
-async function runSupervisor(ctx: NodeContext): Promise<NodeResult> {
+async function runSupervisor(ctx: NodeContext, model: EnvelopeModel | undefined): Promise<NodeResult> {
   const c = ctx.node.config;
   const agentId = resolveAgentId(ctx.node, 'supervisor');
   const plan = supervisorPlan(c);
+  const asked = model && !hasMockPlan(c) ? await modelDecision(ctx, model) : undefined;
   const decision = await ctx.checkpoint<OrchestratorDecision>(
     'orchestrator:decision',
     () =>
+      asked ??
       (plan[ctx.activation - 1] as OrchestratorDecision | undefined) ?? { kind: 'terminate', reason: 'plan-exhausted' },
   );
   // mockConfidence scores the pending decision's tick when there is one, else every tick.
+  const stated = (decision as { confidence?: unknown }).confidence;
   const confidence =
     typeof c.mockConfidence === 'number' && (c.mockPendingDecision === undefined || ctx.activation === 1)
       ? c.mockConfidence
-      : undefined;
+      : asked && typeof stated === 'number'
+        ? stated
+        : undefined;
   const agentDecided = await emitOnce(ctx, {
     type: 'agent.decided',
     payload: { agentId, decision, ...(confidence !== undefined ? { confidence } : {}) },
@@ -84,12 +100,14 @@ async function runSupervisor(ctx: NodeContext): Promise<NodeResult> {
   return { outputs: { decision, agentId, decidedEventId: decided.eventId } };
 }
 
-/** `core.orchestrator.supervisor`. */
-export const supervisorNode: NodeModule = {
-  typeId: 'core.orchestrator.supervisor',
-  validate: validateSupervisor,
-  execute: runSupervisor,
-};
+/** `core.orchestrator.supervisor`; `model` decides when a workflow gives no mock plan. */
+export function supervisorNode(model?: EnvelopeModel): NodeModule {
+  return {
+    typeId: 'core.orchestrator.supervisor',
+    validate: validateSupervisor,
+    execute: (ctx) => runSupervisor(ctx, model),
+  };
+}
 
 /** The decision wired into a dispatch node: the outputs of the supervisor that completed before it. */
 function upstreamDecision(ctx: NodeContext): { decision: OrchestratorDecision; decidedEventId?: string } | undefined {

@@ -84,6 +84,13 @@ export function minimalInstance(schema: unknown): unknown {
   }
 }
 
+/** Problems of `value` against `schema` (paths and validator messages; empty when valid). */
+export function outputSchemaProblems(schema: unknown, value: unknown): string[] {
+  const v = validatorFor(schema);
+  if (v(value)) return [];
+  return (v.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'invalid'}`);
+}
+
 type EnvelopeKind = 'valid' | 'refusal' | 'invalid';
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -138,7 +145,9 @@ export function structuredOutputNode(programs: MockAiPrograms): NodeModule {
     validate(node) {
       const c = node.config;
       const errors: Array<{ path: string; message: string }> = [];
-      if (c.provider !== 'mock') errors.push({ path: '/config/provider', message: "the only provider is 'mock'" });
+      // Another provider runs only on a host model (structured-output-model.ts); else it fails at execution.
+      if (typeof c.provider !== 'string' || !c.provider)
+        errors.push({ path: '/config/provider', message: "'mock' or a provider id" });
       if (typeof c.model !== 'string' || !c.model) errors.push({ path: '/config/model', message: 'model is required' });
       if (!isJsonObject(c.outputSchema)) errors.push({ path: '/config/outputSchema', message: 'a JSON Schema object' });
       else
@@ -157,6 +166,11 @@ export function structuredOutputNode(programs: MockAiPrograms): NodeModule {
       };
       if (!Array.isArray(ctx.inputs.messages))
         throw new NodeFailure(ErrorCode.VALIDATION_ERROR, 'input messages must be an array', { input: 'messages' });
+      if (provider !== 'mock')
+        throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `this host has no model for provider ${provider}`, {
+          provider,
+          model,
+        });
       const answer = await ask(ctx, programs, 'mock-ai:answer');
       if (answer.kind === 'refusal') {
         // refusalText is not echoed: this host has no redaction pipeline for it (envelope-refusal-no-prompt-leak).
@@ -176,7 +190,8 @@ export function structuredOutputNode(programs: MockAiPrograms): NodeModule {
     },
     async replayCheck(ctx, rec, sourceRunId) {
       const original = recordedKind(rec);
-      if (original === undefined || !rec?.outcome) return;
+      // Refusal divergence is checked for the conformance mock only (a real model is not asked twice).
+      if (ctx.node.config.provider !== 'mock' || original === undefined || !rec?.outcome) return;
       const replay = kindOf(await ask(ctx, programs, 'mock-ai:replay-answer'), ctx.node.config.outputSchema);
       if (replay === 'invalid' || replay === original) return;
       const diverged = {

@@ -3,7 +3,8 @@ import { NodeFailure } from '../node-registry.js';
 import type { NodeContext } from '../node-registry.js';
 import { openwopSchemas, schemaId } from '../schemas.js';
 import type { RunEvent, RunEventInput } from '../types.js';
-import type { EnvelopeModel } from './ai-envelope-model.js';
+import type { EnvelopeModel, EnvelopeOutputFormat } from './ai-envelope-model.js';
+import { choiceFormat, VOTE_FORMAT } from './agent-runtime-formats.js';
 import type { AgentRefLike, AgentRuntimeSurface } from './agent-runtime-surface.js';
 import { usageEvents } from './provider-usage.js';
 import { recallCheckpoint } from './recorded.js';
@@ -76,6 +77,7 @@ async function ask(
   model: EnvelopeModel,
   system: string,
   user: string,
+  output?: EnvelopeOutputFormat,
 ): Promise<{ value: unknown; usage: RunEventInput[] }> {
   const messages = [
     { role: 'system' as const, content: system },
@@ -83,7 +85,7 @@ async function ask(
   ];
   let r: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
-    r = await model.next({ messages, tools: [], signal: ctx.signal });
+    r = await model.next({ messages, tools: [], signal: ctx.signal, ...(output ? { output } : {}) });
   } catch (err) {
     throw fail(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
       provider: model.name,
@@ -130,10 +132,11 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
     system: string,
     user: string,
     also: (v: unknown) => RunEventInput[] = () => [],
+    output?: EnvelopeOutputFormat,
   ): Promise<unknown> {
     const prior = recallCheckpoint(ctx, name);
     if (prior.found) return prior.value;
-    const answer = await ask(ctx, deps.model, system, user);
+    const answer = await ask(ctx, deps.model, system, user, output);
     const v = answer.value ?? null;
     await ctx.emit([
       ...answer.usage,
@@ -215,6 +218,8 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
             `${name}:choice`,
             'Choose the agent best suited to the task. Reply with JSON {"agentId": string, "confidence": number}.',
             JSON.stringify({ task: req.task, agents }),
+            undefined,
+            choiceFormat(ids),
           )) as { agentId?: unknown; confidence?: unknown } | null;
           if (typeof a?.agentId !== 'string' || !ids.includes(a.agentId))
             throw fail(ErrorCode.AGENT_NOT_FOUND, 'the model chose no listed agent', { choice: a?.agentId ?? null });
@@ -264,6 +269,7 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
                   payload: { agentId: p.agentId, decision: { consensus: name, round, vote: voteOf(x) } },
                 },
               ],
+              VOTE_FORMAT,
             )) as { vote?: unknown; amendment?: unknown } | null;
             const vote = voteOf(v);
             votes[p.agentId] = vote;

@@ -2,14 +2,18 @@ import { aiEnvelopeNode } from '../nodes/ai-envelope-node.js';
 import type { ServiceFamily } from '../service-family.js';
 import { generateEnvelope } from './ai-envelope-generate.js';
 import type { EnvelopeLimits } from './ai-envelope-generate.js';
-import type { EnvelopeModel } from './ai-envelope-model.js';
+import type { EnvelopeModel, ModelFor } from './ai-envelope-model.js';
+import { namedModel } from './named-model.js';
+import { reliabilityCapability } from './envelope-reliability.js';
 import { EnvelopeCatalog } from './envelope-validation.js';
 import { providerUsageCapability } from './provider-usage.js';
 
 /** Options of {@link createAiEnvelopeFamily}. */
 export interface AiEnvelopeFamilyOptions {
-  /** The model (the CLI passes the scripted provider of `src/ai`; no network). */
+  /** The model (the CLI passes the scripted provider of `src/ai`, or the `serve --model` provider). */
   model: EnvelopeModel;
+  /** The models a request may name with `provider` + `model` (unset: those fields are ignored). */
+  modelFor?: ModelFor;
   /** Vendor envelope kinds with their payload JSON Schemas, e.g. `{"vendor.mhs.summary": {...}}`. */
   envelopes?: Record<string, object>;
   /** Invalid answers / schema requests allowed per generation (default 2). */
@@ -22,7 +26,7 @@ export interface AiEnvelopeFamilyOptions {
  * `ctx.aiEnvelope.generate` (RFC 0144 §aiEnvelope) over a model provider. Advertises `aiEnvelope`, the envelope
  * catalog (`supportedEnvelopes`: the universal four plus configured kinds) and the limits it enforces
  * (`clarificationRounds`: clarification requests lifted to a clarification interrupt; `schemaRounds`;
- * `envelopesPerTurn: 1`). It does not
+ * `envelopesPerTurn: 1`) and the envelope-reliability events it emits (RFC 0032/0033). It does not
  * expose or advertise `aiEnvelope.await`. Installs the `local.ai.envelope` node.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` for a bad envelope kind or schema.
  */
@@ -40,10 +44,18 @@ export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamil
       supportedEnvelopes: catalog.kinds(),
       limits: { ...limits },
       ...providerUsageCapability(o.model),
+      ...reliabilityCapability(limits.schemaRounds),
     }),
     nodes: [aiEnvelopeNode],
     bind: (ctx) => ({
-      aiEnvelope: { generate: (request) => generateEnvelope(ctx, { model: o.model, catalog, limits }, request) },
+      aiEnvelope: {
+        generate: async (request) => {
+          // A request naming both provider and model runs on that model when the host has a factory.
+          const named = o.modelFor && typeof request?.provider === 'string' && typeof request.model === 'string';
+          const model = named ? namedModel(o.modelFor!, request.provider!, request.model!) : o.model;
+          return generateEnvelope(ctx, { model, catalog, limits }, request);
+        },
+      },
     }),
   };
 }

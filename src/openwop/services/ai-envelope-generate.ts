@@ -4,7 +4,13 @@ import type { NodeContext } from '../node-registry.js';
 import type { AiEnvelopeRequest, AiEnvelopeResult } from './ai-envelope-surface.js';
 import type { EnvelopeModel, EnvelopeModelMessage } from './ai-envelope-model.js';
 import type { EnvelopeCatalog } from './envelope-validation.js';
-import { addUsage, checkpointEvent, recordedUsage, usageEvents, usageTokens } from './provider-usage.js';
+import type { RunEventInput } from '../types.js';
+import type { SchemaIssue } from '../schemas.js';
+import { envelopeOutputFormat } from './envelope-output-format.js';
+import { attempted, breachTruncation, exhausted, issueText, TRUNCATION_MULTIPLIER } from './envelope-reliability.js';
+import type { RetryReason } from './envelope-reliability.js';
+import { modelIds, recordedCall } from './model-call.js';
+import { addUsage } from './provider-usage.js';
 import type { ModelUsage } from './provider-usage.js';
 import { recallCheckpoint } from './recorded.js';
 
@@ -24,6 +30,9 @@ interface Recorded {
   /** Clarification interrupts the generation took: a resumed node takes them again (same ordinals, same answers). */
   clarifications?: number;
 }
+
+/** The output budget doubled on a first truncation when neither the request nor the provider's usage gives one. */
+const DEFAULT_BUDGET = 4096;
 
 const FORMAT = (kind: string): string =>
   `Reply with exactly one JSON object {"type": "${kind}", "payload": <payload>} and nothing else. ` +
@@ -97,22 +106,47 @@ export async function generateEnvelope(
   let schemaRounds = 0;
   let clarifications = 0;
   let usage: ModelUsage | undefined;
+  let maxTokens = request.maxTokens;
+  let retry: RunEventInput[] = [];
+  const output = envelopeOutputFormat(deps.catalog, envelopeType);
   const breach = async (kind: 'schema' | 'clarification' | 'envelopes', limit: number, observed: number) => {
     await ctx.emit([{ type: 'cap.breached', payload: { kind, limit, observed, nodeId: ctx.node.id } }]);
     return new NodeFailure(ErrorCode.CAP_BREACHED, `aiEnvelope ${kind} limit ${limit} exceeded`, { kind, limit });
   };
   // Every turn either returns, consumes a schema round, or is a schema.response ack (bounded by the same budget).
   for (let turn = 0; turn <= 2 * deps.limits.schemaRounds + deps.limits.clarificationRounds + 1; turn++) {
-    const { text: answer, usage: turnUsage } = await modelTurn(ctx, deps.model, `${key}:turn:${turn}`, messages);
-    usage = addUsage(usage, turnUsage);
+    const call = { messages, output, ...(maxTokens !== undefined ? { maxTokens } : {}) };
+    const a = await recordedCall(ctx, deps.model, `${key}:turn:${turn}`, call, retry);
+    retry = [];
+    usage = addUsage(usage, a.usage);
+    if (a.finish === 'refusal') {
+      // RFC 0033 §D: never retried (envelope.refusal is in the answer's batch); a terminal failure (RFC 0032 §B.2).
+      await exhausted(ctx, turn + 1, 'refusal', 'the provider refused the call');
+      throw new NodeFailure(ErrorCode.ENVELOPE_REFUSAL, 'the model refused the generation', {
+        ...modelIds(deps.model),
+        envelopeType,
+      });
+    }
+    if (a.finish === 'length') {
+      // RFC 0033 §B: the same conversation again with twice the budget, no corrective fragment.
+      schemaRounds++;
+      if (schemaRounds > deps.limits.schemaRounds) {
+        await exhausted(ctx, turn + 1, 'truncation', 'the answer was cut off by the token budget');
+        throw await breachTruncation(ctx, deps.limits.schemaRounds, schemaRounds, envelopeType);
+      }
+      maxTokens = TRUNCATION_MULTIPLIER * (maxTokens ?? a.usage?.outputTokens ?? DEFAULT_BUDGET);
+      retry = [attempted(ctx, turn + 2, 'truncation', null)];
+      continue;
+    }
+    const answer = a.text;
     messages.push({ role: 'assistant', content: answer, toolCalls: [] });
     const parsed = parseAnswer(answer);
-    let problem: string | undefined;
-    let issues: unknown[] = [];
+    let problem: { reason: RetryReason; text: string } | undefined;
+    let issues: SchemaIssue[] = [];
     if (parsed.ok && parsed.items.length > deps.limits.envelopesPerTurn) {
       throw await breach('envelopes', deps.limits.envelopesPerTurn, parsed.items.length);
     }
-    if (!parsed.ok) problem = parsed.reason;
+    if (!parsed.ok) problem = { reason: 'parse-error', text: parsed.reason };
     else {
       const raw = parsed.items[0] as { type?: unknown; payload?: unknown; schemaVersion?: unknown } | undefined;
       const envelope: Record<string, unknown> = {
@@ -159,7 +193,7 @@ export async function generateEnvelope(
         continue;
       }
       if (!issues.length && type !== envelopeType && type !== 'error')
-        problem = `asked for ${envelopeType}, got ${type}`;
+        problem = { reason: 'type-mismatch', text: `the envelope type is not ${envelopeType}` };
       if (!issues.length && !problem) {
         const result: AiEnvelopeResult = {
           envelopeType: type,
@@ -185,17 +219,24 @@ export async function generateEnvelope(
         await ctx.checkpoint(key, (): Recorded => ({ request: requestDigest, result, clarifications }));
         return result;
       }
-      problem ??= 'the envelope does not validate';
+      problem ??= { reason: 'schema-violation', text: `the envelope does not validate: ${issueText(issues)}` };
     }
     schemaRounds++;
     if (schemaRounds > deps.limits.schemaRounds) {
-      throw new NodeFailure(ErrorCode.ENVELOPE_VALIDATION_FAILED, `no valid ${envelopeType} envelope: ${problem}`, {
-        envelopeType,
-        rounds: schemaRounds,
-        errors: issues,
-      });
+      await exhausted(ctx, turn + 1, problem.reason, problem.text);
+      throw new NodeFailure(
+        ErrorCode.ENVELOPE_VALIDATION_FAILED,
+        `no valid ${envelopeType} envelope: ${problem.text}`,
+        {
+          envelopeType,
+          rounds: schemaRounds,
+          errors: issues,
+        },
+      );
     }
-    messages.push({ role: 'user', content: `Your answer was refused (${problem}). ${FORMAT(envelopeType)}` });
+    // RFC 0033 §C: a host-authored corrective fragment from the validator's output, no budget increase.
+    messages.push({ role: 'user', content: `Your answer was refused (${problem.text}). ${FORMAT(envelopeType)}` });
+    retry = [attempted(ctx, turn + 2, problem.reason, problem.text)];
   }
   throw new NodeFailure(ErrorCode.ENVELOPE_VALIDATION_FAILED, `no valid ${envelopeType} envelope`, { envelopeType });
 }
@@ -203,35 +244,4 @@ export async function generateEnvelope(
 function recall<T>(ctx: NodeContext, name: string): T | undefined {
   const r = recallCheckpoint(ctx, name);
   return r.found ? (r.value as T) : undefined;
-}
-
-/**
- * One model call, recorded under `name`: a resumed node reads the recorded answer (and the usage recorded with it)
- * instead of calling again. `usage` is set when the call is metered.
- */
-async function modelTurn(
-  ctx: NodeContext,
-  model: EnvelopeModel,
-  name: string,
-  messages: readonly EnvelopeModelMessage[],
-): Promise<{ text: string; usage?: ModelUsage }> {
-  const prior = recall<string>(ctx, name);
-  if (prior !== undefined) {
-    const usage = recordedUsage(ctx.history, name);
-    return usage ? { text: prior, usage } : { text: prior };
-  }
-  let reply: Awaited<ReturnType<EnvelopeModel['next']>>;
-  try {
-    reply = await model.next({ messages: [...messages], tools: [], signal: ctx.signal });
-  } catch (err) {
-    throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
-      provider: model.name,
-      cause: err instanceof Error ? err.message : String(err),
-    });
-  }
-  const text = reply.kind === 'final' ? reply.text : (reply.text ?? '');
-  // The answer and its provider.usage (RFC 0026) are appended together: a resumed node reads both, emits neither.
-  const metered = usageEvents(ctx, model, { messages, tools: [] }, reply);
-  await ctx.emit([...metered, checkpointEvent(ctx, name, text)]);
-  return metered[0] ? { text, usage: usageTokens(metered[0].payload) } : { text };
 }

@@ -1,0 +1,36 @@
+import { ErrorCode, HostError } from '../core/index.js';
+import { parseModelSpec } from '../ai/index.js';
+import type { ModelEnv, ModelProvider, ModelSpec } from '../ai/index.js';
+import { providerOf } from './model-flags.js';
+import type { ModelFlags } from './model-flags.js';
+
+/** Providers a node may name besides the host model (never `scripted`: its model id is a file path). */
+const NODE_PROVIDERS = new Set(['openai', 'openai-compatible', 'anthropic']);
+
+/**
+ * The models nodes may name under `serve --model` (`core.ai.structuredOutput` `config.provider` / `config.model`):
+ * the host model itself, or another network model built once with the same call flags and the environment's keys
+ * and base URLs (`--base-url` only for the host model's provider).
+ * @throws HostError `MHS.HOST.MODEL_CONFIG` for `scripted` or a model that cannot be built (missing key, ...).
+ */
+export function nodeModels(
+  spec: ModelSpec,
+  hostModel: ModelProvider,
+  flags: ModelFlags,
+  env: ModelEnv,
+): (provider: string, model: string) => ModelProvider {
+  const built = new Map<string, ModelProvider>();
+  return (provider, model) => {
+    if (provider === spec.provider && model === spec.model) return hostModel;
+    if (!NODE_PROVIDERS.has(provider))
+      throw new HostError(ErrorCode.HOST_MODEL_CONFIG, `a node may not name provider ${provider}`, { provider });
+    const key = `${provider}:${model}`;
+    let m = built.get(key);
+    if (!m) {
+      const base = provider === spec.provider && spec.baseUrl !== undefined ? { baseUrl: spec.baseUrl } : {};
+      m = providerOf(parseModelSpec(key, base), flags, env);
+      built.set(key, m);
+    }
+    return m;
+  };
+}

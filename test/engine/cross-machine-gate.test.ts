@@ -51,7 +51,9 @@ describe('device gates of a host on another machine', () => {
         deviceId: DEVICE,
         capabilityId: CAP,
         input: { ticks: 1 },
-        deadlineMs: 60_000,
+        // Long enough that A's own transport timeout never fires before A crashes below; short enough that B may
+        // conclude `not_executed` (only once the deadline has passed, issue 16) within the test.
+        deadlineMs: 8_000,
       })
       .catch((e: unknown) => e);
     while ((await counters(s)).capability_calls < 1) await new Promise((r) => setTimeout(r, 20));
@@ -97,6 +99,8 @@ describe('device gates of a host on another machine', () => {
     }
     const entries = await b.ledger.byCommand(theirs);
     expect(entries[1]).toMatchObject({ kind: 'command.unknown', reason: 'owner_gone', owner: 'lab-a:101' });
+    // The endpoint has no record of it: settled `not_executed` once its deadline (plus the margin) has passed.
+    await engineB.reconcile({ commandId: theirs, untilSettled: true });
     const mine = await engineB.invoke({
       endpointId: s.endpointId,
       deviceId: DEVICE,

@@ -54,6 +54,16 @@ async function pendingApprovals(): Promise<Array<Record<string, any>>> {
   return (JSON.parse(r.stdout) as { approvals: Array<Record<string, any>> }).approvals;
 }
 
+/** The pending approval bound to `digest`, once `mhs-host approvals list` shows it (one CLI run at a time). */
+async function pendingFor(digest: string): Promise<Record<string, any>> {
+  for (let i = 0; i < 120; i++) {
+    const hit = (await pendingApprovals()).find((a) => a.input_digest === digest);
+    if (hit) return hit;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no pending approval for ${digest}`);
+}
+
 async function decide(decision: 'approve' | 'deny', id: string): Promise<void> {
   const r = await cli(['approvals', decision, id, '--operator', 'alice', '--db', host.dbPath]);
   expect(r.code, r.stderr).toBe(0);
@@ -128,21 +138,16 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('the gateway over HTTP (%s)
         },
       );
       // The operator sees it at once, bound to the digest of what will be sent (HOST-041).
-      let approval: Record<string, any> | undefined;
-      await expect
-        .poll(
-          async () => (approval = (await pendingApprovals()).find((a) => a.input_digest === H({ volume_ul: volume }))),
-        )
-        .toBeTruthy();
-      await expect.poll(() => progress.some((m) => m.includes(approval!.approval_id)), { timeout: 10_000 }).toBe(true);
-      await decide('approve', approval!.approval_id);
+      const approval = await pendingFor(H({ volume_ul: volume }));
+      await expect.poll(() => progress.some((m) => m.includes(approval.approval_id)), { timeout: 10_000 }).toBe(true);
+      await decide('approve', approval.approval_id);
       const r = await pending;
       expect(r.isError).toBe(false);
       expect(r.body.receipt.status).toBe('completed');
       const intent = (await ledgerEntries(host.dbPath)).find(
         (e) => e.kind === 'command.intent' && e.command_id === r.body.command_id,
       )!;
-      expect(intent.approval_id).toBe(approval!.approval_id);
+      expect(intent.approval_id).toBe(approval.approval_id);
       expect(intent.permit_id).toMatch(/^prm_/);
     } finally {
       await client.close();
@@ -154,19 +159,14 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('the gateway over HTTP (%s)
     try {
       const volume = revision === 'legacy' ? 13 : 14;
       const pending = call(client, ASPIRATE, { volume_ul: volume }, { timeout: 90_000 });
-      let approval: Record<string, any> | undefined;
-      await expect
-        .poll(
-          async () => (approval = (await pendingApprovals()).find((a) => a.input_digest === H({ volume_ul: volume }))),
-        )
-        .toBeTruthy();
-      await decide('deny', approval!.approval_id);
+      const approval = await pendingFor(H({ volume_ul: volume }));
+      await decide('deny', approval.approval_id);
       const r = await pending;
       expect(r.isError).toBe(true);
       expect(r.body.error.mhs_code).toBe(ErrorCode.HOST_APPROVAL_DENIED);
-      expect(r.body.approval).toMatchObject({ status: 'denied', approval_id: approval!.approval_id });
+      expect(r.body.approval).toMatchObject({ status: 'denied', approval_id: approval.approval_id });
       const intents = (await ledgerEntries(host.dbPath)).filter(
-        (e) => e.kind === 'command.intent' && e.approval_id === approval!.approval_id,
+        (e) => e.kind === 'command.intent' && e.approval_id === approval.approval_id,
       );
       expect(intents).toEqual([]);
     } finally {

@@ -11,5 +11,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Most files wait on child processes, sockets and deadlines rather than the CPU: on a 2-core CI machine the
+    // default (cores - 1 = one worker) ran them one at a time.
+    maxWorkers: 3,
+    minWorkers: 1,
   },
 });

@@ -123,6 +123,12 @@ export const ErrorCode = {
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',
+  /**
+   * A conformance seam's request is missing or has a malformed field (`POST /v1/host/sample/test/llm-cache-key`:
+   * `provider`, `model`, `messages` or a recipe field of the wrong type; host-sample-test-seams.md §4): 400.
+   * data: path.
+   */
+  INVALID_ARGUMENT: 'invalid_argument',
   NOT_FOUND: 'not_found',
   UNAUTHORIZED: 'unauthorized',
   FORBIDDEN: 'forbidden',

@@ -3,14 +3,16 @@
 // `response_format: {type: "json_schema"}`; Messages: one forced tool whose input is the envelope), over a local
 // server speaking each wire format (streamed; no network). A valid first answer is accepted; an invalid one is
 // re-asked with a corrective fragment (envelope.retry.attempted, reason schema-violation) and the repair accepted; a
-// model that never answers the shape ends envelope_validation_failed after limits.schemaRounds retries
-// (envelope.retry.exhausted); a refusal (OpenAI `refusal` delta / Anthropic stop_reason refusal) is not retried
+// model that never answers the shape ends envelope_invalid after limits.schemaRounds retries
+// (envelope.retry.exhausted, cap.breached {kind: schema}; ai-envelope.md §Schema-violation path); a refusal (OpenAI `refusal` delta / Anthropic stop_reason refusal) is not retried
 // (envelope.refusal, envelope_refusal); a truncated answer (finish_reason length / stop_reason max_tokens) is
 // re-asked with the same conversation and twice the budget (envelope.truncated, retry reason truncation). A request
 // naming `provider` + `model` runs on that model (never `scripted`). Every event validates against the run-event
 // schemas.
 import { rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { llmCacheKey } from '../../src/ai/llm-cache-key.js';
+import { chatCacheKeyInput, messagesCacheKeyInput } from '../../src/ai/providers/wire-cache-key.js';
 import { buildServiceFamilies } from '../../src/cli/service-families.js';
 import type { NodeModule } from '../../src/openwop/node-registry.js';
 import type { RunEvent } from '../../src/openwop/types.js';
@@ -178,15 +180,27 @@ describe.each(WIRES)('ctx.aiEnvelope.generate on $name (structured output)', (w)
       expect.objectContaining({ attempt: 2, reason: 'schema-violation' }),
     ]);
     expect(ofType(r.events, 'provider.usage')).toHaveLength(2);
+    // Each recorded answer carries the LLM cache key of the request the server received (replay.md §A).
+    const recorded = ofType(r.events, 'log.appended')
+      .map((e) => e.payload.fields as { checkpoint?: string; cacheKey?: string } | undefined)
+      .filter((f) => /:turn:\d+$/.test(f?.checkpoint ?? ''));
+    expect(recorded.map((f) => f!.cacheKey)).toEqual(
+      r.requests.map((q) =>
+        llmCacheKey(w.name === 'anthropic' ? messagesCacheKeyInput(q.body) : chatCacheKeyInput(w.name, q.body)),
+      ),
+    );
   });
 
-  it('ends envelope_validation_failed when the model never answers the shape', async () => {
+  it('ends envelope_invalid with cap.breached {kind: schema} when the model never answers the shape', async () => {
     const r = await run(w, w.answer(bad), w.answer(bad), w.answer('{"type": "nope"}'), w.answer(ok()));
-    expect([r.status, r.nodeCode]).toEqual(['failed', 'envelope_validation_failed']);
+    expect([r.status, r.nodeCode]).toEqual(['failed', 'envelope_invalid']);
     expect(r.requests).toHaveLength(3); // limits.schemaRounds = 2 retries
     expect(ofType(r.events, 'envelope.retry.attempted')).toHaveLength(2);
     expect(ofType(r.events, 'envelope.retry.exhausted').map((e) => e.payload)).toEqual([
       expect.objectContaining({ totalAttempts: 3 }),
+    ]);
+    expect(ofType(r.events, 'cap.breached').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ kind: 'schema', limit: 2 }),
     ]);
   });
 

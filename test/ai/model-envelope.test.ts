@@ -7,7 +7,8 @@
 // (envelope.retry.exhausted, cap.breached {kind: schema}; ai-envelope.md §Schema-violation path); a refusal (OpenAI `refusal` delta / Anthropic stop_reason refusal) is not retried
 // (envelope.refusal, envelope_refusal); a truncated answer (finish_reason length / stop_reason max_tokens) is
 // re-asked with the same conversation and twice the budget (envelope.truncated, retry reason truncation). A request
-// naming `provider` + `model` runs on that model (never `scripted`). Every event validates against the run-event
+// naming `provider` + `model` runs on that model (never `scripted`); so does a run whose `RunOptions.configurable.model`
+// names one (run-options.md §Reserved keys), below a request's own. Every event validates against the run-event
 // schemas.
 import { rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ import {
   HostFixture,
   clock,
   closedAfterEach,
+  expectValidEvents,
   oneNode,
   runToTerminal,
   tempDbFile,
@@ -128,6 +130,16 @@ async function run(w: Wire, ...replies: WireReply[]) {
 
 /** {@link run} with the request naming `named` (`{provider, model}`). */
 async function runNamed(w: Wire, named: Record<string, string> | undefined, ...replies: WireReply[]) {
+  return runWith(w, { named }, ...replies);
+}
+
+/** {@link run} with the request naming `named` and the run created with `RunOptions.configurable`. */
+async function runWith(
+  w: Wire,
+  o: { named?: Record<string, string> | undefined; configurable?: Record<string, unknown> },
+  ...replies: WireReply[]
+) {
+  const named = o.named;
   const srv = await startWireServer(replies);
   servers.push(srv);
   const base = w.name === 'anthropic' ? srv.url : `${srv.url}/v1`;
@@ -145,7 +157,19 @@ async function runNamed(w: Wire, named: Record<string, string> | undefined, ...r
   fixtures.push(fx);
   await fx.open();
   await fx.host.catalog.register(oneNode('gen', { typeId: 'test.generate', config: named ? { named } : {} }));
-  const r = await runToTerminal(fx.host, 'gen');
+  const r = o.configurable
+    ? await (async () => {
+        const { run: created } = await fx.host.runs.createRun(
+          { workflowId: 'gen', configurable: o.configurable },
+          { principal: 't' },
+        );
+        await fx.host.runs.waitTerminal(created.runId);
+        return {
+          events: await expectValidEvents(fx.host, created.runId),
+          status: (await fx.host.store.getRun(created.runId))!.status,
+        };
+      })()
+    : await runToTerminal(fx.host, 'gen');
   const failed = r.events.find((e) => e.type === 'node.failed');
   const nodeCode = (failed?.payload.error as { code?: string } | undefined)?.code;
   const done = r.events.find((e) => e.type === 'node.completed');
@@ -257,6 +281,31 @@ describe('a generation naming its own model (request provider + model)', () => {
 
   it('refuses the scripted provider (a file path) with provider_unavailable and no request', async () => {
     const r = await runNamed(w, { provider: 'scripted', model: '/etc/hosts' }, w.answer(ok()));
+    expect([r.status, r.nodeCode]).toEqual(['failed', 'provider_unavailable']);
+    expect(r.requests).toHaveLength(0);
+  });
+});
+
+describe('a run naming its model (RunOptions.configurable.model, run-options.md §Reserved keys)', () => {
+  const w = WIRES[0]!;
+  it.each([
+    ['a model id of the host provider', 'run-llm'],
+    ['a --model spelling', 'openai-compatible:run-llm'],
+  ])('runs its generations on it over the host default: %s', async (_how, value) => {
+    const r = await runWith(w, { configurable: { model: value } }, w.answer(ok()));
+    expect(r.status).toBe('completed');
+    expect(r.requests.map((q) => q.body.model)).toEqual(['run-llm']);
+    expect(ofType(r.events, 'provider.usage').map((e) => e.payload.model)).toEqual(['run-llm']);
+  });
+
+  it('a request naming its own model still wins over the run', async () => {
+    const named = { provider: 'openai-compatible', model: 'node-llm' };
+    const r = await runWith(w, { named, configurable: { model: 'run-llm' } }, w.answer(ok()));
+    expect(r.requests.map((q) => q.body.model)).toEqual(['node-llm']);
+  });
+
+  it('a run naming the scripted provider fails provider_unavailable, nothing sent', async () => {
+    const r = await runWith(w, { configurable: { model: 'scripted:/etc/hosts' } }, w.answer(ok()));
     expect([r.status, r.nodeCode]).toEqual(['failed', 'provider_unavailable']);
     expect(r.requests).toHaveLength(0);
   });

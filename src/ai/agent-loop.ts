@@ -65,8 +65,9 @@ export function disclosureText(engine: Pick<Engine, 'endpoints'>): string {
 }
 
 /**
- * The `provider.usage` ledger entry of one metered turn: the provider's own counts, no prompt or answer text (the
- * ledger counterpart of OpenWOP `provider.usage`, RFC 0026).
+ * The `provider.usage` ledger entry of one metered turn: the provider's own counts and the request's LLM cache key
+ * (`cache_key`, replay.md §"LLM cache-key recipe": a digest, no prompt or answer text), the ledger counterpart of
+ * OpenWOP `provider.usage` (RFC 0026).
  */
 function usageEntry(
   runId: string,
@@ -74,6 +75,7 @@ function usageEntry(
   meter: { provider: string; model: string },
   u: ModelUsage,
   trace: { traceparent: string },
+  cacheKey: string | undefined,
 ) {
   return {
     kind: 'provider.usage' as const,
@@ -84,6 +86,7 @@ function usageEntry(
     input_tokens: u.inputTokens,
     output_tokens: u.outputTokens,
     total_tokens: u.inputTokens + u.outputTokens,
+    ...(cacheKey ? { cache_key: cacheKey } : {}),
     traceparent: trace.traceparent,
   };
 }
@@ -152,7 +155,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
           inputTokens: (usage?.inputTokens ?? 0) + reply.usage.inputTokens,
           outputTokens: (usage?.outputTokens ?? 0) + reply.usage.outputTokens,
         };
-        if (o.provider.meter) await o.ledger.append(usageEntry(runId, turns, o.provider.meter, reply.usage, parent));
+        if (o.provider.meter)
+          await o.ledger.append(usageEntry(runId, turns, o.provider.meter, reply.usage, parent, reply.cacheKey));
       }
       o.onEvent?.({
         type: 'reply',

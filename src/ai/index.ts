@@ -32,3 +32,5 @@ export { modelError, scrubKey } from './providers/model-errors.js';
 export type { ModelCallContext, SdkErrorClasses } from './providers/model-errors.js';
 export { DEFAULT_MAX_TOKENS, DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './providers/provider-options.js';
 export type { NetworkProviderOptions } from './providers/provider-options.js';
+export { LLM_CACHE_KEY_RECIPE, llmCacheKey, parseLlmCacheKeyInput, semanticRequest } from './llm-cache-key.js';
+export type { CacheKeyMessage, CacheKeyTool, LlmCacheKeyInput } from './llm-cache-key.js';

@@ -37,10 +37,14 @@ export interface ModelUsage {
  */
 export type ModelFinish = 'stop' | 'length' | 'refusal';
 
-/** What the model answers on one turn (`usage` when the provider reports it). */
+/**
+ * What the model answers on one turn (`usage` when the provider reports it). `cacheKey` is the LLM cache key
+ * (OpenWOP replay.md §"LLM cache-key recipe", src/ai/llm-cache-key.ts) of the request this turn answers, computed
+ * from the request as the provider sent it; recorded with the call so a replay can match recorded answers by key.
+ */
 export type ModelTurn =
-  | { kind: 'tool_calls'; calls: ProviderToolCall[]; text?: string; usage?: ModelUsage }
-  | { kind: 'final'; text: string; usage?: ModelUsage; finish?: ModelFinish };
+  | { kind: 'tool_calls'; calls: ProviderToolCall[]; text?: string; usage?: ModelUsage; cacheKey?: string }
+  | { kind: 'final'; text: string; usage?: ModelUsage; finish?: ModelFinish; cacheKey?: string };
 
 /** Structured output: the answer is one JSON value valid against `schema` (the provider's native feature). */
 export interface OutputFormat {

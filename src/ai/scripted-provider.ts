@@ -5,7 +5,9 @@
  */
 import type { AgentScript } from './agent-script.js';
 import { fillTemplate, resolveRefs } from './agent-script.js';
+import { llmCacheKey } from './llm-cache-key.js';
 import type { ModelProvider, ModelRequest, ModelTurn } from './model-provider.js';
+import { modelRequestCacheKeyInput } from './providers/wire-cache-key.js';
 
 /** Text of the final message when the script has no turns left. */
 export const SCRIPT_END = '(end of script)';
@@ -21,6 +23,10 @@ export class ScriptedProvider implements ModelProvider {
   }
 
   async next(req: ModelRequest): Promise<ModelTurn> {
+    return { ...this.#play(req), cacheKey: llmCacheKey(modelRequestCacheKeyInput(this.meter, req)) };
+  }
+
+  #play(req: ModelRequest): ModelTurn {
     const index = req.messages.filter((m) => m.role === 'assistant').length;
     const results = req.messages.flatMap((m) => (m.role === 'tool' ? [m.content] : []));
     const turn = this.script.turns[index];

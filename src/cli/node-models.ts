@@ -1,5 +1,5 @@
 import { ErrorCode, HostError } from '../core/index.js';
-import { parseModelSpec } from '../ai/index.js';
+import { MODEL_PROVIDERS, parseModelSpec } from '../ai/index.js';
 import type { ModelEnv, ModelProvider, ModelSpec } from '../ai/index.js';
 import { providerOf } from './model-flags.js';
 import type { ModelFlags } from './model-flags.js';
@@ -32,5 +32,24 @@ export function nodeModels(
       built.set(key, m);
     }
     return m;
+  };
+}
+
+/**
+ * The model a run names with `RunOptions.configurable.model` (run-options.md §Reserved keys: "Override the AI model
+ * for nodes that consume ctx.config.configurable.model"): `<provider>:<model>` as `--model` spells it when the part
+ * before the first `:` is a provider, else a model id of the host model's provider (`llama3.1:8b` is a model of it).
+ * @throws HostError `MHS.HOST.MODEL_CONFIG` as {@link nodeModels}.
+ */
+export function runModels(
+  spec: ModelSpec,
+  modelFor: (provider: string, model: string) => ModelProvider,
+): (value: string) => ModelProvider {
+  return (value) => {
+    const i = value.indexOf(':');
+    const prefix = i > 0 ? value.slice(0, i) : '';
+    return (MODEL_PROVIDERS as readonly string[]).includes(prefix)
+      ? modelFor(prefix, value.slice(i + 1))
+      : modelFor(spec.provider, value);
   };
 }

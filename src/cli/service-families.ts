@@ -18,7 +18,7 @@ import { openConnectorStore } from '../policy/connector-store.js';
 import { loadMcpServersConfig } from '../openwop/services/mcp-servers-config.js';
 import { createPromptLibraryFamily } from '../openwop/services/prompt-library-family.js';
 import { createStructuredOutputFamily } from '../openwop/services/structured-output-family.js';
-import { nodeModels } from './node-models.js';
+import { nodeModels, runModels } from './node-models.js';
 import { modelSpecOf, providerOf } from './model-flags.js';
 import type { ModelFlags } from './model-flags.js';
 
@@ -143,7 +143,13 @@ export async function buildServiceFamilies(
   const modelFor = spec && hostModel ? nodeModels(spec, hostModel, flags, hooks.env ?? process.env) : undefined;
   const envelopeModel = aiScript ? new ScriptedProvider(aiScript) : hostModel;
   if (envelopeModel)
-    out.push(createAiEnvelopeFamily({ model: envelopeModel, envelopes, ...(modelFor ? { modelFor } : {}) }));
+    out.push(
+      createAiEnvelopeFamily({
+        model: envelopeModel,
+        envelopes,
+        ...(modelFor && spec ? { modelFor, runModelOf: runModels(spec, modelFor) } : {}),
+      }),
+    );
   if (modelFor && hostModel) out.push(createStructuredOutputFamily({ modelFor, hostModel }));
   if (flags.agentPacks) {
     const model = agentScript ? new ScriptedProvider(agentScript) : (hostModel ?? ECHO_MODEL);

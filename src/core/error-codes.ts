@@ -123,6 +123,12 @@ export const ErrorCode = {
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',
+  /**
+   * A conformance seam's request is missing or has a malformed field (`POST /v1/host/sample/test/llm-cache-key`:
+   * `provider`, `model`, `messages` or a recipe field of the wrong type; host-sample-test-seams.md §4): 400.
+   * data: path.
+   */
+  INVALID_ARGUMENT: 'invalid_argument',
   NOT_FOUND: 'not_found',
   UNAUTHORIZED: 'unauthorized',
   FORBIDDEN: 'forbidden',
@@ -141,7 +147,11 @@ export const ErrorCode = {
   REPLAY_DIVERGED_AT_REFUSAL: 'replay_diverged_at_refusal',
   /** The model refused a structured-output call; `envelope.refusal` is in the log, never retried (RFC 0032 §B.3). data: provider, model. */
   ENVELOPE_REFUSAL: 'envelope_refusal',
-  /** A structured-output answer does not match the node's outputSchema (core.ai.structuredOutput). data: provider, model, errors. */
+  /**
+   * A structured-output answer still fails validation after `limits.schemaRounds` retries: `core.ai.structuredOutput`
+   * (outputSchema; data: provider, model, errors) and `ctx.aiEnvelope.generate` (ai-envelope.md §Schema-violation
+   * path, after `envelope.retry.exhausted` and `cap.breached {kind: schema}`; data: envelopeType, rounds, errors).
+   */
   ENVELOPE_INVALID: 'envelope_invalid',
   // Host service families ctx.promptLibrary / ctx.aiEnvelope / ctx.agentRuntime (RFC 0144, RFC 0027-0029).
   /** A PromptRef names no template in the library (host-capabilities.md §host.promptLibrary). data: ref. */
@@ -158,7 +168,7 @@ export const ErrorCode = {
   PROMPT_TEMPLATE_CONFLICT: 'prompt_template_conflict',
   /** A required template variable has no binding (RFC 0027 §A). data: ref, variable. */
   PROMPT_VARIABLE_UNRESOLVED: 'prompt_variable_unresolved',
-  /** The model's answer is not a valid envelope after `limits.schemaRounds` rounds. data: envelopeType, errors. */
+  /** The supervisor model's answer is not a valid OrchestratorDecision after its re-asks. data: envelopeType, errors. */
   ENVELOPE_VALIDATION_FAILED: 'envelope_validation_failed',
   /** The model's answers stayed truncated (`max_tokens`) after `limits.schemaRounds` budget-doubled retries (RFC 0033 §B). data: envelopeType, rounds. */
   ENVELOPE_TRUNCATION_UNRECOVERABLE: 'envelope_truncation_unrecoverable',

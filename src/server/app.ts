@@ -13,6 +13,7 @@ import { registerAncestryRoute } from './ancestry-route.js';
 import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
 import { registerTestSeamRoutes } from './test-seam-routes.js';
+import { registerLlmCacheKeyRoute } from './llm-cache-key-route.js';
 import { registerRunListRoute } from './run-list-route.js';
 import { promptOpenApiPaths, registerPromptRoutes } from './prompt-routes.js';
 import { agentOpenApiPaths, registerAgentRoutes } from './agent-routes.js';
@@ -127,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
   if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host);
+  if (deps.testSeams === true) registerLlmCacheKeyRoute(app);
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);
   registerPromptRoutes(app, promptLibraryApiOf(deps.families));

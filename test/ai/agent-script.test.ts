@@ -88,6 +88,7 @@ describe('agent scripts', () => {
     expect(first).toEqual({
       kind: 'tool_calls',
       calls: [{ id: 'call_0_0', name: 'mhs__read', arguments: { device_id: 'thermostat' } }],
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(await p.next({ messages: msgs, tools: [] })).toEqual(first);
     msgs.push({ role: 'assistant', content: null, toolCalls: first.kind === 'tool_calls' ? first.calls : [] });
@@ -101,11 +102,20 @@ describe('agent scripts', () => {
     expect(await p.next({ messages: msgs, tools: [] })).toEqual({
       kind: 'tool_calls',
       calls: [{ id: 'mine', name: 'x', arguments: { h: 'h1' } }],
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     msgs.push({ role: 'assistant', content: null, toolCalls: [] });
-    expect(await p.next({ messages: msgs, tools: [] })).toEqual({ kind: 'final', text: 'hash h1' });
+    expect(await p.next({ messages: msgs, tools: [] })).toEqual({
+      kind: 'final',
+      text: 'hash h1',
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     msgs.push({ role: 'assistant', content: 'hash h1', toolCalls: [] });
-    expect(await p.next({ messages: msgs, tools: [] })).toEqual({ kind: 'final', text: SCRIPT_END });
+    expect(await p.next({ messages: msgs, tools: [] })).toEqual({
+      kind: 'final',
+      text: SCRIPT_END,
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
   });
 
   test('the bundled example script is valid', () => {

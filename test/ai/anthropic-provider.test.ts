@@ -71,6 +71,7 @@ describe('anthropic provider over the Messages wire format', () => {
       kind: 'final',
       text: 'Refused: out of range.',
       usage: { inputTokens: 310, outputTokens: 12 },
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(deltas).toEqual(['Refused: ', 'out of range.']);
 
@@ -110,6 +111,7 @@ describe('anthropic provider over the Messages wire format', () => {
       text: 'Trying 40.',
       calls: [{ id: 'toolu_2', name: TOOL.name, arguments: { setpoint_c: 40 } }],
       usage: { inputTokens: 400, outputTokens: 55 },
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
   });
 
@@ -127,6 +129,7 @@ describe('anthropic provider over the Messages wire format', () => {
       kind: 'tool_calls',
       calls: [{ id: 'toolu_3', name: TOOL.name, arguments: { setpoint_c: 4 } }],
       usage: { inputTokens: 90, outputTokens: 30 },
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
     expect(srv.requests[0]!.body.stream).toBeUndefined();
   });

@@ -3,7 +3,7 @@
 // thermostat simulator and SQLite store: the model's capability tool call goes through the governed path (the ledger
 // has the tool_call, the command.intent and the receipt), the next request to the model carries the FULL receipt the
 // ledger holds as the tool result, the model's answer ends the run, the server's token counts are the run's usage and
-// one `provider.usage` ledger entry per turn (provider, model, counts), and
+// one `provider.usage` ledger entry per turn (provider, model, counts, the request's LLM cache key), and
 // the API key is nowhere in the store file, the transcript or the exported evidence package. A run whose signal
 // aborts during a model call ends `aborted`.
 import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
@@ -141,6 +141,10 @@ describe.each(CASES)('agent run with the $name provider over a real simulator', 
       [1, 1544, 12, 1556],
     ]);
     expect(usage[0]).toMatchObject({ provider: provider.meter!.provider, model: provider.meter!.model });
+    // Each turn's entry carries its request's LLM cache key (a digest; test/ai/provider-cache-key.test.ts ties it
+    // to the body the server received): two different requests, two keys.
+    const keys = usage.map((e) => e.cache_key as string);
+    expect(keys.every((k) => /^[0-9a-f]{64}$/.test(k)) && keys[0] !== keys[1]).toBe(true);
     expect(srv.requests).toHaveLength(2);
     expect(c.tools(srv.requests[0]!.body)).toContain(SETPOINT);
 

@@ -7,6 +7,8 @@
 // naming the host model asks it for its outputSchema (object root as is) and outputs the answer; an invalid answer is
 // repaired; a node naming another model of the provider runs on that model; a node naming `scripted:` is refused (provider_unavailable) without a request.
 import { afterEach, describe, expect, it } from 'vitest';
+import { llmCacheKey } from '../../src/ai/llm-cache-key.js';
+import { chatCacheKeyInput } from '../../src/ai/providers/wire-cache-key.js';
 import { buildServiceFamilies } from '../../src/cli/service-families.js';
 import { createAgentRuntimeFamily } from '../../src/openwop/services/agent-runtime-family.js';
 import type { EnvelopeModel } from '../../src/openwop/services/ai-envelope-model.js';
@@ -112,6 +114,14 @@ describe('the agent runtime on a real provider', () => {
       inputTokens: 41,
       outputTokens: 9,
     });
+    // Each recorded answer carries the LLM cache key of the request the server received (replay.md §A).
+    const keys = r.events
+      .filter((e) => e.type === 'log.appended')
+      .map((e) => (e.payload.fields as { cacheKey?: string } | undefined)?.cacheKey)
+      .filter((k) => k !== undefined);
+    expect(keys).toEqual(
+      srv.requests.map((q) => llmCacheKey(chatCacheKeyInput('openai-compatible', q.body as Record<string, unknown>))),
+    );
   });
 });
 

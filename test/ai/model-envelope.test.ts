@@ -3,14 +3,17 @@
 // `response_format: {type: "json_schema"}`; Messages: one forced tool whose input is the envelope), over a local
 // server speaking each wire format (streamed; no network). A valid first answer is accepted; an invalid one is
 // re-asked with a corrective fragment (envelope.retry.attempted, reason schema-violation) and the repair accepted; a
-// model that never answers the shape ends envelope_validation_failed after limits.schemaRounds retries
-// (envelope.retry.exhausted); a refusal (OpenAI `refusal` delta / Anthropic stop_reason refusal) is not retried
+// model that never answers the shape ends envelope_invalid after limits.schemaRounds retries
+// (envelope.retry.exhausted, cap.breached {kind: schema}; ai-envelope.md §Schema-violation path); a refusal (OpenAI `refusal` delta / Anthropic stop_reason refusal) is not retried
 // (envelope.refusal, envelope_refusal); a truncated answer (finish_reason length / stop_reason max_tokens) is
 // re-asked with the same conversation and twice the budget (envelope.truncated, retry reason truncation). A request
-// naming `provider` + `model` runs on that model (never `scripted`). Every event validates against the run-event
+// naming `provider` + `model` runs on that model (never `scripted`); so does a run whose `RunOptions.configurable.model`
+// names one (run-options.md §Reserved keys), below a request's own. Every event validates against the run-event
 // schemas.
 import { rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { llmCacheKey } from '../../src/ai/llm-cache-key.js';
+import { chatCacheKeyInput, messagesCacheKeyInput } from '../../src/ai/providers/wire-cache-key.js';
 import { buildServiceFamilies } from '../../src/cli/service-families.js';
 import type { NodeModule } from '../../src/openwop/node-registry.js';
 import type { RunEvent } from '../../src/openwop/types.js';
@@ -18,6 +21,7 @@ import {
   HostFixture,
   clock,
   closedAfterEach,
+  expectValidEvents,
   oneNode,
   runToTerminal,
   tempDbFile,
@@ -126,6 +130,16 @@ async function run(w: Wire, ...replies: WireReply[]) {
 
 /** {@link run} with the request naming `named` (`{provider, model}`). */
 async function runNamed(w: Wire, named: Record<string, string> | undefined, ...replies: WireReply[]) {
+  return runWith(w, { named }, ...replies);
+}
+
+/** {@link run} with the request naming `named` and the run created with `RunOptions.configurable`. */
+async function runWith(
+  w: Wire,
+  o: { named?: Record<string, string> | undefined; configurable?: Record<string, unknown> },
+  ...replies: WireReply[]
+) {
+  const named = o.named;
   const srv = await startWireServer(replies);
   servers.push(srv);
   const base = w.name === 'anthropic' ? srv.url : `${srv.url}/v1`;
@@ -143,7 +157,19 @@ async function runNamed(w: Wire, named: Record<string, string> | undefined, ...r
   fixtures.push(fx);
   await fx.open();
   await fx.host.catalog.register(oneNode('gen', { typeId: 'test.generate', config: named ? { named } : {} }));
-  const r = await runToTerminal(fx.host, 'gen');
+  const r = o.configurable
+    ? await (async () => {
+        const { run: created } = await fx.host.runs.createRun(
+          { workflowId: 'gen', configurable: o.configurable },
+          { principal: 't' },
+        );
+        await fx.host.runs.waitTerminal(created.runId);
+        return {
+          events: await expectValidEvents(fx.host, created.runId),
+          status: (await fx.host.store.getRun(created.runId))!.status,
+        };
+      })()
+    : await runToTerminal(fx.host, 'gen');
   const failed = r.events.find((e) => e.type === 'node.failed');
   const nodeCode = (failed?.payload.error as { code?: string } | undefined)?.code;
   const done = r.events.find((e) => e.type === 'node.completed');
@@ -178,15 +204,27 @@ describe.each(WIRES)('ctx.aiEnvelope.generate on $name (structured output)', (w)
       expect.objectContaining({ attempt: 2, reason: 'schema-violation' }),
     ]);
     expect(ofType(r.events, 'provider.usage')).toHaveLength(2);
+    // Each recorded answer carries the LLM cache key of the request the server received (replay.md §A).
+    const recorded = ofType(r.events, 'log.appended')
+      .map((e) => e.payload.fields as { checkpoint?: string; cacheKey?: string } | undefined)
+      .filter((f) => /:turn:\d+$/.test(f?.checkpoint ?? ''));
+    expect(recorded.map((f) => f!.cacheKey)).toEqual(
+      r.requests.map((q) =>
+        llmCacheKey(w.name === 'anthropic' ? messagesCacheKeyInput(q.body) : chatCacheKeyInput(w.name, q.body)),
+      ),
+    );
   });
 
-  it('ends envelope_validation_failed when the model never answers the shape', async () => {
+  it('ends envelope_invalid with cap.breached {kind: schema} when the model never answers the shape', async () => {
     const r = await run(w, w.answer(bad), w.answer(bad), w.answer('{"type": "nope"}'), w.answer(ok()));
-    expect([r.status, r.nodeCode]).toEqual(['failed', 'envelope_validation_failed']);
+    expect([r.status, r.nodeCode]).toEqual(['failed', 'envelope_invalid']);
     expect(r.requests).toHaveLength(3); // limits.schemaRounds = 2 retries
     expect(ofType(r.events, 'envelope.retry.attempted')).toHaveLength(2);
     expect(ofType(r.events, 'envelope.retry.exhausted').map((e) => e.payload)).toEqual([
       expect.objectContaining({ totalAttempts: 3 }),
+    ]);
+    expect(ofType(r.events, 'cap.breached').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ kind: 'schema', limit: 2 }),
     ]);
   });
 
@@ -243,6 +281,31 @@ describe('a generation naming its own model (request provider + model)', () => {
 
   it('refuses the scripted provider (a file path) with provider_unavailable and no request', async () => {
     const r = await runNamed(w, { provider: 'scripted', model: '/etc/hosts' }, w.answer(ok()));
+    expect([r.status, r.nodeCode]).toEqual(['failed', 'provider_unavailable']);
+    expect(r.requests).toHaveLength(0);
+  });
+});
+
+describe('a run naming its model (RunOptions.configurable.model, run-options.md §Reserved keys)', () => {
+  const w = WIRES[0]!;
+  it.each([
+    ['a model id of the host provider', 'run-llm'],
+    ['a --model spelling', 'openai-compatible:run-llm'],
+  ])('runs its generations on it over the host default: %s', async (_how, value) => {
+    const r = await runWith(w, { configurable: { model: value } }, w.answer(ok()));
+    expect(r.status).toBe('completed');
+    expect(r.requests.map((q) => q.body.model)).toEqual(['run-llm']);
+    expect(ofType(r.events, 'provider.usage').map((e) => e.payload.model)).toEqual(['run-llm']);
+  });
+
+  it('a request naming its own model still wins over the run', async () => {
+    const named = { provider: 'openai-compatible', model: 'node-llm' };
+    const r = await runWith(w, { named, configurable: { model: 'run-llm' } }, w.answer(ok()));
+    expect(r.requests.map((q) => q.body.model)).toEqual(['node-llm']);
+  });
+
+  it('a run naming the scripted provider fails provider_unavailable, nothing sent', async () => {
+    const r = await runWith(w, { configurable: { model: 'scripted:/etc/hosts' } }, w.answer(ok()));
     expect([r.status, r.nodeCode]).toEqual(['failed', 'provider_unavailable']);
     expect(r.requests).toHaveLength(0);
   });

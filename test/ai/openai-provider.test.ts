@@ -65,7 +65,12 @@ describe('openai provider over the Chat Completions wire format', () => {
     srv.reply(oaStream({ model: 'gpt-4.1', pieces: ['Done', ' at 37.'], usage: [120, 9] }));
     const deltas: string[] = [];
     const turn = await provider({ onDelta: (d) => deltas.push(d) }).next({ messages: CONVERSATION, tools: [TOOL] });
-    expect(turn).toEqual({ kind: 'final', text: 'Done at 37.', usage: { inputTokens: 120, outputTokens: 9 } });
+    expect(turn).toEqual({
+      kind: 'final',
+      text: 'Done at 37.',
+      usage: { inputTokens: 120, outputTokens: 9 },
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(deltas).toEqual(['Done', ' at 37.']);
 
     const [req] = srv.requests;
@@ -101,6 +106,7 @@ describe('openai provider over the Chat Completions wire format', () => {
       kind: 'tool_calls',
       calls: [{ id: 'call_9', name: TOOL.name, arguments: { setpoint_c: 40 } }],
       usage: { inputTokens: 200, outputTokens: 22 },
+      cacheKey: expect.stringMatching(/^[0-9a-f]{64}$/),
     });
   });
 

@@ -1,6 +1,6 @@
 // Guarantees (RFC 0144 §aiEnvelope, ai-envelope.md): ctx.aiEnvelope.generate returns an envelope valid against
 // ai-envelope.schema.json and its kind's payload schema; invalid answers are re-asked up to limits.schemaRounds then
-// fail envelope_validation_failed; schema.request is answered with the kind's schema; a clarification.request is
+// fail envelope_invalid; schema.request is answered with the kind's schema; a clarification.request is
 // lifted to a clarification interrupt (clarificationRounds bound it); the envelope catalog and limits advertised are
 // the ones enforced and the document validates; `await` is neither exposed nor advertised; each answer is recorded in the run's log, so a host restarted
 // mid-node does not call the model again and returns the same envelope.
@@ -139,10 +139,10 @@ describe('aiEnvelope family (RFC 0144 §aiEnvelope)', () => {
     expect(model.calls).toHaveLength(3);
   });
 
-  it('fails envelope_validation_failed once schemaRounds invalid answers are spent', async () => {
+  it('fails envelope_invalid once schemaRounds invalid answers are spent (ai-envelope.md §Schema-violation path)', async () => {
     const model = new ListModel(['x', 'y', 'z', ok()]);
     const r = await runGen(await start(() => model));
-    expect([r.status, r.code]).toEqual(['failed', 'envelope_validation_failed']);
+    expect([r.status, r.code]).toEqual(['failed', 'envelope_invalid']);
     expect(model.calls).toHaveLength(3);
   });
 

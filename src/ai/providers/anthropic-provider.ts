@@ -13,10 +13,12 @@ import {
   toAnthropicTools,
   toOutputTool,
 } from './anthropic-wire.js';
+import { llmCacheKey } from '../llm-cache-key.js';
 import { modelError } from './model-errors.js';
 import type { ModelCallContext } from './model-errors.js';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './provider-options.js';
 import type { NetworkProviderOptions } from './provider-options.js';
+import { messagesCacheKeyInput } from './wire-cache-key.js';
 
 const SDK_ERRORS = {
   SdkError: Anthropic.AnthropicError,
@@ -59,8 +61,11 @@ export class AnthropicProvider implements ModelProvider {
       ...(output ? toOutputTool(output) : req.tools.length ? { tools: toAnthropicTools(req.tools) } : {}),
     };
     const call = req.signal ? { signal: req.signal } : {};
-    const turn = (m: Anthropic.Messages.Message) =>
-      output ? fromAnthropicStructured(m, output.name) : fromAnthropicMessage(m);
+    const cacheKey = llmCacheKey(messagesCacheKeyInput(body));
+    const turn = (m: Anthropic.Messages.Message): ModelTurn => ({
+      ...(output ? fromAnthropicStructured(m, output.name) : fromAnthropicMessage(m)),
+      cacheKey,
+    });
     try {
       if (o.stream === false) return turn(await this.#client.messages.create(body, call));
       const stream = this.#client.messages.stream(body, call);

@@ -11,7 +11,9 @@ import { modelError } from './model-errors.js';
 import type { ModelCallContext } from './model-errors.js';
 import { DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './provider-options.js';
 import type { NetworkProviderOptions } from './provider-options.js';
+import { llmCacheKey } from '../llm-cache-key.js';
 import { fromChatCompletion, toChatMessages, toChatTools, toResponseFormat } from './openai-wire.js';
+import { chatCacheKeyInput } from './wire-cache-key.js';
 
 const SDK_ERRORS = {
   SdkError: OpenAI.OpenAIError,
@@ -61,14 +63,17 @@ export class OpenAIChatProvider implements ModelProvider {
       ...(maxTokens !== undefined ? { [limit]: maxTokens } : {}),
     };
     const call = req.signal ? { signal: req.signal } : {};
+    // Keyed on the body as sent; the streaming fields added below are transport (replay.md §A).
+    const cacheKey = llmCacheKey(chatCacheKeyInput(this.meter.provider, body));
+    const turn = (c: OpenAI.Chat.Completions.ChatCompletion): ModelTurn => ({ ...fromChatCompletion(c), cacheKey });
     try {
-      if (o.stream === false) return fromChatCompletion(await this.#client.chat.completions.create(body, call));
+      if (o.stream === false) return turn(await this.#client.chat.completions.create(body, call));
       const stream = this.#client.chat.completions.stream(
         { ...body, stream: true, stream_options: { include_usage: true } },
         call,
       );
       if (o.onDelta) stream.on('content', (delta) => o.onDelta!(delta));
-      return fromChatCompletion(await stream.finalChatCompletion());
+      return turn(await stream.finalChatCompletion());
     } catch (err) {
       throw modelError(err, SDK_ERRORS, this.#ctx);
     }

@@ -78,7 +78,7 @@ async function ask(
   system: string,
   user: string,
   output?: EnvelopeOutputFormat,
-): Promise<{ value: unknown; usage: RunEventInput[] }> {
+): Promise<{ value: unknown; usage: RunEventInput[]; cacheKey?: string }> {
   const messages = [
     { role: 'system' as const, content: system },
     { role: 'user' as const, content: user },
@@ -94,10 +94,11 @@ async function ask(
   }
   const text = r.kind === 'final' ? r.text : (r.text ?? '');
   const usage = usageEvents(ctx, model, { messages, tools: [] }, r);
+  const key = r.cacheKey ? { cacheKey: r.cacheKey } : {};
   try {
-    return { value: JSON.parse(text) as unknown, usage };
+    return { value: JSON.parse(text) as unknown, usage, ...key };
   } catch {
-    return { value: undefined, usage };
+    return { value: undefined, usage, ...key };
   }
 }
 
@@ -146,7 +147,7 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
           level: 'debug',
           message: `checkpoint ${name}`,
           nodeId: ctx.node.id,
-          fields: { checkpoint: name, value: v },
+          fields: { checkpoint: name, value: v, ...(answer.cacheKey ? { cacheKey: answer.cacheKey } : {}) },
         },
       },
       ...also(v),

@@ -14,6 +14,8 @@ export interface AiEnvelopeFamilyOptions {
   model: EnvelopeModel;
   /** The models a request may name with `provider` + `model` (unset: those fields are ignored). */
   modelFor?: ModelFor;
+  /** The model a run names with `RunOptions.configurable.model` (unset: that key is ignored). */
+  runModelOf?: (value: string) => EnvelopeModel | undefined;
   /** Vendor envelope kinds with their payload JSON Schemas, e.g. `{"vendor.mhs.summary": {...}}`. */
   envelopes?: Record<string, object>;
   /** Invalid answers / schema requests allowed per generation (default 2). */
@@ -50,9 +52,15 @@ export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamil
     bind: (ctx) => ({
       aiEnvelope: {
         generate: async (request) => {
-          // A request naming both provider and model runs on that model when the host has a factory.
+          // A request naming both provider and model runs on that model when the host has a factory; else the
+          // run's `configurable.model` (run-options.md §Reserved keys); else the family's model.
           const named = o.modelFor && typeof request?.provider === 'string' && typeof request.model === 'string';
-          const model = named ? namedModel(o.modelFor!, request.provider!, request.model!) : o.model;
+          const runModel = typeof ctx.configurable?.model === 'string' ? ctx.configurable.model : undefined;
+          const model = named
+            ? namedModel(o.modelFor!, request.provider!, request.model!)
+            : runModel !== undefined && o.runModelOf
+              ? namedModel((_p, m) => o.runModelOf!(m), 'configurable.model', runModel)
+              : o.model;
           return generateEnvelope(ctx, { model, catalog, limits }, request);
         },
       },

@@ -1,4 +1,5 @@
 import { ErrorCode, H, isoAt, sha256Hex } from '../../core/index.js';
+import { emitOnce } from '../agents/emit-once.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext } from '../node-registry.js';
 import type { AiEnvelopeRequest, AiEnvelopeResult } from './ai-envelope-surface.js';
@@ -223,22 +224,23 @@ export async function generateEnvelope(
     }
     schemaRounds++;
     if (schemaRounds > deps.limits.schemaRounds) {
+      // ai-envelope.md §Schema-violation path (RFC 0033 §C): exhausted + cap.breached {kind: schema}, `envelope_invalid`.
       await exhausted(ctx, turn + 1, problem.reason, problem.text);
-      throw new NodeFailure(
-        ErrorCode.ENVELOPE_VALIDATION_FAILED,
-        `no valid ${envelopeType} envelope: ${problem.text}`,
-        {
-          envelopeType,
-          rounds: schemaRounds,
-          errors: issues,
-        },
-      );
+      await emitOnce(ctx, {
+        type: 'cap.breached',
+        payload: { kind: 'schema', limit: deps.limits.schemaRounds, observed: schemaRounds, nodeId: ctx.node.id },
+      });
+      throw new NodeFailure(ErrorCode.ENVELOPE_INVALID, `no valid ${envelopeType} envelope: ${problem.text}`, {
+        envelopeType,
+        rounds: schemaRounds,
+        errors: issues,
+      });
     }
     // RFC 0033 §C: a host-authored corrective fragment from the validator's output, no budget increase.
     messages.push({ role: 'user', content: `Your answer was refused (${problem.text}). ${FORMAT(envelopeType)}` });
     retry = [attempted(ctx, turn + 2, problem.reason, problem.text)];
   }
-  throw new NodeFailure(ErrorCode.ENVELOPE_VALIDATION_FAILED, `no valid ${envelopeType} envelope`, { envelopeType });
+  throw new NodeFailure(ErrorCode.ENVELOPE_INVALID, `no valid ${envelopeType} envelope`, { envelopeType });
 }
 
 function recall<T>(ctx: NodeContext, name: string): T | undefined {

@@ -33,8 +33,8 @@ export interface EnvelopeModel {
     /** Output token budget of this call. */
     maxTokens?: number;
   }): Promise<
-    | { kind: 'final'; text: string; usage?: ModelUsage; finish?: EnvelopeFinish }
-    | { kind: 'tool_calls'; calls: unknown[]; text?: string; usage?: ModelUsage }
+    | { kind: 'final'; text: string; usage?: ModelUsage; finish?: EnvelopeFinish; cacheKey?: string }
+    | { kind: 'tool_calls'; calls: unknown[]; text?: string; usage?: ModelUsage; cacheKey?: string }
   >;
 }
 

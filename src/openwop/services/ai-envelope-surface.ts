@@ -35,7 +35,7 @@ export interface AiEnvelopeResult {
 export interface AiEnvelopeSurface {
   /**
    * Rejects with a `NodeFailure`: `validation_error` (bad request), `unknown_envelope_kind`,
-   * `envelope_validation_failed`, `envelope_correlation_conflict`, `provider_unavailable`, `cap_breached`.
+   * `envelope_invalid`, `envelope_correlation_conflict`, `provider_unavailable`, `cap_breached`.
    */
   generate(request: AiEnvelopeRequest): Promise<AiEnvelopeResult>;
   /** Present when, and only when, the host advertises `aiEnvelope.await`. */

@@ -101,7 +101,7 @@ export async function recordedCall(
     ...before,
     ...reliabilityEvents(ctx, model, answer),
     ...metered,
-    checkpointEvent(ctx, name, recorded),
+    checkpointEvent(ctx, name, recorded, reply.cacheKey),
   ]);
   return answer;
 }

@@ -42,6 +42,8 @@ export interface MeteredReply {
   text?: string | null;
   calls?: unknown;
   usage?: ModelUsage;
+  /** The LLM cache key of the request (src/ai/llm-cache-key.ts), when the model computes one. */
+  cacheKey?: string;
 }
 
 /** `capabilities.providerUsage` (capabilities.schema.json): advertised only by a family whose model is metered. */
@@ -112,15 +114,19 @@ export function usageEvents(
   ];
 }
 
-/** The `log.appended` event `ctx.checkpoint(name, ...)` appends (read back by `recallCheckpoint`). */
-export function checkpointEvent(ctx: NodeContext, name: string, value: unknown): RunEventInput {
+/**
+ * The `log.appended` event `ctx.checkpoint(name, ...)` appends (read back by `recallCheckpoint`). A recorded model
+ * answer carries its request's LLM cache key (`fields.cacheKey`, replay.md §"LLM cache-key recipe"; RFC 0041 §A), so
+ * a replay can match recorded answers by key.
+ */
+export function checkpointEvent(ctx: NodeContext, name: string, value: unknown, cacheKey?: string): RunEventInput {
   return {
     type: 'log.appended',
     payload: {
       level: 'debug',
       message: `checkpoint ${name}`,
       nodeId: ctx.node.id,
-      fields: { checkpoint: name, value },
+      fields: { checkpoint: name, value, ...(cacheKey ? { cacheKey } : {}) },
     },
   };
 }

@@ -216,6 +216,8 @@ export const ErrorCode = {
   UNSUPPORTED_STREAM_MODE: 'unsupported_stream_mode',
   /** A v2 create replays an `Idempotency-Key` with a different body (v2 idempotency.md): 409. data: none. */
   IDEMPOTENCY_KEY_MISMATCH: 'idempotency_key_mismatch',
+  /** A v2 fork's `fromSeq` is not in the source run's log (v2 runs.md §Fork): 422. data: sourceRunId, lastSequence. */
+  FORK_POINT_INVALID: 'fork_point_invalid',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

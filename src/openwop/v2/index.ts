@@ -16,6 +16,7 @@ export { projectSnapshot, SNAPSHOT_EXTENSION, V2_READ_ERA } from './snapshot-pro
 export { ownerOf, API_KEY_ISSUER } from './owner.js';
 export type { V2Owner, V2Subject } from './owner.js';
 export { toCreateRunRequest, UNSUPPORTED_CREATE_FIELDS } from './create-request.js';
+export { toForkRequest } from './fork-request.js';
 export { negotiate, classifyPath, PROTOCOL_VERSIONS, PREFERRED_VERSION, VERSION_OF } from './negotiation.js';
 export type { Major, Negotiated, PathKind } from './negotiation.js';
 export { toV2Error, v2StatusOf } from './wire-errors.js';

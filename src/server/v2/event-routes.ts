@@ -8,13 +8,13 @@ import {
   V2_TERMINAL_TYPES,
   admits,
   bindRunId,
-  ownerOf,
   parseStreamMode,
   projectEvent,
   runIdFromParam,
   toV2Error,
 } from '../../openwop/v2/index.js';
 import type { StreamMode, V2Owner, V2RunEvent } from '../../openwop/v2/index.js';
+import { runOwner } from './run-owner.js';
 
 /** Options of the major-2 event routes. */
 export interface V2EventRouteDeps {
@@ -31,7 +31,7 @@ type Req = FastifyRequest<{ Params: { runId: string }; Querystring: Record<strin
 async function requireRun(host: OpenwopHost, runId: string): Promise<V2Owner> {
   const run = await host.store.getRun(runId);
   if (!run) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
-  return ownerOf(run.principal);
+  return runOwner(host, run);
 }
 
 function intQuery(raw: string | undefined, field: string, min: number, max: number): number | undefined {

@@ -7,6 +7,7 @@ import { principalOf } from '../auth.js';
 import type { BearerVerifier, Principal } from '../auth.js';
 import { frameworkError } from '../request-hygiene.js';
 import { registerV2EventRoutes } from './event-routes.js';
+import { registerV2ForkRoute } from './fork-route.js';
 import { registerNegotiation } from './negotiation-hook.js';
 import { registerV2RunRoutes } from './run-routes.js';
 
@@ -46,6 +47,7 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): vo
       req.principal = await principalOf(req, deps.auth);
     });
     registerV2RunRoutes(v2, deps.host);
+    registerV2ForkRoute(v2, deps.host);
     registerV2EventRoutes(v2, {
       host: deps.host,
       clock: deps.clock,

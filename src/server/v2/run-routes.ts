@@ -5,20 +5,20 @@ import { checkInboundCausation, validTraceparent } from '../../openwop/causation
 import {
   RUN_LIST_MAX_PAGE,
   bindRunId,
-  ownerOf,
   projectSnapshot,
   runIdFromParam,
   runPathSegment,
   toCreateRunRequest,
 } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
+import { runOwner } from './run-owner.js';
 
 /** The v2 snapshot of a run, or `not_found`. */
 export async function v2Snapshot(host: OpenwopHost, runId: string): Promise<Record<string, unknown>> {
   const stored = await host.store.getRun(runId);
   if (!stored) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
   const snap = await host.runs.snapshot(runId);
-  return projectSnapshot(snap, ownerOf(stored.principal), stored.inputs);
+  return projectSnapshot(snap, await runOwner(host, stored), stored.inputs);
 }
 
 const encodeCursor = (createdAt: string, runId: string): string =>

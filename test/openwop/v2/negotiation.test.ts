@@ -48,7 +48,14 @@ describe.each(BACKENDS)('OpenWOP-Version negotiation on $name', (backend) => {
     expect(two.body.preferredVersion).toMatch(/^1\.\d+$/);
     // capabilities.md §4: keys deleted from the v2 root.
     for (const k of ['supportedTransports', 'contractProvenance', 'profiles']) expect(two.body).not.toHaveProperty(k);
-    if (hasV2Schema('capabilities')) expect(v2Problems('capabilities', two.body)).toEqual([]);
+  });
+
+  // Known gap: schemas/v2/capabilities.schema.json (and its $refs) is not vendored yet, so the v2 root cannot be
+  // validated against it here; this fails until it is, and must then become a plain test.
+  it.fails('the v2 root validates against the vendored v2 capabilities schema', async () => {
+    expect(hasV2Schema('capabilities')).toBe(true);
+    const two = await call(srv.url, 'GET', '/.well-known/openwop', { version: '2' });
+    expect(v2Problems('capabilities', two.body)).toEqual([]);
   });
 
   it('the v2 root carries a strong ETag and answers If-None-Match with 304 and no body', async () => {

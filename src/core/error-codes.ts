@@ -218,6 +218,8 @@ export const ErrorCode = {
   IDEMPOTENCY_KEY_MISMATCH: 'idempotency_key_mismatch',
   /** A v2 fork's `fromSeq` is not in the source run's log (v2 runs.md §Fork): 422. data: sourceRunId, lastSequence. */
   FORK_POINT_INVALID: 'fork_point_invalid',
+  /** A v2 cancel on a run already completed, failed or cancelled (v2 runs.md §Cancel): 409. data: runStatus. */
+  RUN_TERMINAL: 'run_terminal',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

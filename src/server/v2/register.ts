@@ -6,6 +6,7 @@ import { toV2Error } from '../../openwop/v2/index.js';
 import { principalOf } from '../auth.js';
 import type { BearerVerifier, Principal } from '../auth.js';
 import { frameworkError } from '../request-hygiene.js';
+import { registerV2CancelRoute } from './cancel-route.js';
 import { registerV2EventRoutes } from './event-routes.js';
 import { registerV2ForkRoute } from './fork-route.js';
 import { registerNegotiation } from './negotiation-hook.js';
@@ -48,6 +49,7 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): vo
     });
     registerV2RunRoutes(v2, deps.host);
     registerV2ForkRoute(v2, deps.host);
+    registerV2CancelRoute(v2, deps.host);
     registerV2EventRoutes(v2, {
       host: deps.host,
       clock: deps.clock,

@@ -186,6 +186,37 @@ describe.each(BACKENDS)('v2 run paths on $name', (backend) => {
     expect([forged.status, forged.body.error]).toEqual([400, 'validation_error']);
   });
 
+  it('cancel: a waiting run answers 200 cancelling/cancelled and ends cancelled; a terminal run is 409 run_terminal', async () => {
+    const created = await post({ workflowId: 'conformance-approval' });
+    let after: number | undefined;
+    for (;;) {
+      const q = `?timeout=5${after !== undefined ? `&afterSequence=${after}` : ''}`;
+      const p = await get(`${created.body.eventsUrl}/poll${q}`);
+      if (p.body.events.length) after = p.body.events.at(-1).sequence;
+      if (p.body.status === 'waiting-approval') break;
+    }
+    const bad = await call(srv.url, 'POST', `${created.body.statusUrl}/cancel`, { token, ...V2, body: { why: 1 } });
+    expect([bad.status, bad.body.error]).toEqual([400, 'validation_error']);
+    const r = await call(srv.url, 'POST', `${created.body.statusUrl}/cancel`, {
+      token,
+      ...V2,
+      body: { reason: 'test' },
+    });
+    expect(r.status).toBe(200);
+    expect(r.body.runId).toBe(created.body.runId);
+    expect(['cancelling', 'cancelled']).toContain(r.body.status);
+    const { events, last } = await pollToEnd(srv.url, created.body.eventsUrl, token);
+    expect(last.status).toBe('cancelled');
+    expect(events.at(-1).type).toBe('run.cancelled');
+    const again = await call(srv.url, 'POST', `${created.body.statusUrl}/cancel`, { token, ...V2, body: {} });
+    expect([again.status, again.body.error]).toEqual([409, 'run_terminal']);
+    const done = await post({ workflowId: 'conformance-noop' });
+    await pollToEnd(srv.url, done.body.eventsUrl, token);
+    const finished = await call(srv.url, 'POST', `${done.body.statusUrl}/cancel`, { token, ...V2, body: {} });
+    expect([finished.status, finished.body.error]).toEqual([409, 'run_terminal']);
+    expect(v2Problems('error-envelope', finished.body)).toEqual([]);
+  });
+
   it('a run created through /v1/ without a header reads through /runs under major 2, bound to the tenant', async () => {
     const v1 = await call(srv.url, 'POST', '/v1/runs', { token, body: { workflowId: 'conformance-noop' } });
     expect(v1.status).toBe(201);

@@ -20,7 +20,7 @@ export type PathKind = 'v1' | 'unversioned' | 'discovery' | 'other';
 export function classifyPath(path: string): PathKind {
   if (path === '/.well-known/openwop') return 'discovery';
   if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
-  if (path === '/runs' || path.startsWith('/runs/')) return 'unversioned';
+  if (path === '/runs' || path.startsWith('/runs/') || path.startsWith('/runs:')) return 'unversioned';
   return 'other';
 }
 

@@ -220,6 +220,8 @@ export const ErrorCode = {
   FORK_POINT_INVALID: 'fork_point_invalid',
   /** A v2 cancel on a run already completed, failed or cancelled (v2 runs.md §Cancel): 409. data: runStatus. */
   RUN_TERMINAL: 'run_terminal',
+  /** A v2 resolve of an interrupt already resolved, or on a run that ended (v2 interrupt.md §Errors): 409. data: nodeId. */
+  INTERRUPT_ALREADY_RESOLVED: 'interrupt_already_resolved',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -9,6 +9,7 @@ import { frameworkError } from '../request-hygiene.js';
 import { registerV2CancelRoute } from './cancel-route.js';
 import { registerV2EventRoutes } from './event-routes.js';
 import { registerV2ForkRoute } from './fork-route.js';
+import { registerV2InterruptRoute } from './interrupt-route.js';
 import { registerNegotiation } from './negotiation-hook.js';
 import { registerV2RunRoutes } from './run-routes.js';
 
@@ -50,6 +51,7 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): vo
     registerV2RunRoutes(v2, deps.host);
     registerV2ForkRoute(v2, deps.host);
     registerV2CancelRoute(v2, deps.host);
+    registerV2InterruptRoute(v2, deps.host);
     registerV2EventRoutes(v2, {
       host: deps.host,
       clock: deps.clock,

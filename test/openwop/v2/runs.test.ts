@@ -217,6 +217,34 @@ describe.each(BACKENDS)('v2 run paths on $name', (backend) => {
     expect(v2Problems('error-envelope', finished.body)).toEqual([]);
   });
 
+  it('resolve by run: {resumeValue} releases the gate; again is 409 interrupt_already_resolved; no such node 404', async () => {
+    const created = await post({ workflowId: 'conformance-approval' });
+    let after: number | undefined;
+    for (;;) {
+      const q = `?timeout=5${after !== undefined ? `&afterSequence=${after}` : ''}`;
+      const p = await get(`${created.body.eventsUrl}/poll${q}`);
+      if (p.body.events.length) after = p.body.events.at(-1).sequence;
+      if (p.body.status === 'waiting-approval') break;
+    }
+    const at = (node: string, body: unknown) =>
+      call(srv.url, 'POST', `${created.body.statusUrl}/interrupts/${node}`, { token, ...V2, body });
+    const open = await at('gate', { action: 'accept' });
+    expect([open.status, open.body.error]).toEqual([400, 'validation_error']);
+    const notOffered = await at('gate', { resumeValue: { action: 'launch' } });
+    expect([notOffered.status, notOffered.body.error]).toEqual([400, 'validation_error']);
+    const nowhere = await at('no-such-node', { resumeValue: { action: 'accept' } });
+    expect([nowhere.status, nowhere.body.error]).toEqual([404, 'not_found']);
+    const ok = await at('gate', { resumeValue: { action: 'accept' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.runId).toBe(created.body.runId);
+    const { events, last } = await pollToEnd(srv.url, created.body.eventsUrl, token);
+    expect(last.status).toBe('completed');
+    expect(events.some((e) => e.type === 'interrupt.resolved' && e.nodeId === 'gate')).toBe(true);
+    const again = await at('gate', { resumeValue: { action: 'accept' } });
+    expect([again.status, again.body.error]).toEqual([409, 'interrupt_already_resolved']);
+    expect(v2Problems('error-envelope', again.body)).toEqual([]);
+  });
+
   it('a run created through /v1/ without a header reads through /runs under major 2, bound to the tenant', async () => {
     const v1 = await call(srv.url, 'POST', '/v1/runs', { token, body: { workflowId: 'conformance-noop' } });
     expect(v1.status).toBe(201);

@@ -213,6 +213,25 @@ export const ErrorCode = {
   CONVERSATION_SPEAKER_NOT_PARTICIPANT: 'conversation_speaker_not_participant',
   /** A core.conversationGate roster exceeds multiPartyConversation.maxParticipants; no run is created (RFC 0239 §C). data: maxParticipants, nodeId, size. */
   CONVERSATION_ROSTER_EXCEEDED: 'conversation_roster_exceeded',
+  // OpenWOP major 2 (spec/v2/errors.json); raised by the v2 projection and its negotiation.
+  /** A `/v1/…` request carries `OpenWOP-Version` other than 1 (v2 versioning.md §1.3): 400. data: requested. */
+  PROTOCOL_VERSION_MISMATCH: 'protocol_version_mismatch',
+  /** `OpenWOP-Version` names a major the host does not serve (v2 versioning.md §1.3): 406. data: protocolVersions, requested. */
+  PROTOCOL_VERSION_UNSUPPORTED: 'protocol_version_unsupported',
+  /** A tenant-bound id names another tenant than the caller's (v2 identity.md §5): 403; existence is not disclosed. */
+  ID_TENANT_MISMATCH: 'id_tenant_mismatch',
+  /** A stored event type has no row in spec/v2/event-codemap.json and no vendor org (v2 events.md §Era-2 logs): 500. data: type, sequence. */
+  EVENT_TYPE_UNMAPPED: 'event_type_unmapped',
+  /** `streamMode` outside the v2 pattern or not served here (v2 events.md §The events channel): 400. data: supported. */
+  UNSUPPORTED_STREAM_MODE: 'unsupported_stream_mode',
+  /** A v2 create replays an `Idempotency-Key` with a different body (v2 idempotency.md): 409. data: none. */
+  IDEMPOTENCY_KEY_MISMATCH: 'idempotency_key_mismatch',
+  /** A v2 fork's `fromSeq` is not in the source run's log (v2 runs.md §Fork): 422. data: sourceRunId, lastSequence. */
+  FORK_POINT_INVALID: 'fork_point_invalid',
+  /** A v2 cancel on a run already completed, failed or cancelled (v2 runs.md §Cancel): 409. data: runStatus. */
+  RUN_TERMINAL: 'run_terminal',
+  /** A v2 resolve of an interrupt already resolved, or on a run that ended (v2 interrupt.md §Errors): 409. data: nodeId. */
+  INTERRUPT_ALREADY_RESOLVED: 'interrupt_already_resolved',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -22,6 +22,7 @@ import { promptLibraryApiOf } from '../openwop/services/prompt-library-family.js
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { registerMcpRoute } from './mcp-route.js';
 import type { McpMount } from './mcp-route.js';
+import { registerOpenwopV2 } from './v2/register.js';
 
 /** Dependencies of {@link buildApp}. */
 export interface AppDeps {
@@ -117,6 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   app.addHook('preValidation', refuseUnencodableInput);
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('principal', undefined);
+  registerOpenwopV2(app, deps); // OpenWOP major 2; its version negotiation runs before the auth hook below
 
   app.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {
     const path = req.url.split('?')[0] ?? '';

@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ErrorCode, HostError } from '../../core/index.js';
+import { openwopDir } from '../schemas.js';
+
+interface CodemapRow {
+  v1: string;
+  v2: string;
+  payloadDef: string;
+}
+
+let byV1: Map<string, CodemapRow> | undefined;
+
+function rows(): Map<string, CodemapRow> {
+  if (!byV1) {
+    // The published mapping (vendor/openwop/spec/v2/event-codemap.json); a host MUST NOT carry a private one.
+    const doc = JSON.parse(readFileSync(join(openwopDir(), 'spec/v2/event-codemap.json'), 'utf8')) as {
+      rows: CodemapRow[];
+    };
+    byV1 = new Map(doc.rows.map((r) => [r.v1, r]));
+  }
+  return byV1;
+}
+
+/** True when `type` is a v2 protocol type name (a `v2` column of the codemap). */
+export function isV2Type(type: string): boolean {
+  for (const r of rows().values()) if (r.v2 === type) return true;
+  return false;
+}
+
+/**
+ * The v2 type of an event the engine wrote (an era-2, v1-named log), through spec/v2/event-codemap.json. This host
+ * has no registered vendor org, so a type the codemap does not name fails the read with `event_type_unmapped`
+ * (v2 events.md §Era-2 logs).
+ */
+export function v2TypeOf(v1Type: string, sequence?: number): string {
+  const row = rows().get(v1Type);
+  if (row) return row.v2;
+  throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `event type ${v1Type} has no v2 name`, {
+    type: v1Type,
+    ...(sequence !== undefined ? { sequence } : {}),
+  });
+}

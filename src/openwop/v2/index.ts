@@ -1,0 +1,24 @@
+// Anything added here is API.
+// The OpenWOP major-2 wire projection of the one engine: pure mapping, no I/O beyond reading vendored data files.
+export {
+  V2_TENANT,
+  bindRunId,
+  runIdFromParam,
+  runPathSegment,
+  projectPathSegment,
+  unprojectPathSegment,
+} from './ids.js';
+export { v2TypeOf, isV2Type } from './codemap.js';
+export { projectEvent, admits, V2_TERMINAL_TYPES } from './event-projection.js';
+export type { V2RunEvent, StreamMode } from './event-projection.js';
+export { parseStreamMode, SUPPORTED_STREAM_MODES } from './stream-mode.js';
+export { projectSnapshot, SNAPSHOT_EXTENSION, V2_READ_ERA } from './snapshot-projection.js';
+export { ownerOf, API_KEY_ISSUER } from './owner.js';
+export type { V2Owner, V2Subject } from './owner.js';
+export { toCreateRunRequest, UNSUPPORTED_CREATE_FIELDS } from './create-request.js';
+export { toForkRequest } from './fork-request.js';
+export { negotiate, classifyPath, PROTOCOL_VERSIONS, PREFERRED_VERSION, VERSION_OF } from './negotiation.js';
+export type { Major, Negotiated, PathKind } from './negotiation.js';
+export { toV2Error, v2StatusOf } from './wire-errors.js';
+export type { V2ErrorEnvelope } from './wire-errors.js';
+export { v2DiscoveryRoot, RUN_LIST_MAX_PAGE } from './discovery.js';

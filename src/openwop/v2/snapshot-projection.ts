@@ -1,0 +1,51 @@
+import type { RunSnapshot } from '../snapshot.js';
+import { bindRunId } from './ids.js';
+import type { V2Owner } from './owner.js';
+
+/** The extension seat of this host's snapshot state that v2 has no field for (`extensions.<org>.<name>`). */
+export const SNAPSHOT_EXTENSION = 'mhs-host.run';
+
+/**
+ * The v1 engine's era key is 1; every run it wrote is a v1-era run, which a v2 reader reads as era 2
+ * (v2 versioning.md §2.2, persistence.md). The engine does not yet write era-3 logs.
+ */
+export const V2_READ_ERA = 2;
+
+/**
+ * Projects an engine snapshot to the closed v2 `RunSnapshot` (v2 runs.md §Snapshot): bound `runId` and
+ * `parentRunId`, `owner`, integer `engineVersion`, the era key read as 2, and the host fields v2 has no seat for
+ * (`lastSequence`, `pendingInterrupts`, `parentNodeId`) under `extensions["mhs-host.run"]` rather than dropped.
+ */
+export function projectSnapshot(
+  s: RunSnapshot,
+  owner: V2Owner,
+  inputs?: Record<string, unknown>,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    runId: bindRunId(s.runId),
+    workflowId: s.workflowId,
+    status: s.status,
+    owner,
+    eventLogSchemaVersion: Math.max(V2_READ_ERA, s.eventLogSchemaVersion),
+    engineVersion: Number(s.engineVersion),
+    nodeStates: s.nodeStates,
+    variables: s.variables,
+    tags: s.tags,
+    metadata: s.metadata,
+    configurable: s.configurable,
+  };
+  if (s.currentNodeId !== undefined) out.currentNodeId = s.currentNodeId;
+  if (s.startedAt !== undefined) out.startedAt = s.startedAt;
+  if (s.completedAt !== undefined) out.completedAt = s.completedAt;
+  if (s.error !== undefined) out.error = s.error;
+  if (s.agent !== undefined) out.agent = s.agent;
+  if (s.runOrchestrator !== undefined) out.runOrchestrator = s.runOrchestrator;
+  if (s.metrics !== undefined) out.metrics = s.metrics;
+  if (s.channels !== undefined) out.channels = s.channels;
+  if (s.parentRunId !== undefined) out.parentRunId = bindRunId(s.parentRunId);
+  if (inputs !== undefined) out.inputs = inputs;
+  const ext: Record<string, unknown> = { lastSequence: s.lastSequence, pendingInterrupts: s.pendingInterrupts };
+  if (s.parentNodeId !== undefined) ext.parentNodeId = s.parentNodeId;
+  out.extensions = { [SNAPSHOT_EXTENSION]: ext };
+  return out;
+}

@@ -1,0 +1,62 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode, HostError, toHostError } from '../../core/index.js';
+import type { Clock } from '../../core/index.js';
+import type { OpenwopHost } from '../../openwop/host.js';
+import { toV2Error } from '../../openwop/v2/index.js';
+import { principalOf } from '../auth.js';
+import type { BearerVerifier, Principal } from '../auth.js';
+import { frameworkError } from '../request-hygiene.js';
+import { registerV2CancelRoute } from './cancel-route.js';
+import { registerV2EventRoutes } from './event-routes.js';
+import { registerV2ForkRoute } from './fork-route.js';
+import { registerV2InterruptRoute } from './interrupt-route.js';
+import { registerNegotiation } from './negotiation-hook.js';
+import { registerV2RunRoutes } from './run-routes.js';
+
+/** Dependencies of {@link registerOpenwopV2}. */
+export interface OpenwopV2Deps {
+  host: OpenwopHost;
+  auth: BearerVerifier;
+  clock: Clock;
+  sseKeepAliveMs?: number;
+  maxPollMs?: number;
+}
+
+// Framework refusals whose v2 code has no host twin (v2 errors.json rows).
+const FRAMEWORK_CODES: Partial<Record<number, string>> = { 413: 'payload_too_large', 415: 'unsupported_media_type' };
+
+/** Any failure on a major-2 route as the v2 envelope with the v2 registry's status (v2 errors.md). */
+function v2ErrorHandler(err: FastifyError | Error, _req: FastifyRequest, reply: FastifyReply): void {
+  const fw = frameworkError(err);
+  const named = fw ? FRAMEWORK_CODES[fw.status] : undefined;
+  const { status, body } = named
+    ? { status: fw!.status, body: { error: named, message: fw!.error.message } }
+    : toV2Error(err instanceof HostError ? err : fw ? fw.error : toHostError(err, ErrorCode.INTERNAL));
+  if (status === 401) void reply.header('www-authenticate', 'Bearer');
+  void reply.status(status).type('application/json').send(body);
+}
+
+/**
+ * OpenWOP major 2 beside major 1, over the same engine: negotiation by `OpenWOP-Version` on every request (before
+ * authentication), the v2 discovery root, and the unversioned run and event routes with bearer auth and the v2
+ * error envelope. Call it before any other `onRequest` hook so a version refusal precedes an auth refusal.
+ */
+export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): void {
+  registerNegotiation(app, deps.host);
+  void app.register(async (v2) => {
+    v2.setErrorHandler(v2ErrorHandler);
+    v2.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {
+      req.principal = await principalOf(req, deps.auth);
+    });
+    registerV2RunRoutes(v2, deps.host);
+    registerV2ForkRoute(v2, deps.host);
+    registerV2CancelRoute(v2, deps.host);
+    registerV2InterruptRoute(v2, deps.host);
+    registerV2EventRoutes(v2, {
+      host: deps.host,
+      clock: deps.clock,
+      ...(deps.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: deps.sseKeepAliveMs } : {}),
+      ...(deps.maxPollMs !== undefined ? { maxPollMs: deps.maxPollMs } : {}),
+    });
+  });
+}

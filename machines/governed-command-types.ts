@@ -57,6 +57,11 @@ export interface CommandState {
   operationId: string | null;
   /** The last receipt status seen, if any. */
   lastStatus: CommandReceiptStatus | null;
+  /**
+   * When the reconciliation in progress asked the endpoint: its "no record" is true as of then, not as of the
+   * reply, so the deadline rule is decided on this time.
+   */
+  askedAt: number | null;
   /** Where to go back to when a reconciliation could not ask the endpoint. */
   resumeTo: 'unknown' | 'running' | null;
   outcome: CommandSettlement | null;

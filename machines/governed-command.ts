@@ -45,6 +45,7 @@ export function initialCommand(init: CommandInit): CommandState {
     reconcileAt: null,
     operationId: null,
     lastStatus: null,
+    askedAt: null,
     resumeTo: null,
     outcome: null,
   };
@@ -259,7 +260,7 @@ function startReconcile(s: CommandState, at: number): [CommandState, CommandEffe
   // Send time unknown (recovered without it): measured from this first reconciliation, which is after any send.
   const settleAt = s.settleAt ?? at + s.deadlineMs + s.marginMs;
   return [
-    { ...s, status: 'reconciling', resumeTo, settleAt },
+    { ...s, status: 'reconciling', resumeTo, settleAt, askedAt: at },
     [{ type: 'queryOperations', commandId: s.commandId ?? '' }],
   ];
 }
@@ -268,8 +269,10 @@ function reconciling(s: CommandState, e: CommandEvent): [CommandState, CommandEf
   const id = s.commandId ?? '';
   switch (e.type) {
     case 'reconcile.no_record': {
-      const settleAt = s.settleAt ?? e.at + s.deadlineMs + s.marginMs;
-      if (e.at >= settleAt)
+      // The answer holds as of the question: a slow reply must not carry an early "no record" past the deadline.
+      const asked = Math.min(e.at, s.askedAt ?? e.at);
+      const settleAt = s.settleAt ?? asked + s.deadlineMs + s.marginMs;
+      if (asked >= settleAt)
         return [
           { ...s, status: 'settled', resumeTo: null, reconcileAt: null, outcome: { kind: 'not_executed' } },
           [

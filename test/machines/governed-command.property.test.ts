@@ -178,7 +178,7 @@ class World {
 
   /** The conforming endpoint. */
   private atEndpoint(m: ToEndpoint & { call: number; epoch: number }): void {
-    const reply = (status: CommandReceiptStatus | null, fault?: true) =>
+    const reply = (status: CommandReceiptStatus | null, fault?: true): void => {
       this.net.push({
         to: 'host',
         kind: m.kind,
@@ -188,6 +188,7 @@ class World {
         epoch: m.epoch,
         ...(fault ? { fault } : {}),
       });
+    };
     const rec = this.endpoint.get(m.cmd);
     const current = rec ? (rec.executed ? 'completed' : 'running') : null;
     if (m.kind !== 'send') return reply(current);
@@ -271,7 +272,7 @@ class World {
       return;
     }
     const pending = this.calls.get(t.cmd);
-    if (pending?.call !== t.call) return;
+    if (!pending || pending.call !== t.call) return;
     this.calls.delete(t.cmd);
     if (pending.kind === 'send') this.apply(t.cmd, { type: 'reply.lost', code: 'MHS.TRANSPORT.TIMEOUT' });
     else if (pending.kind === 'ops') this.apply(t.cmd, { type: 'reconcile.failed', code: 'MHS.TRANSPORT.TIMEOUT' });

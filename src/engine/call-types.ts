@@ -120,6 +120,11 @@ export interface PendingCommand {
   parentSeq: number | null;
   reason: 'in_flight' | 'running' | 'unknown';
   /**
+   * A reconciliation re-armed for this time (absolute): the endpoint had no record before the deadline had passed.
+   * Read back from the `not_before` of its `reconcile` entry after a restart (issue 16: deadlines are data).
+   */
+  reconcileAt?: number;
+  /**
    * Found unsettled by start-up recovery and not yet recorded `command.unknown`: that entry is written when this
    * process attaches the command's endpoint, so a process never records outcomes for endpoints it does not drive.
    */

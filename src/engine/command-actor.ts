@@ -99,7 +99,7 @@ export class CommandActor {
 
 /** The machine state of a command journalled by an earlier process (or found unsettled in the store). */
 function recoveredState(env: CallEnv, p: PendingCommand): CommandState {
-  return journalledCommand(
+  const s = journalledCommand(
     {
       deviceId: p.deviceId,
       effectful: p.effectful,
@@ -108,8 +108,11 @@ function recoveredState(env: CallEnv, p: PendingCommand): CommandState {
       commandId: p.commandId,
       sentAt: p.intentAt ?? null,
     },
-    { operationId: p.operationId },
+    { operationId: p.operationId, reconcileAt: p.reconcileAt ?? null },
   );
+  // A recorded wait holds: the live host knew the send time, which may be later than the intent's.
+  if (p.reconcileAt !== undefined && (s.settleAt === null || s.settleAt < p.reconcileAt)) s.settleAt = p.reconcileAt;
+  return s;
 }
 
 /** The actor of an unsettled command: the live one, or one restored (unknown) from its journalled record. */

@@ -14,6 +14,7 @@ import {
   transitionAll,
 } from '../../machines/governed-command.js';
 import type { CommandEffect, CommandEvent, CommandState } from '../../machines/governed-command.js';
+import { gateEffect } from '../../src/ledger/gate-projection.js';
 
 const DEADLINE = 1_000;
 const MARGIN = 200;
@@ -206,5 +207,65 @@ describe('governed command: reconciliation and the deadline rule (issue 16)', ()
       { type: 'gate.shut', deviceId: 'd1', commandId: 'cmd_1', reason: 'unknown' },
       { type: 'recordUnknown', commandId: 'cmd_1', reason: 'owner_gone' },
     ]);
+  });
+});
+
+describe('governed command: the same gate rule as the ledger projection (gateEffect)', () => {
+  /** Each ledger entry of a command's life and the machine event it stands for, from the state before it. */
+  const intent = { kind: 'command.intent', command_id: 'cmd_1', endpoint_id: 'ep', device_id: 'd1', effect: 'act' };
+  const journalled = transitionAll(fresh(), [{ type: 'authorise', permitId: null }])[0];
+  const unknownNow = transition(sent(), { type: 'reply.lost', code: 'MHS.TRANSPORT.TIMEOUT' })[0];
+  const reconcilingNow = transition(unknownNow, { type: 'reconcile', at: 5_000 })[0];
+  const cases: Array<[string, CommandState, CommandEvent, Record<string, unknown>]> = [
+    ['intent', journalled, { type: 'journal', commandId: 'cmd_1', at: 0 }, intent],
+    [
+      'final receipt',
+      sent(),
+      { type: 'reply.receipt', status: 'completed' },
+      { kind: 'receipt', receipt: { status: 'completed' } },
+    ],
+    [
+      'running receipt',
+      sent(),
+      { type: 'reply.receipt', status: 'running' },
+      { kind: 'receipt', receipt: { status: 'running' } },
+    ],
+    [
+      'unknown receipt',
+      sent(),
+      { type: 'reply.receipt', status: 'unknown' },
+      { kind: 'receipt', receipt: { status: 'unknown' } },
+    ],
+    ['not sent', sent(), { type: 'reply.presend', code: 'MHS.LIMIT.RATE' }, { kind: 'command.not_sent' }],
+    ['fault', sent(), { type: 'reply.fault', code: 'MHS.SESSION.EXPIRED' }, { kind: 'error', phase: 'endpoint_fault' }],
+    ['unknown', sent(), { type: 'reply.lost', code: 'MHS.TRANSPORT.TIMEOUT' }, { kind: 'command.unknown' }],
+    [
+      'not executed',
+      reconcilingNow,
+      { type: 'reconcile.no_record', at: 5_000 },
+      { kind: 'reconcile', outcome: 'not_executed' },
+    ],
+    [
+      'waiting',
+      transition(unknownNow, { type: 'reconcile', at: 200 })[0],
+      { type: 'reconcile.no_record', at: 200 },
+      { kind: 'reconcile', outcome: 'unknown' },
+    ],
+    [
+      'reconciled',
+      reconcilingNow,
+      { type: 'reconcile.receipt', status: 'failed', at: 5_000 },
+      { kind: 'reconcile', outcome: 'receipt' },
+    ],
+  ];
+  it.each(cases)('%s', (_name, from, event, entry) => {
+    const effect = gateEffect({ command_id: 'cmd_1', ...entry } as never);
+    const [next] = transition(from, event);
+    const gate = commandGate(next);
+    if (effect?.op === 'settle') expect(gate.status).toBe('open');
+    else {
+      expect(gate.status).toBe('shut');
+      if (effect?.op === 'mark' && gate.status === 'shut') expect(gate.reason).toBe(effect.reason);
+    }
   });
 });

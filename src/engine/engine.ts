@@ -242,7 +242,8 @@ export function createEngine(o: EngineOptions): Engine {
       await o.recoveryMark?.set(scan.nextFrom);
       const theirs = scan.unsettled.length ? await ownedElsewhere(o.ledger) : new Set<string>();
       const mine = scan.unsettled.filter((p) => !theirs.has(p.commandId));
-      for (const p of mine) env.pending.set(p.commandId, { ...p, recoveredUnrecorded: true });
+      // Each one's actor owns it from now on; `attach` restores it (recorded unknown) on its endpoint's gates.
+      for (const p of mine) commandOf(env, { ...p, recoveredUnrecorded: true });
       for (const permit of scan.usedPermits) env.usedPermits.add(permit);
       // Rows of sessions that expired a day ago are dead weight, whichever endpoint they belong to.
       await o.sessionStore

@@ -8,6 +8,7 @@ import { receiptEntry } from '../ledger/receipt-entry.js';
 import type { LedgerEntry } from '../ledger/ledger-types.js';
 import type { CallEnv, PendingCommand } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
+import type { CommandActor } from './command-actor.js';
 
 /**
  * True when a transport failure happened before anything left the host (HOST-091): a safe retry. Everything
@@ -63,26 +64,19 @@ export function appendReceipt(
 }
 
 /**
- * Applies a receipt to the gate and the pending map: a final receipt settles the command and reopens the
- * device gate; `accepted`/`running`/`unknown` keep it shut (HOST-091).
+ * Feeds a receipt of the call (or of a poll while following it) to the command's machine: a final receipt settles
+ * the command and reopens the device gate; `accepted`/`running`/`unknown` keep it shut (HOST-091).
  */
-export function applyReceipt(
-  env: CallEnv,
-  ep: EndpointActor,
-  p: PendingCommand,
-  r: Receipt,
-): 'final' | 'running' | 'unknown' {
-  if (isFinal(r)) {
-    env.pending.delete(p.commandId);
-    if (p.effectful) ep.gates.release(p.deviceId, p.commandId);
-    return 'final';
-  }
-  const reason = r.status === 'unknown' ? 'unknown' : 'running';
-  p.reason = reason;
-  p.operationId = r.operation_id ?? p.operationId;
-  env.pending.set(p.commandId, p);
-  if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, reason);
-  return reason;
+export function applyReceipt(cmd: CommandActor, r: Receipt): 'final' | 'running' | 'unknown' {
+  cmd.send({ type: 'reply.receipt', status: r.status, operationId: r.operation_id ?? null });
+  return outcomeOf(cmd);
+}
+
+/** The call's outcome as the command's machine state says it. */
+export function outcomeOf(cmd: CommandActor): 'final' | 'running' | 'unknown' {
+  const s = cmd.state;
+  if (s.status === 'settled') return 'final';
+  return s.status === 'running' ? 'running' : 'unknown';
 }
 
 /** Waits `ms` on the injected clock. */
@@ -141,21 +135,17 @@ export async function followOperation(
  */
 export function recordReceipt(
   env: CallEnv,
-  ep: EndpointActor,
-  p: PendingCommand,
+  cmd: CommandActor,
   receipt: Receipt,
   extra: Record<string, unknown> = {},
 ): Promise<LedgerEntry> {
-  const done = appendReceipt(env, p, receipt, extra, true);
+  const done = appendReceipt(env, cmd.p, receipt, extra, true);
   env.inflight.add(done);
   done.then(
     () => env.inflight.delete(done),
     (err: unknown) => {
       env.inflight.delete(done);
-      p.reason = 'unknown';
-      env.pending.set(p.commandId, p);
-      if (p.effectful && ep.gates.state(p.deviceId).status === 'open')
-        ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+      cmd.send({ type: 'record.failed' });
       env.onBackgroundError?.(err as HostError);
     },
   );

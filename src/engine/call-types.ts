@@ -2,6 +2,7 @@ import type { Clock, HostError, IdFactory } from '../core/index.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { CallGate } from '../policy/call-gate.js';
+import type { CommandActor } from './command-actor.js';
 import type { InputSchemaCache } from './schema-cache.js';
 import type { ReceiptBatcher } from './receipt-batcher.js';
 import type { EngineTracer, TraceScope } from './tracing.js';
@@ -81,13 +82,17 @@ export interface CallEnv {
   /** Receipt appends not yet durable; `stop()` waits for them. */
   inflight: Set<Promise<unknown>>;
   onBackgroundError?: (err: HostError) => void;
-  /** Unsettled commands the engine tracks for reconciliation. */
+  /** Unsettled commands the engine tracks for reconciliation; written only by their {@link CommandActor}. */
   pending: Map<string, PendingCommand>;
+  /** The actor of each unsettled command (issue 16: one owner per governed command). */
+  commands: Map<string, CommandActor>;
   /**
    * Re-arms a reconciliation at `at` (absolute, on `clock`): the endpoint had no record of the command before its
    * deadline had passed, so it may still execute it (issue 16). Deadlines are data: the engine keeps the timer.
    */
   scheduleReconcile?: (p: PendingCommand, at: number) => void;
+  /** Drops a re-armed reconciliation of a command that settled. */
+  cancelReconcile?: (commandId: string) => void;
 }
 
 /** A command whose outcome is not settled (intent without a final receipt or a reconciliation). */
@@ -114,6 +119,11 @@ export interface PendingCommand {
   taskId: string | null;
   parentSeq: number | null;
   reason: 'in_flight' | 'running' | 'unknown';
+  /**
+   * A reconciliation re-armed for this time (absolute): the endpoint had no record before the deadline had passed.
+   * Read back from the `not_before` of its `reconcile` entry after a restart (issue 16: deadlines are data).
+   */
+  reconcileAt?: number;
   /**
    * Found unsettled by start-up recovery and not yet recorded `command.unknown`: that entry is written when this
    * process attaches the command's endpoint, so a process never records outcomes for endpoints it does not drive.

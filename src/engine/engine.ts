@@ -25,6 +25,7 @@ import type { SessionSnapshotStore } from './session-store.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
 import { ownedElsewhere, scanLedger, unknownEntry } from './recovery.js';
 import { OrphanAdopter } from './orphan-adopter.js';
+import { commandOf, restoreCommand } from './command-actor.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
 import { pooledCryptoRandom } from './pooled-random.js';
@@ -169,6 +170,7 @@ export function createEngine(o: EngineOptions): Engine {
     transportMarginMs: o.transportMarginMs ?? 2_000,
     ...(o.followLimitMs !== undefined ? { followLimitMs: o.followLimitMs } : {}),
     pending: new Map(),
+    commands: new Map(),
     inflight: new Set(),
     batcher: new ReceiptBatcher(o.ledger, clock),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
@@ -208,8 +210,7 @@ export function createEngine(o: EngineOptions): Engine {
       await recordDisclosure(o.ledger, o.artifacts, ep);
     }
     for (const p of env.pending.values())
-      if (p.endpointId === ep.endpointId && p.effectful && p.reason !== 'in_flight')
-        ep.gates.mark(p.deviceId, p.commandId, p.reason);
+      if (p.endpointId === ep.endpointId && p.reason !== 'in_flight') commandOf(env, p, ep.gates).bind(ep.gates);
     for (const r of await reconcileEndpoint(env, ep)) if ('error' in r) o.onBackgroundError?.(r.error);
   };
 
@@ -231,6 +232,7 @@ export function createEngine(o: EngineOptions): Engine {
     (err) => o.onBackgroundError?.(toHostError(err)),
   );
   env.scheduleReconcile = (p, at) => rearmed.schedule(p.commandId, at);
+  env.cancelReconcile = (commandId) => rearmed.cancel(commandId);
 
   const orphans = new OrphanAdopter(env, o.onBackgroundError);
 
@@ -240,7 +242,8 @@ export function createEngine(o: EngineOptions): Engine {
       await o.recoveryMark?.set(scan.nextFrom);
       const theirs = scan.unsettled.length ? await ownedElsewhere(o.ledger) : new Set<string>();
       const mine = scan.unsettled.filter((p) => !theirs.has(p.commandId));
-      for (const p of mine) env.pending.set(p.commandId, { ...p, recoveredUnrecorded: true });
+      // Each one's actor owns it from now on; `attach` restores it (recorded unknown) on its endpoint's gates.
+      for (const p of mine) commandOf(env, { ...p, recoveredUnrecorded: true });
       for (const permit of scan.usedPermits) env.usedPermits.add(permit);
       // Rows of sessions that expired a day ago are dead weight, whichever endpoint they belong to.
       await o.sessionStore
@@ -303,13 +306,16 @@ export function createEngine(o: EngineOptions): Engine {
           .catch((err: unknown) => o.onBackgroundError?.(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE)));
       // HOST-091: an unsettled command keeps its device's gate shut until reconciled; one found by start-up
       // recovery is recorded `command.unknown` now, by the process that drives its endpoint.
-      for (const p of env.pending.values()) {
+      for (const p of [...env.pending.values()]) {
         if (p.endpointId !== ep.endpointId) continue;
-        if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
-        if (p.recoveredUnrecorded) {
-          await o.ledger.append(unknownEntry(p, 'recovered_on_start'));
-          delete p.recoveredUnrecorded;
+        if (!p.recoveredUnrecorded) {
+          commandOf(env, p, ep.gates).bind(ep.gates);
+          continue;
         }
+        const { effects } = restoreCommand(env, p, ep.gates, 'recovered_on_start');
+        if (effects.some((f) => f.type === 'recordUnknown'))
+          await o.ledger.append(unknownEntry(p, 'recovered_on_start'));
+        delete p.recoveredUnrecorded;
       }
       if (o.reconcileOnAttach !== false) await reconcileEndpoint(env, ep);
       return ep;

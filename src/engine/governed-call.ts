@@ -5,7 +5,9 @@ import { capabilityToolName } from '../mhs/tool-names.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import type { ControlFields } from '../mhs/wire-types.js';
 import type { GovernedCallContext } from '../policy/call-gate.js';
+import { initialCommand } from '../../machines/governed-command.js';
 import { applyReceipt, faultError, followOperation, isPreSend, receiptFor, recordReceipt } from './call-outcome.js';
+import { CommandActor } from './command-actor.js';
 import type { CallEnv, InvokeRequest, InvokeResult, PendingCommand } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { protocolFaultEntry, unencodableReply } from './protocol-fault.js';
@@ -162,14 +164,22 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     parentSeq: req.parentAction?.seq ?? null,
     reason: 'in_flight',
   };
-  if (effectful) {
-    try {
-      ep.gates.acquire(device.device_id, commandId, env.clock.now());
-    } catch (err) {
-      throw await notSent(toHostError(err));
-    }
+  // The command's one owner (issue 16): the gate, the pending map and the permit follow its machine state.
+  const cmd = new CommandActor(
+    env,
+    p,
+    initialCommand({ deviceId: device.device_id, effectful, deadlineMs, marginMs: env.transportMarginMs }),
+    ep.gates,
+  );
+  cmd.send({ type: 'authorise', permitId: permitId ?? null });
+  try {
+    if (effectful) ep.gates.assertOpen(device.device_id); // in the same tick as the gate shuts
+    cmd.send({ type: 'journal', commandId, at: env.clock.now() });
+  } catch (err) {
+    const e = toHostError(err);
+    cmd.send({ type: 'refuse', code: e.code });
+    throw await notSent(e);
   }
-  env.pending.set(commandId, p);
   let intentSeq: number;
   try {
     intentSeq = (
@@ -205,11 +215,11 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
   } catch (err) {
     // Nothing was sent: the intent is not durable (HOST-093), or another host process holds the device's gate
     // in the store (HOST-091); either way there is no command.
-    env.pending.delete(commandId);
-    if (effectful) ep.gates.release(device.device_id, commandId);
-    throw await notSent(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE));
+    const e = toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+    cmd.send({ type: 'journal.failed', code: e.code });
+    throw await notSent(e);
   }
-  if (permitId) env.usedPermits.add(permitId);
+  cmd.send({ type: 'journal.done' });
 
   // 5. Send through the lane, deadline_ms below the transport timeout (HOST-037).
   const control: ControlFields = { session_id: lease.sessionId, command_id: commandId, deadline_ms: deadlineMs };
@@ -222,7 +232,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
   let result: ToolCallResult;
   try {
     result = await ep.lane.submit(device.device_id, () => {
-      p.intentAt = env.clock.now(); // issue 16: its deadline runs from the send, after any wait in the lane
+      cmd.send({ type: 'sent', at: env.clock.now() }); // issue 16: its deadline runs from the send, after any wait in the lane
       return ep.conn.callTool(
         p.tool,
         { ...input, _mhs: control },
@@ -232,7 +242,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
   } catch (err) {
     const e = toHostError(err, ErrorCode.TRANSPORT_DISCONNECTED);
     env.tracer.end(trace, e.code);
-    throw await failAfterIntent(env, ep, p, e);
+    throw await failAfterIntent(env, cmd, e);
   }
 
   // 6. Fault (nothing executed) or receipt.
@@ -242,13 +252,12 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     // A receipt came back, so the command may have executed: its outcome is unknown until reconciled (HOST-091).
     await appendOrReport(env, protocolFaultEntry(unencodable, device.device_id, traceparent));
     env.tracer.end(trace, ErrorCode.OUTCOME_UNKNOWN);
-    throw await failAfterIntent(env, ep, p, unencodable);
+    throw await failAfterIntent(env, cmd, unencodable);
   }
   if (result.isError) {
     // A fault executed nothing (wire contract §4); one that cannot be recorded is reported as the protocol fault.
     const fault = unencodable ?? faultError(result);
-    env.pending.delete(commandId);
-    if (effectful) ep.gates.release(device.device_id, commandId);
+    cmd.send({ type: 'reply.fault', code: fault.code });
     if (fault.code === ErrorCode.SESSION_EXPIRED || fault.code === ErrorCode.SESSION_UNKNOWN)
       ep.sessions.expired(lease.sessionId); // HOST-036: reopen on the next call, never resend this one
     const ledgerError = await appendOrReport(env, {
@@ -276,8 +285,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     env.tracer.end(trace, ErrorCode.OUTCOME_UNKNOWN);
     throw await failAfterIntent(
       env,
-      ep,
-      p,
+      cmd,
       new HostError(
         ErrorCode.HOST_INTERNAL,
         'endpoint answered with something that is not the receipt of this command',
@@ -287,8 +295,8 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
       ),
     );
   }
-  let recorded = recordReceipt(env, ep, p, receipt);
-  let outcome = applyReceipt(env, ep, p, receipt);
+  let recorded = recordReceipt(env, cmd, receipt);
+  let outcome = applyReceipt(cmd, receipt);
   if (outcome === 'running') {
     const first = receipt;
     receipt = await followOperation(env, ep, p, receipt, {
@@ -296,8 +304,9 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
       limitMs: env.followLimitMs ?? binding.max_duration_ms + env.transportMarginMs,
       ...(req.signal ? { signal: req.signal } : {}),
     });
-    if (receipt !== first) recorded = recordReceipt(env, ep, p, receipt, { followed: true });
-    outcome = applyReceipt(env, ep, p, receipt);
+    if (receipt !== first) recorded = recordReceipt(env, cmd, receipt, { followed: true });
+    outcome = applyReceipt(cmd, receipt);
+    if (outcome === 'running') cmd.send({ type: 'follow.ended' });
   }
   // 7. The full receipt, never a summary (HOST-033).
   env.tracer.end(trace, receipt.error?.mhs_code);
@@ -316,7 +325,8 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
  * After the intent: a pre-send failure is recorded `command.not_sent` and reopens the gate (a safe retry); any
  * other failure is recorded `command.unknown`, keeps the gate shut and becomes `MHS.OUTCOME.UNKNOWN` (HOST-091).
  */
-async function failAfterIntent(env: CallEnv, ep: EndpointActor, p: PendingCommand, e: HostError): Promise<HostError> {
+async function failAfterIntent(env: CallEnv, cmd: CommandActor, e: HostError): Promise<HostError> {
+  const p = cmd.p;
   const base = {
     command_id: p.commandId,
     endpoint_id: p.endpointId,
@@ -324,8 +334,7 @@ async function failAfterIntent(env: CallEnv, ep: EndpointActor, p: PendingComman
     traceparent: p.traceparent,
   };
   if (isPreSend(e)) {
-    env.pending.delete(p.commandId);
-    if (p.effectful) ep.gates.release(p.deviceId, p.commandId);
+    cmd.send({ type: 'reply.presend', code: e.code });
     const ledgerError = await appendOrReport(env, { kind: 'command.not_sent', ...base, error: e.toWire() });
     return new HostError(
       e.code,
@@ -337,9 +346,7 @@ async function failAfterIntent(env: CallEnv, ep: EndpointActor, p: PendingComman
       },
     );
   }
-  p.reason = 'unknown';
-  env.pending.set(p.commandId, p);
-  if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+  cmd.send({ type: 'reply.lost', code: e.code });
   const ledgerError = await appendOrReport(env, { kind: 'command.unknown', ...base, cause: e.toWire() });
   return new HostError(
     ErrorCode.OUTCOME_UNKNOWN,

@@ -4,6 +4,7 @@ import type { DurableLedger } from '../ledger/ledger-types.js';
 import type { CallEnv } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
 import { reconcileCommand } from './reconcile.js';
+import { restoreCommand } from './command-actor.js';
 import { gateOwnership, unknownEntry, unsettledCommand } from './recovery.js';
 
 /**
@@ -42,9 +43,9 @@ export class OrphanAdopter {
     // Of several live processes that find the same orphan, only the one that takes the gate over reconciles it.
     const d = env.ledger as Partial<DurableLedger>;
     if (typeof d.takeOverGate === 'function' && !(await d.takeOverGate(commandId, owner))) return;
-    env.pending.set(commandId, p);
-    if (p.effectful) ep.gates.mark(p.deviceId, commandId, 'unknown');
-    await env.ledger.append(unknownEntry(p, 'owner_gone', { owner }));
+    const { effects } = restoreCommand(env, p, ep.gates, 'owner_gone');
+    if (effects.some((f) => f.type === 'recordUnknown'))
+      await env.ledger.append(unknownEntry(p, 'owner_gone', { owner }));
     await reconcileCommand(env, ep, p);
   }
 }

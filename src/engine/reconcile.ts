@@ -1,6 +1,8 @@
 import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
 import type { Receipt } from '../mhs/wire-types.js';
-import { appendReceipt, applyReceipt, followOperation, isFinal, receiptFor } from './call-outcome.js';
+import { appendReceipt, followOperation, isFinal, receiptFor } from './call-outcome.js';
+import { commandOf } from './command-actor.js';
+import type { CommandActor } from './command-actor.js';
 import type { CallEnv, PendingCommand } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
 
@@ -55,6 +57,22 @@ async function reconcileOnce(env: CallEnv, ep: EndpointActor, p: PendingCommand)
   const base = { commandId: p.commandId, endpointId: p.endpointId, deviceId: p.deviceId };
   // HOST-090: operations on (and same-id retries to) a device the deployment refuses are not sent; the gate stays shut.
   await ep.admit('operations', p.deviceId, { command_id: p.commandId });
+  const cmd = commandOf(env, p, ep.gates);
+  // The machine takes the reconciliation from `unknown` or `running`; one still in flight is its call's to settle.
+  cmd.send({ type: 'reconcile', at: env.clock.now() });
+  if (cmd.state.status !== 'reconciling')
+    return { ...base, outcome: p.reason === 'running' ? 'running' : 'unknown', method: null, receipt: null };
+  try {
+    return await askEndpoint(env, ep, cmd);
+  } catch (err) {
+    if (cmd.state.status === 'reconciling') cmd.send({ type: 'reconcile.failed', code: toHostError(err).code });
+    throw err;
+  }
+}
+
+async function askEndpoint(env: CallEnv, ep: EndpointActor, cmd: CommandActor): Promise<ReconcileResult> {
+  const p = cmd.p;
+  const base = { commandId: p.commandId, endpointId: p.endpointId, deviceId: p.deviceId };
   const meta = p.traceparent ? { meta: { traceparent: p.traceparent } } : {};
   const ops = await ep.conn.callTool('mhs__operations', { command_id: p.commandId }, { timeoutMs: 10_000, ...meta });
   let receipt: Receipt | null = null;
@@ -68,12 +86,10 @@ async function reconcileOnce(env: CallEnv, ep: EndpointActor, p: PendingCommand)
         `cannot reconcile ${p.commandId}: the endpoint refused mhs__operations`,
         { command_id: p.commandId, error: ops.structuredContent.error },
       );
-    // Issue 16: a conforming endpoint may execute up to the deadline; before it has passed, no record proves nothing.
-    p.intentAt ??= env.clock.now();
-    const settleAt = p.intentAt + p.deadlineMs + env.transportMarginMs;
-    if (env.clock.now() < settleAt) return notYet(env, ep, p, settleAt);
-    env.pending.delete(p.commandId);
-    if (p.effectful) ep.gates.release(p.deviceId, p.commandId);
+    // Issue 16: a conforming endpoint may execute up to the deadline; the machine concludes only after it.
+    const fx = cmd.send({ type: 'reconcile.no_record', at: env.clock.now() });
+    const rec = fx.find((f) => f.type === 'recordReconcile');
+    if (rec?.outcome !== 'not_executed') return notYet(env, p, rec?.notBefore ?? env.clock.now());
     await env.ledger.append({
       kind: 'reconcile',
       command_id: p.commandId,
@@ -101,8 +117,13 @@ async function reconcileOnce(env: CallEnv, ep: EndpointActor, p: PendingCommand)
     }
   }
   const entry = await appendReceipt(env, p, receipt, { reconciled: true });
-  const state = applyReceipt(env, ep, p, receipt);
-  const outcome: ReconcileResult['outcome'] = state === 'final' ? 'receipt' : state;
+  const fx = cmd.send({
+    type: 'reconcile.receipt',
+    status: receipt.status,
+    operationId: receipt.operation_id ?? null,
+    at: env.clock.now(),
+  });
+  const outcome = fx.find((f) => f.type === 'recordReconcile')?.outcome ?? 'unknown';
   await env.ledger.append({
     kind: 'reconcile',
     command_id: p.commandId,
@@ -119,13 +140,10 @@ async function reconcileOnce(env: CallEnv, ep: EndpointActor, p: PendingCommand)
 }
 
 /**
- * No record yet, deadline not passed: the command stays unknown with its gate shut, the wait is recorded (a
- * `reconcile` entry with outcome `unknown` and `not_before`), and a reconciliation is re-armed at `settleAt`.
+ * No record yet, deadline not passed: the machine kept the command unknown with its gate shut and re-armed its
+ * reconciliation at `settleAt`; the wait is recorded (a `reconcile` entry with outcome `unknown` and `not_before`).
  */
-async function notYet(env: CallEnv, ep: EndpointActor, p: PendingCommand, settleAt: number): Promise<ReconcileResult> {
-  p.reason = 'unknown';
-  env.pending.set(p.commandId, p);
-  if (p.effectful) ep.gates.mark(p.deviceId, p.commandId, 'unknown');
+async function notYet(env: CallEnv, p: PendingCommand, settleAt: number): Promise<ReconcileResult> {
   await env.ledger.append({
     kind: 'reconcile',
     command_id: p.commandId,
@@ -137,7 +155,6 @@ async function notYet(env: CallEnv, ep: EndpointActor, p: PendingCommand, settle
     not_before: isoAt(settleAt),
     ...(p.traceparent ? { traceparent: p.traceparent } : {}),
   });
-  env.scheduleReconcile?.(p, settleAt);
   return {
     commandId: p.commandId,
     endpointId: p.endpointId,

@@ -29,6 +29,7 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
   const intents = new Map<string, LedgerEntry>();
   const settled = new Set<string>();
   const lastStatus = new Map<string, Receipt>();
+  const notBefore = new Map<string, LedgerEntry>();
   const usedPermits = new Set<string>();
   for (const e of entries) {
     const cmd = typeof e.command_id === 'string' ? e.command_id : undefined;
@@ -39,6 +40,7 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
       continue;
     }
     if (e.kind === 'receipt' && e.receipt) lastStatus.set(cmd, e.receipt as Receipt);
+    if (e.kind === 'reconcile' && typeof e.not_before === 'string') notBefore.set(cmd, e);
     if (settlesCommand(e)) settled.add(cmd);
   }
   const unsettled: PendingCommand[] = [];
@@ -46,7 +48,7 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
   for (const [cmd, e] of intents) {
     if (settled.has(cmd)) continue;
     nextFrom = Math.min(nextFrom, e.seq);
-    unsettled.push(pendingFromIntent(e, lastStatus.get(cmd)));
+    unsettled.push(pendingFromIntent(e, lastStatus.get(cmd), notBefore.get(cmd)));
   }
   return { unsettled, usedPermits, scanned: entries.length, nextFrom };
 }
@@ -88,8 +90,12 @@ export async function ownedElsewhere(ledger: Ledger): Promise<Set<string>> {
   return theirs;
 }
 
-/** The unsettled command a journaled intent stands for (its last receipt, if any, gives the operation id). */
-export function pendingFromIntent(e: LedgerEntry, last?: Receipt): PendingCommand {
+/**
+ * The unsettled command a journaled intent stands for (its last receipt, if any, gives the operation id; the
+ * `not_before` of its last waiting `reconcile`, if any, the re-armed reconciliation: deadlines are data, issue 16).
+ */
+export function pendingFromIntent(e: LedgerEntry, last?: Receipt, waiting?: LedgerEntry): PendingCommand {
+  const reconcileAt = typeof waiting?.not_before === 'string' ? Date.parse(waiting.not_before) : NaN;
   return {
     commandId: String(e.command_id),
     endpointId: String(e.endpoint_id),
@@ -107,6 +113,7 @@ export function pendingFromIntent(e: LedgerEntry, last?: Receipt): PendingComman
     taskId: typeof e.task_id === 'string' ? e.task_id : null,
     parentSeq: typeof e.parent_seq === 'number' ? e.parent_seq : null,
     reason: 'unknown',
+    ...(Number.isFinite(reconcileAt) ? { reconcileAt } : {}),
   };
 }
 
@@ -115,7 +122,8 @@ export function unsettledCommand(entries: readonly LedgerEntry[]): PendingComman
   const intent = entries.find((e) => e.kind === 'command.intent');
   if (!intent || entries.some(settlesCommand)) return null;
   const last = entries.filter((e) => e.kind === 'receipt' && e.receipt).at(-1)?.receipt as Receipt | undefined;
-  return pendingFromIntent(intent, last);
+  const waiting = entries.filter((e) => e.kind === 'reconcile' && typeof e.not_before === 'string').at(-1);
+  return pendingFromIntent(intent, last, waiting);
 }
 
 /** The `command.unknown` entry of a command whose outcome this process has to settle (HOST-091). */

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { AttachStatus } from '../engine/attach-retry.js';
+import type { Engine } from '../engine/engine.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import { APPROVAL_STATUSES } from '../policy/approval-rules.js';
 import type { ApprovalStatus } from '../policy/approval-rules.js';
@@ -10,9 +11,10 @@ import type { SafetyActions } from '../policy/estop.js';
 import type { OperatorEvents } from '../policy/operator-events.js';
 import type { PermitService } from '../policy/permits.js';
 import type { PolicyGate } from '../policy/policy-gate.js';
-import type { EnablementPort, EndpointDirectory } from '../policy/ports.js';
+import type { EnablementPort, EndpointDirectory, OperatorLink } from '../policy/ports.js';
 import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
+import { createDeviceFeed } from './device-feed.js';
 import { openSse } from './operator-sse.js';
 import { refuseUnencodableInput } from './request-hygiene.js';
 
@@ -33,6 +35,14 @@ export interface OperatorRoutesDeps {
   keepAliveMs?: number;
   /** Attach state of the enabled connectors (`serve`: attached, or retrying with the last error; issue 16). */
   attachments?: () => AttachStatus[];
+  /** The engine of this process: endpoint connection state for the devices panel (issue 18). */
+  engine?: Engine;
+  /** The operator route: the devices panel reads `mhs__safety` (e-stop, interlocks) through it. */
+  link?: OperatorLink;
+  /** Calls `fn` on every connection or attach change of an endpoint (`HostRuntime.connectionChanges`). */
+  connectionChanges?: (fn: () => void) => () => void;
+  /** Interval of the devices panel's safety re-read while a console watches (default 2000 ms). */
+  safetyPollMs?: number;
 }
 
 declare module 'fastify' {
@@ -99,6 +109,18 @@ export async function registerOperatorRoutes(app: FastifyInstance, deps: Operato
 
 function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
   const { gate, permits, safety, ledger, events, directory, enablement, clock } = deps;
+  const feed = createDeviceFeed({
+    directory,
+    ledger,
+    safety,
+    events,
+    clock,
+    ...(deps.engine ? { engine: deps.engine } : {}),
+    ...(deps.link ? { link: deps.link } : {}),
+    ...(deps.attachments ? { attachments: deps.attachments } : {}),
+    ...(deps.connectionChanges ? { connectionChanges: deps.connectionChanges } : {}),
+    ...(deps.safetyPollMs !== undefined ? { safetyPollMs: deps.safetyPollMs } : {}),
+  });
 
   r.get('/whoami', async (req) => who(req));
 
@@ -214,6 +236,10 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
     };
   });
 
+  // Issue 18 item 1: every endpoint and device, live (connection, e-stop, interlocks, gate); changes are pushed
+  // on `/events` as `devices`.
+  r.get('/devices', async () => ({ endpoints: await feed.snapshot() }));
+
   for (const action of ['enable', 'disable'] as const) {
     r.post<{ Body: { connector_id: string } }>(
       `/endpoints/${action}`,
@@ -292,6 +318,6 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
   });
 
   r.get('/events', (req: FastifyRequest, reply: FastifyReply) => {
-    openSse(req, reply, events, clock, deps.keepAliveMs ?? 15_000);
+    openSse(req, reply, events, clock, deps.keepAliveMs ?? 15_000, feed);
   });
 }

@@ -170,6 +170,13 @@ export const operatorOpenApi = {
         responses: { '200': ok('gates'), ...common },
       },
     },
+    '/v1/operator/devices': {
+      get: {
+        summary:
+          'Every endpoint and device, live (issue 18): connection, e-stop and interlocks from mhs__safety, device gate, mode, risk class; pushed on /events as `devices`',
+        responses: { '200': ok('endpoints with their live devices'), ...common },
+      },
+    },
     '/v1/operator/ledger/verify': {
       post: {
         summary: 'Verify the host chain (recorded as evidence.verify)',
@@ -178,7 +185,8 @@ export const operatorOpenApi = {
     },
     '/v1/operator/events': {
       get: {
-        summary: 'Server-sent events of approvals, permits, e-stops and enablement',
+        summary:
+          'Server-sent events of approvals, permits, e-stops, enablement, ledger appends and store status, and `devices` (the live device state on every change)',
         responses: { '200': { description: 'event stream', content: { 'text/event-stream': {} } }, ...common },
       },
     },

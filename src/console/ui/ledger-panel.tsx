@@ -40,7 +40,7 @@ export function LedgerPanel({ entries, onVerified }: { entries: LedgerEntry[]; o
           return (
             <tr key={seq} data-seq={seq} data-kind={kind}>
               <td>{seq}</td>
-              <td>{ts}</td>
+              <td class="time">{ts}</td>
               <td>{kind}</td>
               <td>
                 <code>{JSON.stringify(rest).slice(0, 400)}</code>

@@ -5,7 +5,7 @@ import type { Page } from 'playwright-core';
 export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 
 /** The console's sections, each a view an operator scrolls or jumps to (the nav links). */
-export const VIEWS = ['devices', 'approvals', 'decisions', 'receipts', 'permits', 'ledger'] as const;
+export const VIEWS = ['devices', 'approvals', 'runs', 'decisions', 'receipts', 'permits', 'ledger'] as const;
 
 /** Tables whose content runs past their box or the window (a cut-off column), by id or label. */
 export function cutOffTables(page: Page): Promise<string[]> {
@@ -18,7 +18,18 @@ export function cutOffTables(page: Page): Promise<string[]> {
       if (box.right > width + 0.5 || wrap.scrollWidth > wrap.clientWidth + 0.5)
         bad.push(t.id || t.getAttribute('aria-label') || 'table');
     }
-    if (document.documentElement.scrollWidth > width + 0.5) bad.push('page');
+    if (document.documentElement.scrollWidth > width + 0.5) {
+      // Name what runs off the page (the innermost elements past the right edge).
+      const past = Array.from(document.querySelectorAll('body *')).filter(
+        (el) => el.getBoundingClientRect().right > width + 0.5 && !el.querySelector('*'),
+      );
+      bad.push(
+        `page: ${past
+          .slice(0, 3)
+          .map((el) => `${el.tagName.toLowerCase()}#${el.id}.${el.className}`)
+          .join(' ')}`,
+      );
+    }
     return bad;
   });
 }

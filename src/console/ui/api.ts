@@ -24,10 +24,19 @@ export function getToken(): string {
 }
 
 /** Calls `/v1/operator${path}`; a non-2xx answer rejects with {@link ApiError}. */
-export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+export function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  return request<T>(`/v1/operator${path}`, method, body);
+}
+
+/** Calls the OpenWOP run API, `/v1${path}` (the same token: client and operator tokens may use it). */
+export function runApi<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  return request<T>(`/v1${path}`, method, body);
+}
+
+async function request<T>(url: string, method: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`/v1/operator${path}`, {
+  const res = await fetch(url, {
     method,
     headers,
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),

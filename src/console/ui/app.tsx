@@ -7,6 +7,7 @@ import type { ConsoleCtx } from './context.js';
 import { DevicesPanel } from './devices-panel.js';
 import { LedgerPanel } from './ledger-panel.js';
 import { Decisions, Permits, Receipts } from './record-tables.js';
+import { RunsPanel } from './runs-panel.js';
 import { SignIn } from './sign-in.js';
 import { StoreHealth } from './store-health.js';
 import type { Who } from './types.js';
@@ -16,6 +17,7 @@ const KEY = 'mhs-token';
 const SECTIONS = [
   ['h-devices', 'Devices'],
   ['h-approvals', 'Approvals'],
+  ['h-runs', 'Runs'],
   ['h-decisions', 'Decisions'],
   ['h-receipts', 'Receipts'],
   ['h-permits', 'Permits'],
@@ -28,7 +30,7 @@ export function App() {
   const [ready, setReady] = useState(false);
   const say = useCallback((text: string, kind = '') => setStatus({ text, kind }), []);
   const onError = useCallback((e: unknown) => say(`Refresh failed (${refusal(e)})`, 'error'), [say]);
-  const { data, live, refresh, refreshDevices } = useConsoleData(who !== null, onError);
+  const { data, live, tick, refresh, refreshDevices } = useConsoleData(who !== null, onError);
 
   const signIn = useCallback(
     async (token: string) => {
@@ -123,6 +125,10 @@ export function App() {
                   <ApprovalCard key={a.approval_id} a={a} />
                 ))}
               </div>
+            </section>
+            <section aria-labelledby="h-runs">
+              <h2 id="h-runs">Runs</h2>
+              <RunsPanel tick={tick} />
             </section>
             <section aria-labelledby="h-decisions">
               <h2 id="h-decisions">Recent decisions</h2>

@@ -30,6 +30,8 @@ const byConnector = (list: LiveEndpoint[]) => new Map(list.map((e) => [e.connect
 export function useConsoleData(active: boolean, onError: (e: unknown) => void) {
   const [data, setData] = useState<ConsoleData>(EMPTY);
   const [live, setLive] = useState<Map<string, LiveEndpoint>>(new Map());
+  // Bumped on every re-read: panels that read other APIs (runs) re-read with it.
+  const [tick, setTick] = useState(0);
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   const refresh = useCallback(async () => {
@@ -50,6 +52,7 @@ export function useConsoleData(active: boolean, onError: (e: unknown) => void) {
       receipts: receipts.entries.slice(-10).reverse(),
       store: ledger.status,
     });
+    setTick((t) => t + 1);
   }, []);
 
   const refreshDevices = useCallback(async () => {
@@ -83,5 +86,5 @@ export function useConsoleData(active: boolean, onError: (e: unknown) => void) {
     };
   }, [active, refresh, refreshDevices, onError]);
 
-  return { data, live, refresh, refreshDevices };
+  return { data, live, tick, refresh, refreshDevices };
 }

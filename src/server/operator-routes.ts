@@ -15,6 +15,7 @@ import type { EnablementPort, EndpointDirectory, OperatorLink } from '../policy/
 import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
 import { createDeviceFeed } from './device-feed.js';
+import { allowEstopOnEnable } from './estop-on-enable.js';
 import { openSse } from './operator-sse.js';
 import { refuseUnencodableInput } from './request-hygiene.js';
 
@@ -249,13 +250,34 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
         const id = req.body.connector_id;
         // The enablement service records operator.enable|disable with this identity (HOST-069).
         const identity = { id: op.name, via: `operator-api:${op.id}` };
-        if (action === 'enable') await enablement.enable(id, identity);
-        else await enablement.disable(id, identity);
+        if (action === 'disable') await enablement.disable(id, identity);
+        else await enablement.enable(id, identity);
         events.emit(action === 'enable' ? 'endpoint.enabled' : 'endpoint.disabled', {
           connector_id: id,
           operator: { id: op.id, name: op.name },
         });
-        return { connector_id: id, enabled: await enablement.isEnabled(id) };
+        // HOST-094: the same operator action allows the devices' trusted e-stop (one click on the devices panel).
+        const estop =
+          action === 'enable' && deps.estopAllow
+            ? await allowEstopOnEnable(
+                {
+                  directory,
+                  estopAllow: deps.estopAllow,
+                  safety,
+                  clock,
+                  ...(deps.attachments ? { attachments: deps.attachments } : {}),
+                  ...(deps.connectionChanges ? { connectionChanges: deps.connectionChanges } : {}),
+                },
+                id,
+                op,
+              )
+            : [];
+        if (estop.length) events.emit('estop', { connector_id: id, allow_list: true, devices: estop });
+        return {
+          connector_id: id,
+          enabled: await enablement.isEnabled(id),
+          ...(action === 'enable' ? { estop_allowed: estop } : {}),
+        };
       },
     );
   }

@@ -78,10 +78,32 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
     );
   });
 
-  it('HOST-046, HOST-071, HOST-094: an e-stop pressed on the panel mid-command stops it; the panel shows it engaged; Reset is separate', async () => {
+  it("HOST-094: enabling an endpoint in the console allows its devices' trusted e-stop in the same recorded action", async () => {
+    const card = page.locator(`article[data-connector-id="${host.connectors.th}"]`);
+    await expect(device('thermostat').getByRole('button', { name: 'E-stop Thermostat chamber' }).count()).resolves.toBe(
+      0,
+    );
+    await card.getByRole('button', { name: 'Disable' }).click();
+    await card.locator('.enabled-state', { hasText: /^disabled$/ }).waitFor();
+    await card.getByRole('button', { name: 'Enable' }).click();
+    await page.locator('#status.ok', { hasText: `Enable ${host.connectors.th}: done` }).waitFor();
+    await endpoint(host.connectors.th, 'connected').waitFor();
+    await device('thermostat').getByRole('button', { name: 'E-stop Thermostat chamber' }).waitFor();
+    const rows = (await ledgerEntries(host.dbPath)).filter(
+      (e) => e.kind.startsWith('operator.') && (e.operator as { id?: string } | undefined)?.id !== 'test-setup',
+    );
+    expect(rows.map((e) => [e.kind, e.scope ?? null, e.device_id ?? null])).toEqual([
+      ['operator.disable', null, null],
+      ['operator.enable', null, null],
+      ['operator.enable', 'estop', 'thermostat'],
+    ]);
+    // All three by the signed-in operator (enablement records the name as its id; the allowance id and name).
+    const who = rows.map((e) => e.operator as { id?: string; name?: string });
+    expect([who[0]!.id, who[1]!.id, who[2]!.name]).toEqual(['alice', 'alice', 'alice']);
+  }, 60_000);
+
+  it('HOST-046, HOST-071: an e-stop pressed on the panel mid-command stops it; the panel shows it engaged; Reset is separate', async () => {
     const th = device('thermostat');
-    // HOST-094: the trusted e-stop is operator-enabled per device (a recorded action), then one click.
-    await th.getByRole('button', { name: /^Allow trusted e-stop/ }).click();
     const stop = th.getByRole('button', { name: 'E-stop Thermostat chamber' });
     await stop.waitFor();
     const client = await gatewayHttp(host.srv!.url, host.tokens['lab-agent'], '2026-07-28');

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/index.js';
 import type { AttachStatus } from '../engine/attach-retry.js';
 import type { EstopAllowList } from '../policy/estop-allow.js';
+import type { PolicyConfig } from '../policy/policy-config.js';
 import type { SafetyActions } from '../policy/estop.js';
 import type { EndpointDirectory, EndpointSummary } from '../policy/ports.js';
 
@@ -10,6 +11,8 @@ export interface EstopOnEnableDeps {
   estopAllow: EstopAllowList;
   safety: SafetyActions;
   clock: Clock;
+  /** The approval policy; without it (or unreadable) nothing is allowed here: the allowance is a privilege. */
+  policy?: PolicyConfig | (() => PolicyConfig | null | Promise<PolicyConfig | null>);
   attachments?: () => AttachStatus[];
   connectionChanges?: (fn: () => void) => () => void;
   /** Longest wait for a just-enabled connector's manifest (its devices), default 30 000 ms. */
@@ -54,19 +57,31 @@ async function devicesOnceKnown(d: EstopOnEnableDeps, connectorId: string): Prom
   });
 }
 
+async function readPolicy(d: EstopOnEnableDeps): Promise<PolicyConfig | null> {
+  try {
+    return (typeof d.policy === 'function' ? await d.policy() : d.policy) ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * HOST-094 with HOST-046: enabling a connector is also the operator's allowance of its devices' trusted e-stop,
  * so every device with a software (or both) e-stop gets its one-click stop from the same action, each allowance
- * recorded in the ledger with that operator (`operator.enable`, `scope: "estop"`). Hardware-only devices are left
- * alone (the host cannot stop them, HOST-046). Returns the device ids newly allowed.
+ * recorded in the ledger with that operator (`operator.enable`, `scope: "estop"`). Unless the policy says
+ * otherwise: a policy whose `estopAllow` names this endpoint decides its devices alone, and without a readable
+ * policy nothing is allowed here. Hardware-only devices are left alone (the host cannot stop them, HOST-046).
+ * Returns the device ids newly allowed.
  */
 export async function allowEstopOnEnable(
   d: EstopOnEnableDeps,
   connectorId: string,
   operator: { id: string; name: string },
 ): Promise<string[]> {
+  const policy = await readPolicy(d);
+  if (!policy) return [];
   const e = await devicesOnceKnown(d, connectorId);
-  if (!e) return [];
+  if (!e || (policy.estopAllow ?? []).some((a) => a.endpoint_id === e.endpoint_id)) return [];
   const allowed: string[] = [];
   for (const dev of e.devices) {
     if (dev.estop?.kind !== 'software' && dev.estop?.kind !== 'both') continue;

@@ -16,6 +16,7 @@ import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
 import { createDeviceFeed } from './device-feed.js';
 import { allowEstopOnEnable } from './estop-on-enable.js';
+import type { EstopOnEnableDeps } from './estop-on-enable.js';
 import { openSse } from './operator-sse.js';
 import { refuseUnencodableInput } from './request-hygiene.js';
 
@@ -42,6 +43,8 @@ export interface OperatorRoutesDeps {
   link?: OperatorLink;
   /** Calls `fn` on every connection or attach change of an endpoint (`HostRuntime.connectionChanges`). */
   connectionChanges?: (fn: () => void) => () => void;
+  /** The approval policy: whether enabling a connector also allows its devices' trusted e-stop (HOST-094). */
+  policy?: EstopOnEnableDeps['policy'];
   /** Interval of the devices panel's safety re-read while a console watches (default 2000 ms). */
   safetyPollMs?: number;
 }
@@ -265,6 +268,7 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
                   estopAllow: deps.estopAllow,
                   safety,
                   clock,
+                  ...(deps.policy ? { policy: deps.policy } : {}),
                   ...(deps.attachments ? { attachments: deps.attachments } : {}),
                   ...(deps.connectionChanges ? { connectionChanges: deps.connectionChanges } : {}),
                 },

@@ -6,7 +6,7 @@
 // device; a permit revoked in the console is never sent (the simulator's counters show no call);
 // with the integration disabled the console says so and no endpoint connection exists, and enabling
 // it is recorded with the operator, as is allowing a device's trusted e-stop. Screenshots of the
-// approval view go to test-artifacts/.
+// approval view, and of every view at 1280 and 800 px (no table cut off), go to test-artifacts/.
 import { existsSync, mkdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
@@ -16,6 +16,7 @@ import { ErrorCode, H } from '../../src/core/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
 import type { ApprovalRequest } from '../../src/policy/approval-rules.js';
 import { CONNECTOR_ID, startOperatorHost } from '../policy/helpers/operator-host.js';
+import { shootViews } from './console-shots.js';
 import type { OperatorHost } from '../policy/helpers/operator-host.js';
 
 const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
@@ -138,9 +139,15 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await c.getByLabel('Reason (optional)').fill('wrong well');
     await c.getByRole('button', { name: 'Deny' }).click();
     await expect(call).rejects.toMatchObject({ code: ErrorCode.HOST_APPROVAL_DENIED });
-    await page.locator(`#decisions tr[data-approval-id="${req.approval_id}"][data-status="denied"]`).waitFor();
+    const row = page.locator(`#decisions tr[data-approval-id="${req.approval_id}"][data-status="denied"]`);
+    await row.waitFor();
     const [d] = await entries(host, (e) => e.event === 'decided' && e.approval_id === req.approval_id);
     expect(d).toMatchObject({ decision: 'deny', reason: 'wrong well', principal_names: ['op-bob'] });
+    // Issue 18 item 3: a denial shows its denier, its reason, when and on which endpoint.
+    await row.locator('td.by', { hasText: 'op-bob' }).waitFor();
+    await expect(row.locator('td.reason').textContent()).resolves.toBe('wrong well');
+    await expect(row.textContent()).resolves.toContain(host.endpointId);
+    await expect(row.locator('td.time').textContent()).resolves.toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   it('HOST-044: dual control with two operators; the same operator twice is refused', async () => {
@@ -273,6 +280,13 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await expect(dev.locator('.physical').textContent()).resolves.toContain('yellow pull cord P2, north wall');
     await expect(dev.locator('.physical').textContent()).resolves.toContain('This host cannot stop this device');
     await expect(dev.getByRole('button', { name: /^E-stop/ }).count()).resolves.toBe(0);
+  });
+
+  it('issue 18: every view at 1280 and 800 px with records in its tables, and no table cut off at 800 px', async () => {
+    const page = await signIn(host, host.tokens.op1);
+    await page.locator('#decisions tbody tr').first().waitFor();
+    await page.locator('#receipts tbody tr').first().waitFor();
+    expect(await shootViews(page, 'console-records')).toEqual([]);
   });
 
   it('a client token sees the console read-only', async () => {

@@ -122,7 +122,13 @@ export function App() {
               {data.pending.length ? null : <p id="no-approvals">No approval is waiting.</p>}
               <div id="approvals">
                 {data.pending.map((a) => (
-                  <ApprovalCard key={a.approval_id} a={a} />
+                  <ApprovalCard
+                    key={a.approval_id}
+                    a={a}
+                    live={live
+                      .get(data.endpoints?.endpoints.find((e) => e.endpoint_id === a.endpoint_id)?.connector_id ?? '')
+                      ?.devices.find((d) => d.device_id === a.device_id)}
+                  />
                 ))}
               </div>
             </section>
@@ -132,7 +138,7 @@ export function App() {
             </section>
             <section aria-labelledby="h-decisions">
               <h2 id="h-decisions">Recent decisions</h2>
-              <Decisions list={data.decided} />
+              <Decisions list={data.decided} entries={data.approvalEntries} />
             </section>
             <section aria-labelledby="h-receipts">
               <h2 id="h-receipts">Recent receipts</h2>

@@ -3,7 +3,7 @@ import { useRef } from 'preact/hooks';
 import { api } from './api.js';
 import { useConsole } from './context.js';
 import { AllowEstop, EstopButton } from './estop-controls.js';
-import type { Approval } from './types.js';
+import type { Approval, LiveDevice } from './types.js';
 
 function methodText(a: Approval): string {
   if (a.method !== 'dual_control') return 'one operator (human click)';
@@ -11,7 +11,7 @@ function methodText(a: Approval): string {
   return `dual control: ${a.votes.length} of ${a.principals_needed ?? 2} distinct operators${so}`;
 }
 
-export function ApprovalCard({ a }: { a: Approval }) {
+export function ApprovalCard({ a, live }: { a: Approval; live?: LiveDevice | undefined }) {
   const { act, isOperator } = useConsole();
   const reason = useRef<HTMLInputElement>(null);
   const v = a.view ?? {};
@@ -95,9 +95,25 @@ export function ApprovalCard({ a }: { a: Approval }) {
             <dd class="requested-by">{`${a.requested_by.kind} ${a.requested_by.name ?? a.requested_by.id}`}</dd>
           </>
         ) : null}
+        <dt>Asked</dt>
+        <dd class="asked">
+          {a.created_at ?? ''}
+          {a.run_id ? ` by run ${a.run_id}${a.node_id ? ` node ${a.node_id}` : ''}` : ''}
+        </dd>
         <dt>Approval</dt>
         <dd class="method">{methodText(a)}</dd>
       </dl>
+      {live?.gate.status === 'shut' ? (
+        <p class="alert gate-warning" role="alert">
+          ■ The device's gate is shut: command {live.gate.command_id} ({live.gate.reason}) is not settled; this command
+          is refused until it is (HOST-091).
+        </p>
+      ) : null}
+      {live?.safety && 'estop' in live.safety && live.safety.estop.engaged ? (
+        <p class="alert estop-warning" role="alert">
+          ■ The device's e-stop is engaged: approving cannot make it run until an operator resets it.
+        </p>
+      ) : null}
       <p>
         <label for={`reason-${id}`}>Reason (optional) </label>
         <input id={`reason-${id}`} ref={reason} type="text" maxLength={500} />

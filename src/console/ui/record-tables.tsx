@@ -24,20 +24,40 @@ export function Table(p: { id: string; label?: string; head: string[]; children:
   );
 }
 
-export function Decisions({ list }: { list: Approval[] }) {
+/** Who decided an approval: the names on its `decided` ledger entry, else its votes (or the policy). */
+function decidedBy(a: Approval, entries: LedgerEntry[]): string {
+  const e = entries.find((x) => x.approval_id === a.approval_id && x.event === 'decided');
+  const names = Array.isArray(e?.principal_names) ? (e.principal_names as string[]) : [];
+  if (names.length) return names.join(', ');
+  return a.votes.map((x) => x.principal.name).join(', ') || (a.method === 'policy_rule' ? 'policy' : '');
+}
+
+export function Decisions({ list, entries }: { list: Approval[]; entries: LedgerEntry[] }) {
   return (
-    <Table id="decisions" head={['Approval', 'Device', 'Capability', 'Digest', 'Status', 'Method', 'By']}>
+    <Table
+      id="decisions"
+      head={['Approval', 'Decided', 'Device, endpoint', 'Capability', 'Digest', 'Status', 'By', 'Reason']}
+    >
       {list.map((a) => (
         <tr key={a.approval_id} data-approval-id={a.approval_id} data-status={a.status}>
           <td class="id">{a.approval_id}</td>
-          <td>{a.device_id}</td>
-          <td>{a.capability_id}</td>
+          <td class="time">{a.decided_at ?? ''}</td>
+          <td class="id">
+            {a.device_id}
+            <br />
+            <span class="muted">{a.endpoint_id}</span>
+          </td>
+          <td class="id">{a.capability_id}</td>
           <td class="digest" title={a.input_digest}>
             {short(a.input_digest)}
           </td>
           <td class="status">{a.status}</td>
-          <td>{a.method}</td>
-          <td>{a.votes.map((x) => x.principal.name).join(', ') || (a.method === 'policy_rule' ? 'policy' : '')}</td>
+          <td class="by">
+            {decidedBy(a, entries)}
+            <br />
+            <span class="muted">{a.method}</span>
+          </td>
+          <td class="reason">{a.reason ?? ''}</td>
         </tr>
       ))}
     </Table>
@@ -63,7 +83,7 @@ export function Receipts({ entries }: { entries: LedgerEntry[] }) {
             <td>{e.seq}</td>
             <td class="id">{r.command_id}</td>
             <td>{r.device_id}</td>
-            <td>{r.capability_id}</td>
+            <td class="id">{r.capability_id}</td>
             <td class="status">{r.status}</td>
             <td>{r.error?.mhs_code ?? ''}</td>
             <td>

@@ -49,7 +49,12 @@ export interface Approval {
   votes: Vote[];
   principals_needed?: number;
   estop_allowed?: boolean;
-  requested_by?: { kind: string; id: string; name?: string };
+  requested_by?: { kind: string; id: string; name?: string } | null;
+  run_id?: string | null;
+  node_id?: string | null;
+  created_at?: string;
+  decided_at?: string | null;
+  reason?: string | null;
   view?: ApprovalView;
 }
 

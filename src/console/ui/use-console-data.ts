@@ -12,6 +12,8 @@ export interface ConsoleData {
   endpoints: EndpointsAnswer | null;
   ledger: LedgerEntry[];
   receipts: LedgerEntry[];
+  /** `approval` ledger entries: who decided (a denial's denier is only there) and when. */
+  approvalEntries: LedgerEntry[];
   store: StoreStatus | undefined;
 }
 
@@ -22,6 +24,7 @@ const EMPTY: ConsoleData = {
   endpoints: null,
   ledger: [],
   receipts: [],
+  approvalEntries: [],
   store: undefined,
 };
 
@@ -35,13 +38,14 @@ export function useConsoleData(active: boolean, onError: (e: unknown) => void) {
   const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   const refresh = useCallback(async () => {
-    const [pending, decided, permits, endpoints, ledger, receipts] = await Promise.all([
+    const [pending, decided, permits, endpoints, ledger, receipts, approvalEntries] = await Promise.all([
       api<{ approvals: Approval[] }>('GET', '/approvals?status=pending'),
       api<{ approvals: Approval[] }>('GET', '/approvals?status=approved,denied,consumed,voided,expired&limit=20'),
       api<{ permits: PermitRow[] }>('GET', '/permits'),
       api<EndpointsAnswer>('GET', '/endpoints'),
       api<{ entries: LedgerEntry[]; status?: StoreStatus }>('GET', '/ledger?limit=50'),
       api<{ entries: LedgerEntry[] }>('GET', '/ledger?limit=500&kind=receipt'),
+      api<{ entries: LedgerEntry[] }>('GET', '/ledger?limit=500&kind=approval'),
     ]);
     setData({
       pending: pending.approvals,
@@ -50,6 +54,7 @@ export function useConsoleData(active: boolean, onError: (e: unknown) => void) {
       endpoints,
       ledger: ledger.entries.slice().reverse(),
       receipts: receipts.entries.slice(-10).reverse(),
+      approvalEntries: approvalEntries.entries,
       store: ledger.status,
     });
     setTick((t) => t + 1);

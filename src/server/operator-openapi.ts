@@ -154,11 +154,16 @@ export const operatorOpenApi = {
     },
     '/v1/operator/ledger': {
       get: {
-        summary: 'Browse ledger entries, with the store status {state, since, last_error?} (HOST-093)',
+        summary:
+          'Browse ledger entries, with the store status {state, since, last_error?} (HOST-093); with before, command_id, endpoint_id or device_id: up to limit matching entries before `before`, and next_before for the older page',
         parameters: [
           { name: 'from', in: 'query', schema: { type: 'integer' } },
+          { name: 'before', in: 'query', schema: { type: 'integer' } },
           { name: 'limit', in: 'query', schema: { type: 'integer' } },
           { name: 'kind', in: 'query', schema: { type: 'string' } },
+          { name: 'command_id', in: 'query', schema: { type: 'string' } },
+          { name: 'endpoint_id', in: 'query', schema: { type: 'string' } },
+          { name: 'device_id', in: 'query', schema: { type: 'string' } },
         ],
         responses: { '200': ok('entries'), ...common },
       },

@@ -16,6 +16,8 @@ import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
 import { createDeviceFeed } from './device-feed.js';
 import { allowEstopOnEnable } from './estop-on-enable.js';
+import { browseLedger } from './ledger-browse.js';
+import type { LedgerQuery } from './ledger-browse.js';
 import type { EstopOnEnableDeps } from './estop-on-enable.js';
 import { openSse } from './operator-sse.js';
 import { refuseUnencodableInput } from './request-hygiene.js';
@@ -286,7 +288,7 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
     );
   }
 
-  r.get<{ Querystring: { from?: number; limit?: number; kind?: string } }>(
+  r.get<{ Querystring: LedgerQuery }>(
     '/ledger',
     {
       schema: {
@@ -294,21 +296,31 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
           type: 'object',
           properties: {
             from: { type: 'integer', minimum: 0 },
+            before: { type: 'integer', minimum: 0 },
             limit: { type: 'integer', minimum: 1, maximum: 500 },
             kind: { type: 'string' },
+            command_id: { type: 'string', minLength: 1 },
+            endpoint_id: { type: 'string', minLength: 1 },
+            device_id: { type: 'string', minLength: 1 },
           },
         },
       },
     },
     async (req) => {
       const head = await ledger.head();
-      const limit = req.query.limit ?? 100;
-      const from = req.query.from ?? Math.max(0, head.seq - limit + 1);
-      let entries = await ledger.range(from, Math.min(head.seq, from + limit - 1));
-      if (req.query.kind) entries = entries.filter((e) => e.kind === req.query.kind);
+      const q = req.query;
+      const limit = q.limit ?? 100;
       // HOST-093: the store's availability as this process sees it (failed writes and lease renewals).
       const d = ledger as Partial<DurableLedger>;
       const status = typeof d.status === 'function' ? { status: d.status() } : {};
+      if (q.command_id || q.endpoint_id || q.device_id || q.before !== undefined) {
+        // Issue 18 item 4 (ledger browser): up to `limit` matching entries before `before`, newest last.
+        const page = await browseLedger(ledger, head.seq, { ...q, limit });
+        return { head: { seq: head.seq, digest: head.digest }, ...status, ...page };
+      }
+      const from = q.from ?? Math.max(0, head.seq - limit + 1);
+      let entries = await ledger.range(from, Math.min(head.seq, from + limit - 1));
+      if (q.kind) entries = entries.filter((e) => e.kind === q.kind);
       return { head: { seq: head.seq, digest: head.digest }, ...status, from, entries };
     },
   );

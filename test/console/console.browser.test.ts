@@ -294,6 +294,45 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await expect(page.locator('#whoami').textContent()).resolves.toContain('read only');
     await expect(page.getByRole('button', { name: 'Verify ledger' }).isEnabled()).resolves.toBe(true);
   });
+
+  it('issue 18 item 4: the ledger browser follows one command from intent to receipt and verifies the chain', async () => {
+    const page = await signIn(host, host.tokens.op1);
+    const [receipt] = (await entries(host, (e) => e.kind === 'receipt')).slice(-1);
+    const commandId = receipt!.command_id as string;
+    const row = page.locator(`#ledger tr[data-kind="receipt"]`, { hasText: commandId });
+    await row.waitFor();
+    await row.getByRole('button', { name: `Follow command ${commandId}` }).click();
+    await expect(page.getByLabel('Command', { exact: true }).inputValue()).resolves.toBe(commandId);
+    const want = await entries(host, (e) => e.command_id === commandId);
+    const kinds = () =>
+      page.locator('#ledger tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')));
+    await expect.poll(kinds).toEqual(want.map((e) => e.kind).reverse());
+    expect(want.map((e) => e.kind)).toEqual(expect.arrayContaining(['command.intent', 'receipt']));
+    // Expanding an entry shows the whole record.
+    const intent = page.locator('#ledger tr[data-kind="command.intent"] details');
+    await intent.locator('summary').click();
+    await expect(intent.locator('pre').textContent()).resolves.toContain(`"input_digest"`);
+    await page.getByRole('button', { name: 'Verify ledger' }).click();
+    await page.locator('#verify-result[data-result="verified"]', { hasText: 'Chain verified' }).waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+  });
+
+  it('issue 18 item 4: a tampered store is reported CHAIN_BROKEN by the console', async () => {
+    const page = await signIn(host, host.tokens.op1);
+    const raw = new Database(host.db.location);
+    try {
+      // As an attacker with database access would (the append-only trigger dropped first).
+      raw.exec('DROP TRIGGER ledger_entries_no_update');
+      const line = (raw.prepare('SELECT line FROM ledger_entries WHERE seq = 1').get() as { line: string }).line;
+      raw.prepare('UPDATE ledger_entries SET line = ? WHERE seq = 1').run(line.replace(/"ts":"/, '"ts":"1'));
+    } finally {
+      raw.close();
+    }
+    await page.getByRole('button', { name: 'Verify ledger' }).click();
+    const broken = page.locator('#verify-result[data-result="broken"]');
+    await broken.waitFor();
+    await expect(broken.textContent()).resolves.toContain(ErrorCode.EVIDENCE_CHAIN_BROKEN);
+  });
 });
 
 describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ErrorCode, HostError } from '../core/index.js';
@@ -45,6 +46,10 @@ export async function buildConsoleBundle(
     legalComments: 'none',
     logLevel: 'warning',
   });
+  // uPlot's style sheet, served as /console/uplot.css next to the bundle (CSP: no inline styles).
+  const css = createRequire(import.meta.url).resolve('uplot/dist/uPlot.min.css');
+  copyFileSync(css, `${tmp}.css`);
+  renameSync(`${tmp}.css`, join(dirname(outFile), 'uplot.css'));
   writeFileSync(tmp, out.outputFiles[0]!.contents);
   renameSync(tmp, outFile);
 }
@@ -60,7 +65,8 @@ export async function ensureConsoleBundle(
   uiDir: string = CONSOLE_UI_DIR,
 ): Promise<string> {
   const newest = newestSource(uiDir);
-  const built = existsSync(outFile) ? statSync(outFile).mtimeMs : null;
+  const complete = existsSync(outFile) && existsSync(join(dirname(outFile), 'uplot.css'));
+  const built = complete ? statSync(outFile).mtimeMs : null;
   if (newest !== null && (built === null || built < newest)) await buildConsoleBundle(outFile, uiDir);
   else if (built === null)
     throw new HostError(

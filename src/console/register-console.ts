@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ensureConsoleBundle } from './console-bundle.js';
 
@@ -10,6 +11,7 @@ export const CONSOLE_FILES = {
   'index.html': 'text/html; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
   'console.css': 'text/css; charset=utf-8',
+  'uplot.css': 'text/css; charset=utf-8',
 } as const;
 
 /**
@@ -32,7 +34,8 @@ export async function registerConsole(app: FastifyInstance, _deps: ConsoleDeps =
   const bundle = await ensureConsoleBundle();
   const files = new Map<string, { body: string; type: string }>();
   for (const [name, type] of Object.entries(CONSOLE_FILES)) {
-    const path = name === 'console.js' ? bundle : new URL(`./static/${name}`, import.meta.url);
+    const built = name === 'console.js' || name === 'uplot.css';
+    const path = built ? join(dirname(bundle), name) : new URL(`./static/${name}`, import.meta.url);
     files.set(name, { body: readFileSync(path, 'utf8'), type });
   }
   const send = (name: string) => {
@@ -51,4 +54,5 @@ export async function registerConsole(app: FastifyInstance, _deps: ConsoleDeps =
   app.get('/console/index.html', send('index.html'));
   app.get('/console/console.js', send('console.js'));
   app.get('/console/console.css', send('console.css'));
+  app.get('/console/uplot.css', send('uplot.css'));
 }

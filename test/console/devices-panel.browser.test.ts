@@ -17,7 +17,7 @@ import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import { callMhs, connectMcpClient, simOnPort } from '../helpers/sim.js';
 import type { RestartedSim } from '../helpers/sim.js';
-import { shootViews } from './console-shots.js';
+import { ARTIFACTS, shootViews } from './console-shots.js';
 
 const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
 const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
@@ -193,6 +193,31 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
     await page.locator(`${card}[data-connection="connected"]`).waitFor({ timeout: 60_000 });
     await device('conveyor-workcell').locator('[data-estop="released"]').waitFor({ timeout: 20_000 });
   }, 150_000);
+
+  it("issue 18 item 5: a device's numeric outputs are plotted from its receipts", async () => {
+    const client = await gatewayHttp(host.srv!.url, host.tokens['lab-agent'], '2026-07-28');
+    try {
+      for (const setpoint_c of [22, 24]) {
+        const r = await call(client, SETPOINT, { setpoint_c }, { timeout: 60_000 });
+        expect(r.body.receipt?.status, JSON.stringify(r.body)).toBe('completed');
+      }
+    } finally {
+      await client.close();
+    }
+    const completed = (await ledgerEntries(host.dbPath)).filter(
+      (e) =>
+        e.kind === 'receipt' &&
+        e.device_id === 'thermostat' &&
+        (e.receipt as { status?: string }).status === 'completed',
+    );
+    const th = device('thermostat');
+    await th.getByRole('button', { name: 'Plot outputs of Thermostat chamber' }).click();
+    const fig = th.locator('figure.plot');
+    await fig.locator('canvas').waitFor();
+    await expect(fig.getAttribute('data-points')).resolves.toBe(String(completed.length));
+    await expect(fig.locator('figcaption').textContent()).resolves.toContain('temperature_c');
+    await fig.screenshot({ path: `${ARTIFACTS}devices-plot-thermostat.png` });
+  }, 90_000);
 
   it('every view at 1280 and 800 px, and no table cut off at 800 px', async () => {
     expect(await shootViews(page, 'console')).toEqual([]);

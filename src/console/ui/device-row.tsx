@@ -1,6 +1,8 @@
 // One device, live: disclosure, e-stop state and control, interlocks, gate, reset (issue 18 item 1).
 import { api } from './api.js';
+import { useState } from 'preact/hooks';
 import { useConsole } from './context.js';
+import { DevicePlot } from './device-plot.js';
 import { AllowEstop, EstopButton } from './estop-controls.js';
 import type { DeviceProfile, LiveDevice } from './types.js';
 
@@ -73,6 +75,7 @@ export function DeviceRow(p: {
   live: LiveDevice | undefined;
 }) {
   const { act, isOperator } = useConsole();
+  const [plot, setPlot] = useState(false);
   const d = p.device;
   const allowed = p.live?.estop_allowed ?? d.estop_allowed ?? false;
   let stop;
@@ -113,8 +116,17 @@ export function DeviceRow(p: {
           }
         >
           Reset
+        </button>{' '}
+        <button
+          type="button"
+          aria-expanded={plot}
+          aria-label={`Plot outputs of ${d.display_name}`}
+          onClick={() => setPlot(!plot)}
+        >
+          {plot ? 'Hide plot' : 'Plot outputs'}
         </button>
       </p>
+      {plot ? <DevicePlot endpointId={p.endpointId} deviceId={d.device_id} /> : null}
     </li>
   );
 }

@@ -10,6 +10,7 @@ export default tseslint.config(
       'test-artifacts/**',
       '.test-build/**',
       'src/console/static/**',
+      'src/console/dist/**',
     ],
   },
   js.configs.recommended,

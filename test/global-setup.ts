@@ -9,6 +9,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, rmdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { buildConsoleBundle } from '../src/console/console-bundle.js';
 import { BUILD_ENV, REPO_ROOT, TSX_ENV } from './helpers/cli-entry.js';
 
 /** Every `.ts` file under `dir` (recursive), skipping `*.test.ts`. */
@@ -62,6 +63,8 @@ export default async function setup(): Promise<(() => void) | undefined> {
     // Files the sources read next to themselves (import.meta.url): device families, console assets.
     for (const dir of ['src/sim/devices', 'src/console/static'])
       cpSync(join(REPO_ROOT, dir), join(out, dir), { recursive: true });
+    // The console's Preact bundle, which the built `serve` serves (it has no `ui/` sources to build from).
+    await buildConsoleBundle(join(out, 'src/console/dist/console.js'));
     // Read relative to the repository root (`REPO_ROOT` of src/openwop/schemas.ts is the build dir).
     for (const dir of ['vendor', 'workflows', 'prompts']) symlinkSync(join(REPO_ROOT, dir), join(out, dir), 'dir');
     // `mhs-host demo` starts its simulators through bin/mhs-host.js next to src/.

@@ -1,11 +1,17 @@
 import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ensureConsoleBundle } from './console-bundle.js';
 
-/** Static files of the console (plain HTML, CSS and a module script; no build step). */
+/**
+ * Files of the console: the HTML shell and style sheet in `static/`, and `console.js`, the Preact components of
+ * `ui/` bundled by esbuild (built at registration when missing or older than its sources; docs/operator.md).
+ */
 export const CONSOLE_FILES = {
   'index.html': 'text/html; charset=utf-8',
   'console.js': 'text/javascript; charset=utf-8',
   'console.css': 'text/css; charset=utf-8',
+  'uplot.css': 'text/css; charset=utf-8',
 } as const;
 
 /**
@@ -19,14 +25,18 @@ const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /**
- * Serves the operator console at `/console/` (issue 6 item 6): approvals (everything HOST-040
- * lists, rendered from the host's records), the e-stop on the same view, permits, endpoints with
- * enablement and the experimental status, and the ledger with a verify button.
+ * Serves the operator console at `/console/` (issues 6 and 18): the live devices panel with the e-stop, approvals
+ * (everything HOST-040 lists, rendered from the host's records) with the e-stop on the same view, permits,
+ * endpoints with enablement and the experimental status, and the ledger with a verify button. Raises
+ * `MHS.HOST.INTERNAL` when the bundle is missing and cannot be built (see `ensureConsoleBundle`).
  */
 export async function registerConsole(app: FastifyInstance, _deps: ConsoleDeps = {}): Promise<void> {
+  const bundle = await ensureConsoleBundle();
   const files = new Map<string, { body: string; type: string }>();
   for (const [name, type] of Object.entries(CONSOLE_FILES)) {
-    files.set(name, { body: readFileSync(new URL(`./static/${name}`, import.meta.url), 'utf8'), type });
+    const built = name === 'console.js' || name === 'uplot.css';
+    const path = built ? join(dirname(bundle), name) : new URL(`./static/${name}`, import.meta.url);
+    files.set(name, { body: readFileSync(path, 'utf8'), type });
   }
   const send = (name: string) => {
     const f = files.get(name)!;
@@ -44,4 +54,5 @@ export async function registerConsole(app: FastifyInstance, _deps: ConsoleDeps =
   app.get('/console/index.html', send('index.html'));
   app.get('/console/console.js', send('console.js'));
   app.get('/console/console.css', send('console.css'));
+  app.get('/console/uplot.css', send('uplot.css'));
 }

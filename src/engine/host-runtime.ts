@@ -56,6 +56,8 @@ export interface HostRuntime extends OperatorRuntime {
   failed: Array<{ connectorId: string; code: string; message: string }>;
   /** Every enabled connector this runtime tried to attach (`attachEnabled`): attached, or retrying with its last error. */
   attachments(): AttachStatus[];
+  /** Calls `fn` after every connection or attach change of an endpoint (the console's devices panel, issue 18). */
+  connectionChanges(fn: () => void): () => void;
   /**
    * Connects the connector `ref` (connector id or endpoint id) and attaches it to the engine, or returns
    * the actor already attached. Refuses a disabled connector with `MHS.HOST.CONNECTOR_DISABLED` before any
@@ -127,6 +129,16 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     const attached: string[] = [];
     const failed: HostRuntime['failed'] = [];
     const conns: Array<{ close(): Promise<void> }> = [];
+    const watchers = new Set<() => void>();
+    // After the change has been applied (an attach attempt's state is set once its promise settles).
+    const changed = () =>
+      void clock.setTimeout(() => {
+        for (const w of [...watchers]) w();
+      }, 0);
+    const connectionChanges = (fn: () => void) => {
+      watchers.add(fn);
+      return () => void watchers.delete(fn);
+    };
 
     const connecting = new Map<string, Promise<EndpointActor>>();
     const connectEndpoint: HostRuntime['connectEndpoint'] = async (ref, copts = {}) => {
@@ -169,6 +181,8 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         await connectors.recordManifest(row.connector_id, conn.manifest.endpoint_id, conn.manifest.manifest_digest);
         // A permit revoked, expired or used is never sent, even if the endpoint has not seen it (HOST-047, 070).
         const ep = await engine.attach(guardPermits(conn, (id) => services.gate.claimPermit(id)));
+        const sub = ep.status$.subscribe(changed);
+        conns.push({ close: async () => sub.unsubscribe() });
         conns.push(conn);
         attached.push(ep.endpointId);
         return ep;
@@ -179,7 +193,13 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     };
 
     // Issue 16: an enabled connector that cannot be reached is retried with backoff until it attaches or is disabled.
-    const retry = new AttachRetry({ clock, attempt: (id) => connectEndpoint(id) });
+    const retry = new AttachRetry({
+      clock,
+      attempt: (id) => {
+        changed();
+        return connectEndpoint(id).finally(changed);
+      },
+    });
     let off = (): void => undefined;
     if (opts.attachEnabled) {
       for (const row of await connectors.list()) {
@@ -192,6 +212,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         if (c.enabled)
           void retry.attach(c.connector_id); // owned: attach never rejects
         else retry.cancel(c.connector_id);
+        changed();
       });
     }
 
@@ -202,7 +223,8 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       failed,
       connectEndpoint,
       attachments: () => retry.status(),
-      operatorDeps: () => ({ ...base.operatorDeps(), attachments: () => retry.status() }),
+      connectionChanges,
+      operatorDeps: () => ({ ...base.operatorDeps(), attachments: () => retry.status(), engine, connectionChanges }),
       async close() {
         off();
         retry.close();

@@ -110,7 +110,7 @@ export async function openOperatorRuntime(
     directory,
     services,
     manifests,
-    operatorDeps: () => ({ ...services, ledger, directory, enablement, clock }),
+    operatorDeps: () => ({ ...services, ledger, directory, enablement, clock, link, policy }),
     close: () => link.close().catch(() => undefined),
   };
 }

@@ -154,11 +154,16 @@ export const operatorOpenApi = {
     },
     '/v1/operator/ledger': {
       get: {
-        summary: 'Browse ledger entries, with the store status {state, since, last_error?} (HOST-093)',
+        summary:
+          'Browse ledger entries, with the store status {state, since, last_error?} (HOST-093); with before, command_id, endpoint_id or device_id: up to limit matching entries before `before`, and next_before for the older page',
         parameters: [
           { name: 'from', in: 'query', schema: { type: 'integer' } },
+          { name: 'before', in: 'query', schema: { type: 'integer' } },
           { name: 'limit', in: 'query', schema: { type: 'integer' } },
           { name: 'kind', in: 'query', schema: { type: 'string' } },
+          { name: 'command_id', in: 'query', schema: { type: 'string' } },
+          { name: 'endpoint_id', in: 'query', schema: { type: 'string' } },
+          { name: 'device_id', in: 'query', schema: { type: 'string' } },
         ],
         responses: { '200': ok('entries'), ...common },
       },
@@ -170,6 +175,13 @@ export const operatorOpenApi = {
         responses: { '200': ok('gates'), ...common },
       },
     },
+    '/v1/operator/devices': {
+      get: {
+        summary:
+          'Every endpoint and device, live (issue 18): connection, e-stop and interlocks from mhs__safety, device gate, mode, risk class; pushed on /events as `devices`',
+        responses: { '200': ok('endpoints with their live devices'), ...common },
+      },
+    },
     '/v1/operator/ledger/verify': {
       post: {
         summary: 'Verify the host chain (recorded as evidence.verify)',
@@ -178,7 +190,8 @@ export const operatorOpenApi = {
     },
     '/v1/operator/events': {
       get: {
-        summary: 'Server-sent events of approvals, permits, e-stops and enablement',
+        summary:
+          'Server-sent events of approvals, permits, e-stops, enablement, ledger appends and store status, and `devices` (the live device state on every change)',
         responses: { '200': { description: 'event stream', content: { 'text/event-stream': {} } }, ...common },
       },
     },

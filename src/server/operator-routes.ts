@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { AttachStatus } from '../engine/attach-retry.js';
+import type { Engine } from '../engine/engine.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import { APPROVAL_STATUSES } from '../policy/approval-rules.js';
 import type { ApprovalStatus } from '../policy/approval-rules.js';
@@ -10,9 +11,14 @@ import type { SafetyActions } from '../policy/estop.js';
 import type { OperatorEvents } from '../policy/operator-events.js';
 import type { PermitService } from '../policy/permits.js';
 import type { PolicyGate } from '../policy/policy-gate.js';
-import type { EnablementPort, EndpointDirectory } from '../policy/ports.js';
+import type { EnablementPort, EndpointDirectory, OperatorLink } from '../policy/ports.js';
 import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
+import { createDeviceFeed } from './device-feed.js';
+import { allowEstopOnEnable } from './estop-on-enable.js';
+import { browseLedger } from './ledger-browse.js';
+import type { LedgerQuery } from './ledger-browse.js';
+import type { EstopOnEnableDeps } from './estop-on-enable.js';
 import { openSse } from './operator-sse.js';
 import { refuseUnencodableInput } from './request-hygiene.js';
 
@@ -33,6 +39,16 @@ export interface OperatorRoutesDeps {
   keepAliveMs?: number;
   /** Attach state of the enabled connectors (`serve`: attached, or retrying with the last error; issue 16). */
   attachments?: () => AttachStatus[];
+  /** The engine of this process: endpoint connection state for the devices panel (issue 18). */
+  engine?: Engine;
+  /** The operator route: the devices panel reads `mhs__safety` (e-stop, interlocks) through it. */
+  link?: OperatorLink;
+  /** Calls `fn` on every connection or attach change of an endpoint (`HostRuntime.connectionChanges`). */
+  connectionChanges?: (fn: () => void) => () => void;
+  /** The approval policy: whether enabling a connector also allows its devices' trusted e-stop (HOST-094). */
+  policy?: EstopOnEnableDeps['policy'];
+  /** Interval of the devices panel's safety re-read while a console watches (default 2000 ms). */
+  safetyPollMs?: number;
 }
 
 declare module 'fastify' {
@@ -99,6 +115,18 @@ export async function registerOperatorRoutes(app: FastifyInstance, deps: Operato
 
 function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
   const { gate, permits, safety, ledger, events, directory, enablement, clock } = deps;
+  const feed = createDeviceFeed({
+    directory,
+    ledger,
+    safety,
+    events,
+    clock,
+    ...(deps.engine ? { engine: deps.engine } : {}),
+    ...(deps.link ? { link: deps.link } : {}),
+    ...(deps.attachments ? { attachments: deps.attachments } : {}),
+    ...(deps.connectionChanges ? { connectionChanges: deps.connectionChanges } : {}),
+    ...(deps.safetyPollMs !== undefined ? { safetyPollMs: deps.safetyPollMs } : {}),
+  });
 
   r.get('/whoami', async (req) => who(req));
 
@@ -214,6 +242,10 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
     };
   });
 
+  // Issue 18 item 1: every endpoint and device, live (connection, e-stop, interlocks, gate); changes are pushed
+  // on `/events` as `devices`.
+  r.get('/devices', async () => ({ endpoints: await feed.snapshot() }));
+
   for (const action of ['enable', 'disable'] as const) {
     r.post<{ Body: { connector_id: string } }>(
       `/endpoints/${action}`,
@@ -223,18 +255,40 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
         const id = req.body.connector_id;
         // The enablement service records operator.enable|disable with this identity (HOST-069).
         const identity = { id: op.name, via: `operator-api:${op.id}` };
-        if (action === 'enable') await enablement.enable(id, identity);
-        else await enablement.disable(id, identity);
+        if (action === 'disable') await enablement.disable(id, identity);
+        else await enablement.enable(id, identity);
         events.emit(action === 'enable' ? 'endpoint.enabled' : 'endpoint.disabled', {
           connector_id: id,
           operator: { id: op.id, name: op.name },
         });
-        return { connector_id: id, enabled: await enablement.isEnabled(id) };
+        // HOST-094: the same operator action allows the devices' trusted e-stop (one click on the devices panel).
+        const estop =
+          action === 'enable' && deps.estopAllow
+            ? await allowEstopOnEnable(
+                {
+                  directory,
+                  estopAllow: deps.estopAllow,
+                  safety,
+                  clock,
+                  ...(deps.policy ? { policy: deps.policy } : {}),
+                  ...(deps.attachments ? { attachments: deps.attachments } : {}),
+                  ...(deps.connectionChanges ? { connectionChanges: deps.connectionChanges } : {}),
+                },
+                id,
+                op,
+              )
+            : [];
+        if (estop.length) events.emit('estop', { connector_id: id, allow_list: true, devices: estop });
+        return {
+          connector_id: id,
+          enabled: await enablement.isEnabled(id),
+          ...(action === 'enable' ? { estop_allowed: estop } : {}),
+        };
       },
     );
   }
 
-  r.get<{ Querystring: { from?: number; limit?: number; kind?: string } }>(
+  r.get<{ Querystring: LedgerQuery }>(
     '/ledger',
     {
       schema: {
@@ -242,21 +296,31 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
           type: 'object',
           properties: {
             from: { type: 'integer', minimum: 0 },
+            before: { type: 'integer', minimum: 0 },
             limit: { type: 'integer', minimum: 1, maximum: 500 },
             kind: { type: 'string' },
+            command_id: { type: 'string', minLength: 1 },
+            endpoint_id: { type: 'string', minLength: 1 },
+            device_id: { type: 'string', minLength: 1 },
           },
         },
       },
     },
     async (req) => {
       const head = await ledger.head();
-      const limit = req.query.limit ?? 100;
-      const from = req.query.from ?? Math.max(0, head.seq - limit + 1);
-      let entries = await ledger.range(from, Math.min(head.seq, from + limit - 1));
-      if (req.query.kind) entries = entries.filter((e) => e.kind === req.query.kind);
+      const q = req.query;
+      const limit = q.limit ?? 100;
       // HOST-093: the store's availability as this process sees it (failed writes and lease renewals).
       const d = ledger as Partial<DurableLedger>;
       const status = typeof d.status === 'function' ? { status: d.status() } : {};
+      if (q.command_id || q.endpoint_id || q.device_id || q.before !== undefined) {
+        // Issue 18 item 4 (ledger browser): up to `limit` matching entries before `before`, newest last.
+        const page = await browseLedger(ledger, head.seq, { ...q, limit });
+        return { head: { seq: head.seq, digest: head.digest }, ...status, ...page };
+      }
+      const from = q.from ?? Math.max(0, head.seq - limit + 1);
+      let entries = await ledger.range(from, Math.min(head.seq, from + limit - 1));
+      if (q.kind) entries = entries.filter((e) => e.kind === q.kind);
       return { head: { seq: head.seq, digest: head.digest }, ...status, from, entries };
     },
   );
@@ -292,6 +356,6 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
   });
 
   r.get('/events', (req: FastifyRequest, reply: FastifyReply) => {
-    openSse(req, reply, events, clock, deps.keepAliveMs ?? 15_000);
+    openSse(req, reply, events, clock, deps.keepAliveMs ?? 15_000, feed);
   });
 }

@@ -42,7 +42,7 @@ export function toWebRequest(req: http.IncomingMessage, body: Buffer, host: stri
     else if (v !== undefined) headers.set(k, v);
   }
   const init: RequestInit = { method: req.method ?? 'GET', headers };
-  if (body.length && req.method !== 'GET' && req.method !== 'HEAD') init.body = body;
+  if (body.length && req.method !== 'GET' && req.method !== 'HEAD') init.body = new Uint8Array(body);
   return new Request(`http://${host}${req.url ?? '/'}`, init);
 }
 

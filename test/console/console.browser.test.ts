@@ -6,7 +6,7 @@
 // device; a permit revoked in the console is never sent (the simulator's counters show no call);
 // with the integration disabled the console says so and no endpoint connection exists, and enabling
 // it is recorded with the operator, as is allowing a device's trusted e-stop. Screenshots of the
-// approval view go to test-artifacts/.
+// approval view, and of every view at 1280 and 800 px (no table cut off), go to test-artifacts/.
 import { existsSync, mkdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
@@ -16,6 +16,7 @@ import { ErrorCode, H } from '../../src/core/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
 import type { ApprovalRequest } from '../../src/policy/approval-rules.js';
 import { CONNECTOR_ID, startOperatorHost } from '../policy/helpers/operator-host.js';
+import { shootViews } from './console-shots.js';
 import type { OperatorHost } from '../policy/helpers/operator-host.js';
 
 const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
@@ -138,9 +139,15 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await c.getByLabel('Reason (optional)').fill('wrong well');
     await c.getByRole('button', { name: 'Deny' }).click();
     await expect(call).rejects.toMatchObject({ code: ErrorCode.HOST_APPROVAL_DENIED });
-    await page.locator(`#decisions tr[data-approval-id="${req.approval_id}"][data-status="denied"]`).waitFor();
+    const row = page.locator(`#decisions tr[data-approval-id="${req.approval_id}"][data-status="denied"]`);
+    await row.waitFor();
     const [d] = await entries(host, (e) => e.event === 'decided' && e.approval_id === req.approval_id);
     expect(d).toMatchObject({ decision: 'deny', reason: 'wrong well', principal_names: ['op-bob'] });
+    // Issue 18 item 3: a denial shows its denier, its reason, when and on which endpoint.
+    await row.locator('td.by', { hasText: 'op-bob' }).waitFor();
+    await expect(row.locator('td.reason').textContent()).resolves.toBe('wrong well');
+    await expect(row.textContent()).resolves.toContain(host.endpointId);
+    await expect(row.locator('td.time').textContent()).resolves.toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   it('HOST-044: dual control with two operators; the same operator twice is refused', async () => {
@@ -275,10 +282,56 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await expect(dev.getByRole('button', { name: /^E-stop/ }).count()).resolves.toBe(0);
   });
 
+  it('issue 18: every view at 1280 and 800 px with records in its tables, and no table cut off at 800 px', async () => {
+    const page = await signIn(host, host.tokens.op1);
+    await page.locator('#decisions tbody tr').first().waitFor();
+    await page.locator('#receipts tbody tr').first().waitFor();
+    expect(await shootViews(page, 'console-records')).toEqual([]);
+  });
+
   it('a client token sees the console read-only', async () => {
     const page = await signIn(host, host.tokens.client);
     await expect(page.locator('#whoami').textContent()).resolves.toContain('read only');
     await expect(page.getByRole('button', { name: 'Verify ledger' }).isEnabled()).resolves.toBe(true);
+  });
+
+  it('issue 18 item 4: the ledger browser follows one command from intent to receipt and verifies the chain', async () => {
+    const page = await signIn(host, host.tokens.op1);
+    const [receipt] = (await entries(host, (e) => e.kind === 'receipt')).slice(-1);
+    const commandId = receipt!.command_id as string;
+    const row = page.locator(`#ledger tr[data-kind="receipt"]`, { hasText: commandId });
+    await row.waitFor();
+    await row.getByRole('button', { name: `Follow command ${commandId}` }).click();
+    await expect(page.getByLabel('Command', { exact: true }).inputValue()).resolves.toBe(commandId);
+    const want = await entries(host, (e) => e.command_id === commandId);
+    const kinds = () =>
+      page.locator('#ledger tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-kind')));
+    await expect.poll(kinds).toEqual(want.map((e) => e.kind).reverse());
+    expect(want.map((e) => e.kind)).toEqual(expect.arrayContaining(['command.intent', 'receipt']));
+    // Expanding an entry shows the whole record.
+    const intent = page.locator('#ledger tr[data-kind="command.intent"] details');
+    await intent.locator('summary').click();
+    await expect(intent.locator('pre').textContent()).resolves.toContain(`"input_digest"`);
+    await page.getByRole('button', { name: 'Verify ledger' }).click();
+    await page.locator('#verify-result[data-result="verified"]', { hasText: 'Chain verified' }).waitFor();
+    await page.getByRole('button', { name: 'Clear' }).click();
+  });
+
+  it('issue 18 item 4: a tampered store is reported CHAIN_BROKEN by the console', async () => {
+    const page = await signIn(host, host.tokens.op1);
+    const raw = new Database(host.db.location);
+    try {
+      // As an attacker with database access would (the append-only trigger dropped first).
+      raw.exec('DROP TRIGGER ledger_entries_no_update');
+      const line = (raw.prepare('SELECT line FROM ledger_entries WHERE seq = 1').get() as { line: string }).line;
+      raw.prepare('UPDATE ledger_entries SET line = ? WHERE seq = 1').run(line.replace(/"ts":"/, '"ts":"1'));
+    } finally {
+      raw.close();
+    }
+    await page.getByRole('button', { name: 'Verify ledger' }).click();
+    const broken = page.locator('#verify-result[data-result="broken"]');
+    await broken.waitFor();
+    await expect(broken.textContent()).resolves.toContain(ErrorCode.EVIDENCE_CHAIN_BROKEN);
   });
 });
 

@@ -203,6 +203,8 @@ export const ErrorCode = {
   CONVERSATION_SPEAKER_NOT_PARTICIPANT: 'conversation_speaker_not_participant',
   /** A core.conversationGate roster exceeds multiPartyConversation.maxParticipants; no run is created (RFC 0239 §C). data: maxParticipants, nodeId, size. */
   CONVERSATION_ROSTER_EXCEEDED: 'conversation_roster_exceeded',
+  /** A fork's `fromSeq` names no event of the source log (past its end): 422 (conformance replay-fork; v2 `runs.md` §Fork code). data: sourceRunId, lastSequence. */
+  FORK_FROM_SEQ_OUT_OF_RANGE: 'fork_point_invalid',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

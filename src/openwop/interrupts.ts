@@ -56,6 +56,19 @@ export function resumeFromBody(p: PendingInterrupt, body: Record<string, unknown
   return { resumeValue: value };
 }
 
+/** An approval's top-level `action` on `interrupt.resolved` (interrupt.md §Events, RFC 0183); a reject or a timeout also `decision: rejected`. */
+function approvalOutcome(o: {
+  kind: string;
+  resumeValue: Record<string, unknown>;
+  timedOut?: boolean;
+}): Record<string, unknown> {
+  if (o.kind !== 'approval') return {};
+  if (o.timedOut) return { action: 'timeout', decision: 'rejected', reason: 'timeout' };
+  const action = o.resumeValue.action;
+  if (typeof action !== 'string') return {};
+  return action === 'reject' ? { action, decision: 'rejected' } : { action };
+}
+
 /**
  * The events that record an interrupt's resolution, in order: `interrupt.resolved` (caused by the
  * `interrupt.requested`), `approval.received` for approvals, and `node.resumed`. A timeout resolves
@@ -82,6 +95,7 @@ export function resolutionEvents(o: {
         interruptId: key,
         ...v1Kind(o.kind),
         resumeValue: o.resumeValue,
+        ...approvalOutcome(o),
         ...(o.timedOut ? { timedOut: true } : { decidedBy: o.decidedBy }),
       },
     },

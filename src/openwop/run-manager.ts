@@ -262,12 +262,10 @@ export class RunManager {
     return r;
   }
 
-  /** Cancels a run. A completed or failed run raises `conflict`; an already cancelled one is returned as is. */
+  /** Cancels a run. Idempotent: a run already terminal (completed, failed or cancelled) is returned as is, unchanged. */
   async cancel(runId: string, caller: Caller, reason = 'cancelled by client'): Promise<RunSnapshot> {
     const r = await this.requireRun(runId);
-    if (r.status === 'completed' || r.status === 'failed') {
-      throw new HostError(ErrorCode.CONFLICT, `run ${runId} is already ${r.status}`, { runId, status: r.status });
-    }
+    if (TERMINAL_STATUSES.has(r.status)) return this.snapshot(runId);
     const actor = this.actors.get(runId);
     if (actor) {
       await actor.cancel(reason, caller.principal);

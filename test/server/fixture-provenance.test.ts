@@ -4,7 +4,6 @@
 // the one recorded for the public copy (fixtures/SHA256SUMS), vendor/openwop/README.md names its source repository,
 // path and commit, and `GET /v1/workflows/{id}` serves exactly that definition. The four fixtures that were no-op
 // placeholders are the working public versions (their nodes are the scenario's, not a single noop).
-/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

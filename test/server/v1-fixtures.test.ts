@@ -9,6 +9,7 @@
 // - conformance-identity: the nested input payload arrives unchanged as the run variable and the node's output;
 // - conformance-multi-node: node.completed for a, b, c in that order; a fork after b re-executes only c;
 // - conformance-cancellable: a cancel mid-delay ends the run cancelled;
+// - conformance-clarification: waiting-input on a clarification; `{answers: {q1}}` completes it, missing answers 400;
 // - conformance-interrupt-parent-child-cancel: cancelling the parent cascades to its suspended child (cancelled,
 //   reason parent-cancelled) and a late resolve of the child's gate is refused.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
@@ -118,6 +119,22 @@ describe.each(BACKENDS)('seeded v1 fixtures run as documented ($name)', (backend
     const events = await api.events(body.runId);
     expect(logProblems(events)).toEqual([]);
     expect(events.at(-1)!.type).toBe('run.cancelled');
+  });
+
+  it('conformance-clarification: waits for input; incomplete answers are refused; {answers: {q1}} completes it', async () => {
+    const { body } = await api.post('/v1/runs', { workflowId: 'conformance-clarification' });
+    const waiting = await api.until(body.runId, (s) => s.status === 'waiting-input' || terminal(s));
+    expect(waiting.status).toBe('waiting-input');
+    const requested = (await api.events(body.runId)).find((e) => e.type === 'interrupt.requested')!;
+    expect(requested.payload).toMatchObject({ kind: 'clarification' });
+    const empty = await api.post(`/v1/runs/${body.runId}/interrupts/ask`, { answers: {} });
+    expect([empty.status, empty.body.error]).toEqual([400, 'validation_error']);
+    const ok = await api.post(`/v1/runs/${body.runId}/interrupts/ask`, { answers: { q1: 'teal' } });
+    expect(ok.status).toBe(200);
+    const snap = await api.until(body.runId, terminal);
+    expect(snap.status).toBe('completed');
+    expect(snap.nodeStates.ask.outputs.answers).toEqual({ q1: 'teal' });
+    expect(logProblems(await api.events(body.runId))).toEqual([]);
   });
 
   it('conformance-interrupt-parent-child-cancel: the cancel cascades to the suspended child; its gate is gone', async () => {

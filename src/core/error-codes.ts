@@ -205,6 +205,8 @@ export const ErrorCode = {
   CONVERSATION_ROSTER_EXCEEDED: 'conversation_roster_exceeded',
   /** A fork's `fromSeq` names no event of the source log (past its end): 422 (conformance replay-fork; v2 `runs.md` §Fork code). data: sourceRunId, lastSequence. */
   FORK_FROM_SEQ_OUT_OF_RANGE: 'fork_point_invalid',
+  /** An interrupt its run ended without resolving (a cascaded cancel): 410 (interrupt-profiles.md §openwop-interrupt-cascade-cancel). data: runId, nodeId, status. */
+  INTERRUPT_INVALIDATED: 'interrupt_gone',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -19,6 +19,7 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.ENVELOPE_REFUSAL]: 422,
   [ErrorCode.ENVELOPE_INVALID]: 422,
   [ErrorCode.FORK_FROM_SEQ_OUT_OF_RANGE]: 422,
+  [ErrorCode.INTERRUPT_INVALIDATED]: 410,
 };
 
 /** HTTP status for an error code on the OpenWOP REST surface (unknown codes: 500). */

@@ -10,8 +10,9 @@
 // - conformance-multi-node: node.completed for a, b, c in that order; a fork after b re-executes only c;
 // - conformance-cancellable: a cancel mid-delay ends the run cancelled;
 // - conformance-clarification: waiting-input on a clarification; `{answers: {q1}}` completes it, missing answers 400;
-// - conformance-interrupt-parent-child-cancel: cancelling the parent cascades to its suspended child (cancelled,
-//   reason parent-cancelled) and a late resolve of the child's gate is refused.
+// - conformance-interrupt-parent-child-cancel: while the child's gate is open the parent reads waiting-approval and
+//   lists the child in `childRuns`; cancelling the parent cascades (child cancelled, reason parent-cancelled, with
+//   parentRunId) and a late resolve of the child's gate is 410 interrupt_gone (interrupt-profiles.md).
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../ledger/helpers.js';
@@ -140,23 +141,28 @@ describe.each(BACKENDS)('seeded v1 fixtures run as documented ($name)', (backend
   it('conformance-interrupt-parent-child-cancel: the cancel cascades to the suspended child; its gate is gone', async () => {
     const { body } = await api.post('/v1/runs', { workflowId: 'conformance-interrupt-parent-child-cancel' });
     const parent = body.runId as string;
-    let childId: string | undefined;
-    for (let i = 0; i < 200 && !childId; i++) {
-      const runs = (await api.get(`/v1/runs?workflowId=conformance-interrupt-parent-child-cancel-child`)).body;
-      const child = (runs.runs ?? []).find((r: any) => r.parentRunId === parent);
-      if (child && (await api.get(`/v1/runs/${child.runId}`)).body.status === 'waiting-approval') childId = child.runId;
-      else await api.get(`/v1/runs/${parent}/events/poll?afterSequence=0&timeout=200`);
-    }
-    expect(childId).toBeDefined();
+    // While the child's gate is open the parent reads waiting-approval and names the child.
+    const waiting = await api.until(parent, (s) => s.status === 'waiting-approval' || terminal(s));
+    expect(waiting.status).toBe('waiting-approval');
+    const childId = waiting.childRuns?.[0]?.runId as string;
+    expect(waiting.childRuns).toEqual([
+      expect.objectContaining({
+        runId: childId,
+        workflowId: 'conformance-interrupt-parent-child-cancel-child',
+        status: 'waiting-approval',
+      }),
+    ]);
     const cancel = await api.post(`/v1/runs/${parent}/cancel`, { reason: 'conformance-test-cascade' });
     expect(cancel.status).toBeGreaterThanOrEqual(200);
     expect(cancel.status).toBeLessThan(300);
     expect((await api.until(parent, terminal)).status).toBe('cancelled');
-    expect((await api.until(childId!, terminal)).status).toBe('cancelled');
-    const childEnd = (await api.events(childId!)).at(-1)!;
+    expect((await api.until(childId, terminal)).status).toBe('cancelled');
+    const childEnd = (await api.events(childId)).at(-1)!;
     expect(childEnd.type).toBe('run.cancelled');
-    expect(String(childEnd.payload.reason)).toContain('parent-cancelled');
-    const late = await api.post(`/v1/runs/${childId!}/interrupts/child-gate`, { resumeValue: { action: 'accept' } });
-    expect([404, 409, 410]).toContain(late.status);
+    expect(childEnd.payload).toMatchObject({ reason: 'parent-cancelled', parentRunId: parent });
+    const parentEnd = (await api.events(parent)).at(-1)!;
+    expect(parentEnd.payload.parentRunId).toBeUndefined();
+    const late = await api.post(`/v1/runs/${childId}/interrupts/child-gate`, { resumeValue: { action: 'accept' } });
+    expect([late.status, late.body.error]).toEqual([410, 'interrupt_gone']);
   });
 });

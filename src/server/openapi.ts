@@ -27,6 +27,21 @@ const testSeamPaths = {
       responses: { '200': { description: '{nodeId, entries}' }, ...errors },
     },
   },
+  '/v1/host/sample/test/runs/{runId}/events': {
+    get: {
+      summary: "A run's stored event log, filtered (conformance event-log seam)",
+      parameters: [
+        runId,
+        ...['type', 'nodeId', 'causationId', 'correlationId'].map((name) => ({
+          name,
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+        })),
+      ],
+      responses: { '200': { description: '{events}' }, ...errors },
+    },
+  },
   '/v1/host/sample/test/runs/{runId}/variables': {
     post: {
       summary:

@@ -232,6 +232,8 @@ export const ErrorCode = {
   RUN_TERMINAL: 'run_terminal',
   /** A v2 resolve of an interrupt already resolved, or on a run that ended (v2 interrupt.md §Errors): 409. data: nodeId. */
   INTERRUPT_ALREADY_RESOLVED: 'interrupt_already_resolved',
+  /** An interrupt its run ended without resolving (a cascaded cancel): 410 (interrupt-profiles.md §openwop-interrupt-cascade-cancel). data: runId, nodeId, status. */
+  INTERRUPT_INVALIDATED: 'interrupt_gone',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -43,7 +43,7 @@ function invalid(message: string, path: string, details: Record<string, unknown>
  * source's events `< fromSeq` (re-appended with new ids; `run.started` carries `metadata.forkedFrom`), whose lineage is
  * recorded before its actor starts, and which then continues live: in `replay` mode side-effecting nodes resolve from
  * the source's recorded outcomes (replay.ts); in `branch` mode everything executes live under the overlay.
- * Raises `not_found` (unknown source) and `validation_error` (bad body, `fromSeq` out of range).
+ * Raises `not_found` (unknown source) and `validation_error` (bad body) and `fork_point_invalid` (`fromSeq` past the source log, 422).
  */
 export async function forkRun(
   deps: ForkDeps,
@@ -60,7 +60,8 @@ export async function forkRun(
   if (req.mode === 'branch' && req.fromSeq === undefined) throw invalid('a branch fork needs fromSeq', '/fromSeq');
   const fromSeq = req.fromSeq ?? 0;
   if (fromSeq > source.lastSequence)
-    throw invalid(`fromSeq ${fromSeq} is past the source's last event`, '/fromSeq', {
+    throw new HostError(ErrorCode.FORK_POINT_INVALID, `fromSeq ${fromSeq} is past the source's last event`, {
+      errors: [{ path: '/fromSeq', message: 'past the end of the source log' }],
       sourceRunId,
       lastSequence: source.lastSequence,
     });

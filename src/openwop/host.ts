@@ -6,7 +6,7 @@ import type { HostLimits } from './capabilities.js';
 import { NodeRegistry } from './node-registry.js';
 import type { NodeModule } from './node-registry.js';
 import { delayNode, failNode, identityNode, noopNode } from './nodes/core-nodes.js';
-import { approvalGateNode, interruptNode } from './nodes/interrupt-nodes.js';
+import { approvalGateNode, clarificationGateNode, interruptNode } from './nodes/interrupt-nodes.js';
 import { conversationGateNode } from './nodes/conversation-gate.js';
 import { conformanceReplayNodes, EffectSeam } from './nodes/conformance-replay-nodes.js';
 import { MockAiPrograms, structuredOutputNode } from './nodes/structured-output-node.js';
@@ -31,6 +31,7 @@ export const CORE_NODES: readonly NodeModule[] = [
   delayNode,
   approvalGateNode,
   interruptNode,
+  clarificationGateNode,
   subWorkflowNode,
   controlSubWorkflowNode,
   conversationGateNode,

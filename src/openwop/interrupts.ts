@@ -39,6 +39,13 @@ export function resumeFromBody(p: PendingInterrupt, body: Record<string, unknown
     if (action === 'refine' && (typeof body.refineFeedback !== 'object' || body.refineFeedback === null)) {
       throw new HostError(ErrorCode.VALIDATION_ERROR, 'refine needs refineFeedback', { path: `${at}/refineFeedback` });
     }
+    // interrupt.md §RefineFeedback: `scope` is required (whole | section | items).
+    const scope = action === 'refine' ? (body.refineFeedback as Record<string, unknown>).scope : 'whole';
+    if (scope !== 'whole' && scope !== 'section' && scope !== 'items') {
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'refineFeedback.scope must be whole, section or items', {
+        path: `${at}/refineFeedback/scope`,
+      });
+    }
     const v: Record<string, unknown> = { action };
     for (const f of APPROVAL_FIELDS) if (body[f] !== undefined) v[f] = body[f];
     return v;
@@ -54,6 +61,25 @@ export function resumeFromBody(p: PendingInterrupt, body: Record<string, unknown
     }
   }
   return { resumeValue: value };
+}
+
+/**
+ * An approval's top-level `action` on `interrupt.resolved` (interrupt.md §Events, RFC 0183 §A.1), a refine's
+ * `refineFeedback` with it; a reject or a timeout also `decision: rejected`.
+ */
+function approvalOutcome(o: {
+  kind: string;
+  resumeValue: Record<string, unknown>;
+  timedOut?: boolean;
+}): Record<string, unknown> {
+  if (o.kind !== 'approval') return {};
+  if (o.timedOut) return { action: 'timeout', decision: 'rejected', reason: 'timeout' };
+  const action = o.resumeValue.action;
+  if (typeof action !== 'string') return {};
+  if (action === 'reject') return { action, decision: 'rejected' };
+  // RFC 0183 §A.2: a refine carries its structured feedback beside the action.
+  const feedback = o.resumeValue.refineFeedback;
+  return action === 'refine' && feedback !== undefined ? { action, refineFeedback: feedback } : { action };
 }
 
 /**
@@ -82,6 +108,7 @@ export function resolutionEvents(o: {
         interruptId: key,
         ...v1Kind(o.kind),
         resumeValue: o.resumeValue,
+        ...approvalOutcome(o),
         ...(o.timedOut ? { timedOut: true } : { decidedBy: o.decidedBy }),
       },
     },

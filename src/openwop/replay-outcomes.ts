@@ -21,6 +21,8 @@ export interface RecordedExecution {
         /** Extra `node.completed` payload fields (ledger `seq`/`digest`, ...), without the engine-owned ones. */
         info: Record<string, unknown>;
         exitLoop: boolean;
+        /** The recorded `durationMs`: a replay reports it rather than a re-measured one (forks stay identical). */
+        durationMs?: number;
       }
     | { kind: 'failed'; eventId: string; sequence: number; error: RunError; info: Record<string, unknown> }
     | { kind: 'cancelled'; eventId: string; sequence: number };
@@ -73,6 +75,7 @@ export function recordedExecution(
         variables,
         info: without(e.payload, ENGINE_COMPLETED_FIELDS),
         exitLoop: e.payload.exitLoop === true,
+        ...(typeof e.payload.durationMs === 'number' ? { durationMs: e.payload.durationMs } : {}),
       };
       break;
     } else if (e.type === 'node.failed') {

@@ -144,14 +144,17 @@ export class ReplayControl {
         // An agent-pinned node runs under the agent layer (an agent invocation): side-effecting whatever its type.
         // A node configured `nondeterministic: true` is replayed from the log, never re-executed (RFC 0041 §C).
         if (this.isPure(ctx.node.typeId) && ctx.node.agent === undefined && ctx.node.config.nondeterministic !== true)
-          return live(
-            mod,
-            guarded(ctx, rec, () => missing(source, ctx.node.id, execution)),
+          return recordedDuration(
+            await live(
+              mod,
+              guarded(ctx, rec, () => missing(source, ctx.node.id, execution)),
+              rec,
+              source,
+            ),
             rec,
-            source,
           );
         if (mod.replayCheck && source && ctx.node.agent === undefined) await mod.replayCheck(ctx, rec, source);
-        return resolve(rec, source, ctx.node.id, execution);
+        return recordedDuration(resolve(rec, source, ctx.node.id, execution), rec);
       },
     };
   }
@@ -205,6 +208,13 @@ async function live(
   else if (o.kind !== 'completed') await diverged('type-mismatch');
   else if (jcs(result.outputs ?? {}) !== jcs(o.outputs)) await diverged('output');
   return result;
+}
+
+/** A replayed node reports the source's recorded `durationMs`, not a re-measured one: two replays stay identical. */
+function recordedDuration(result: NodeResult, rec: RecordedExecution | undefined): NodeResult {
+  const o = rec?.outcome;
+  if (o?.kind !== 'completed' || o.durationMs === undefined) return result;
+  return { ...result, completedInfo: { ...result.completedInfo, durationMs: o.durationMs } };
 }
 
 /** The recorded outcome as this execution's result (rule 2), or the fail-closed `replay_source_missing` (rule 3). */

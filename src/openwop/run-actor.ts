@@ -363,7 +363,8 @@ export class RunActor {
         ok: true,
         result: {
           ...result,
-          completedInfo: { ...result.completedInfo, durationMs: Math.max(0, this.deps.clock.now() - started) },
+          // A duration the node already reports (a replay's recorded one) wins over the measured one.
+          completedInfo: { durationMs: Math.max(0, this.deps.clock.now() - started), ...result.completedInfo },
         },
       };
     } catch (error) {
@@ -415,10 +416,21 @@ export class RunActor {
     await this.advance();
   }
 
+  /** A replay fork ending as its source did reports the source's `durationMs` (replay.md: replays are identical). */
+  private async recordedRunDuration(status: 'completed' | 'failed' | 'cancelled'): Promise<number | undefined> {
+    const from = this.run.metadata.forkedFrom as { sourceRunId?: unknown; mode?: unknown } | undefined;
+    if (from?.mode !== 'replay' || typeof from.sourceRunId !== 'string') return undefined;
+    const source = await this.deps.store.events(from.sourceRunId);
+    const end = source.find((e) => e.type === `run.${status}`);
+    return typeof end?.payload.durationMs === 'number' ? end.payload.durationMs : undefined;
+  }
+
   private async finish(status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
     if (this.terminal) return;
     const now = this.deps.clock.now();
-    const durationMs = Math.max(0, now - Date.parse(this.run.startedAt ?? this.run.createdAt));
+    const durationMs =
+      (await this.recordedRunDuration(status)) ??
+      Math.max(0, now - Date.parse(this.run.startedAt ?? this.run.createdAt));
     const patch: RunPatch = { status, completedAt: isoAt(now) };
     let end: RunEnding;
     if (status === 'completed') {

@@ -148,8 +148,9 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
       ]);
       return v;
     },
-    async sleep(ms) {
-      const dueAt = await ctx.checkpoint(`sleep:${sleeps++}`, () => o.clock.now() + ms);
+    async sleep(this: NodeContext, ms: number) {
+      // `this`: a wrapper's checkpoint (a replay's recorded due time) applies to the sleep too.
+      const dueAt = await this.checkpoint(`sleep:${sleeps++}`, () => o.clock.now() + ms);
       await interruptible(
         o,
         (onAbort) =>

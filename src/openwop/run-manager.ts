@@ -262,12 +262,10 @@ export class RunManager {
     return r;
   }
 
-  /** Cancels a run. A completed or failed run raises `conflict`; an already cancelled one is returned as is. */
+  /** Cancels a run. Idempotent: a run already terminal (completed, failed or cancelled) is returned as is, unchanged. */
   async cancel(runId: string, caller: Caller, reason = 'cancelled by client'): Promise<RunSnapshot> {
     const r = await this.requireRun(runId);
-    if (r.status === 'completed' || r.status === 'failed') {
-      throw new HostError(ErrorCode.CONFLICT, `run ${runId} is already ${r.status}`, { runId, status: r.status });
-    }
+    if (TERMINAL_STATUSES.has(r.status)) return this.snapshot(runId);
     const actor = this.actors.get(runId);
     if (actor) {
       await actor.cancel(reason, caller.principal);
@@ -285,15 +283,34 @@ export class RunManager {
     return this.snapshot(runId);
   }
 
-  /** Resolves the interrupt pending at `nodeId`; raises `not_found` when none is pending there. */
+  /** True when `nodeId` asked an interrupt that its run ended without resolving (cancelled or failed meanwhile). */
+  private async invalidatedInterrupt(runId: string, nodeId: string): Promise<boolean> {
+    const events = await this.o.store.events(runId);
+    const asked = events.filter((e) => e.type === 'interrupt.requested' && e.nodeId === nodeId);
+    const resolved = new Set(
+      events.filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload.interruptId as string),
+    );
+    return asked.some((e) => !resolved.has(e.payload.key as string));
+  }
+
+  /**
+   * Resolves the interrupt pending at `nodeId`; raises `not_found` when none is pending there, and `interrupt_gone`
+   * (410) when its run ended first with it open (interrupt-profiles.md §openwop-interrupt-cascade-cancel).
+   */
   async resolveInterrupt(
     runId: string,
     nodeId: string,
     body: Record<string, unknown>,
     caller: Caller,
   ): Promise<RunSnapshot> {
-    await this.requireRun(runId);
+    const r = await this.requireRun(runId);
     const actor = this.actors.get(runId);
+    if (!actor && TERMINAL_STATUSES.has(r.status) && (await this.invalidatedInterrupt(runId, nodeId)))
+      throw new HostError(ErrorCode.INTERRUPT_INVALIDATED, `the interrupt at node ${nodeId} ended with its run`, {
+        runId,
+        nodeId,
+        status: r.status,
+      });
     if (!actor) throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
     await actor.resolveInterrupt(nodeId, body, caller);
     return this.snapshot(runId);
@@ -337,7 +354,25 @@ export class RunManager {
   /** The RunSnapshot of a run (run-snapshot.schema.json); raises `not_found`. */
   async snapshot(runId: string): Promise<RunSnapshot> {
     const r = await this.requireRun(runId);
-    return buildSnapshot(r, await this.o.store.events(runId));
+    const snap = buildSnapshot(r, await this.o.store.events(runId));
+    const children = await this.o.store.childRuns(runId);
+    if (!children.length) return snap;
+    snap.childRuns = children.map((c) => ({
+      runId: c.runId,
+      workflowId: c.workflowId,
+      status: c.status,
+      ...(c.parentNodeId ? { parentNodeId: c.parentNodeId } : {}),
+    }));
+    // A running parent whose every running node waits on a suspended child shows that wait (the parent/child
+    // interrupt profile reads the parent as waiting-approval while its child's gate is open).
+    if (snap.status === 'running') {
+      const running = Object.keys(snap.nodeStates).filter((id) => snap.nodeStates[id]!.status === 'running');
+      const waitOf = (nodeId: string) =>
+        children.find((c) => c.parentNodeId === nodeId && c.status.startsWith('waiting-'))?.status;
+      const waits = running.map(waitOf);
+      if (running.length && waits.every((w) => w !== undefined)) snap.status = waits[0]!;
+    }
+    return snap;
   }
 
   /**

@@ -32,6 +32,8 @@ export interface RunSnapshot {
   runOrchestrator?: AgentRef;
   /** `metrics.openwopCost` token rollup of the run's `provider.usage` events (RFC 0026), when it has any. */
   metrics?: Record<string, unknown>;
+  /** The run's child runs (sub-workflows, dispatched workers), when it has any. */
+  childRuns?: Array<{ runId: string; workflowId: string; status: RunStatus; parentNodeId?: string }>;
   /** Typed channels the run writes (the conversation transcript of a `core.conversationGate`). */
   channels?: Record<string, unknown[]>;
 }

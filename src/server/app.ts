@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import Fastify from 'fastify';
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import { principalOf } from './auth.js';
@@ -100,6 +101,28 @@ async function mountOptional(app: FastifyInstance, deps: Record<string, unknown>
   return report;
 }
 
+/** True when an `If-None-Match` header names `etag` (or `*`); weak validators compare by their opaque part. */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag.replace(/^W\//, '') === etag;
+  });
+}
+
+/**
+ * `GET /.well-known/openwop` with `Cache-Control` (capabilities.md; openapi `getCapabilities`) and a strong
+ * `ETag` of the document (also as `Capabilities-Etag`, capabilities-change-detection.md); `304` on a matching
+ * `If-None-Match`.
+ */
+function serveDiscovery(doc: Record<string, unknown>, req: FastifyRequest, reply: FastifyReply): unknown {
+  const body = JSON.stringify(doc);
+  const etag = `"${createHash('sha256').update(body).digest('base64url')}"`;
+  void reply.header('cache-control', 'public, max-age=300').header('etag', etag).header('capabilities-etag', etag);
+  if (noneMatch(req.headers['if-none-match'], etag)) return reply.status(304).send();
+  return reply.type('application/json; charset=utf-8').send(body);
+}
+
 /**
  * Builds the Fastify app: `GET /.well-known/openwop`, `/v1/openapi.json`, the run, event and
  * workflow routes (bearer auth, client or operator role), the error envelope
@@ -126,7 +149,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     req.principal = await principalOf(req, deps.auth);
   });
 
-  app.get('/.well-known/openwop', () => deps.host.capabilities());
+  app.get('/.well-known/openwop', (req, reply) => serveDiscovery(deps.host.capabilities(), req, reply));
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
   if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host);

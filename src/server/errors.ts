@@ -18,6 +18,8 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.REPLAY_DIVERGED_AT_REFUSAL]: 422,
   [ErrorCode.ENVELOPE_REFUSAL]: 422,
   [ErrorCode.ENVELOPE_INVALID]: 422,
+  [ErrorCode.FORK_POINT_INVALID]: 422,
+  [ErrorCode.INTERRUPT_INVALIDATED]: 410,
 };
 
 /** HTTP status for an error code on the OpenWOP REST surface (unknown codes: 500). */

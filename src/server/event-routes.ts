@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
-import { TERMINAL_EVENT_TYPES } from '../openwop/types.js';
+import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '../openwop/types.js';
 import type { RunEvent } from '../openwop/types.js';
 
 /** Options of the event routes. */
@@ -23,6 +23,27 @@ function intParam(v: unknown, name: string, fallback: number): number {
   return n;
 }
 
+/**
+ * The poll's cursor and wait. The spec's form (openapi `pollRunEvents`): `lastSequence` = the last sequence the
+ * client holds (events after it come back; past the end is an empty 200) and `timeout` in seconds (1..60). The
+ * older `afterSequence` form of this host keeps `timeout` in milliseconds.
+ */
+function pollWindow(q: Record<string, string>): { after: number; waitMs: number } {
+  if (q.lastSequence !== undefined) {
+    const after = intParam(q.lastSequence, 'lastSequence', -1);
+    if (after < 0)
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'lastSequence must be >= 0', { path: '/lastSequence' });
+    const seconds = intParam(q.timeout, 'timeout', 30);
+    if (seconds < 0 || seconds > 60)
+      throw new HostError(ErrorCode.VALIDATION_ERROR, 'timeout must be 0..60 seconds', { path: '/timeout' });
+    return { after, waitMs: seconds * 1000 };
+  }
+  const after = intParam(q.afterSequence, 'afterSequence', -1);
+  const timeout = intParam(q.timeout, 'timeout', 25_000);
+  if (timeout < 0) throw new HostError(ErrorCode.VALIDATION_ERROR, 'timeout must be >= 0', { path: '/timeout' });
+  return { after, waitMs: timeout };
+}
+
 async function requireRun(host: OpenwopHost, runId: string): Promise<void> {
   if (!(await host.store.getRun(runId))) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
 }
@@ -34,8 +55,8 @@ function sseFrame(e: RunEvent): string {
 /**
  * `GET /v1/runs/{runId}/events`: the log as JSON `{events}`, or as SSE for `Accept: text/event-stream`
  * (`id` = sequence, resumes after `Last-Event-ID`, keep-alive comments, closes after the terminal
- * event). `GET /v1/runs/{runId}/events/poll?afterSequence=&timeout=`: returns new events at once, or
- * waits up to `timeout` ms and returns `{events: [], timedOut: true}`.
+ * event). `GET /v1/runs/{runId}/events/poll?lastSequence=&timeout=` (or `afterSequence=`): returns new events at
+ * once, or waits up to `timeout` and returns `{events: [], isComplete, timedOut: true}`.
  */
 export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
   const { host, clock } = deps;
@@ -102,10 +123,8 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps):
     async (req: FastifyRequest<{ Params: { runId: string }; Querystring: Record<string, string> }>) => {
       const { runId } = req.params;
       await requireRun(host, runId);
-      const after = intParam(req.query.afterSequence, 'afterSequence', -1);
-      const timeout = intParam(req.query.timeout, 'timeout', 25_000);
-      if (timeout < 0) throw new HostError(ErrorCode.VALIDATION_ERROR, 'timeout must be >= 0', { path: '/timeout' });
-      const wait = Math.min(timeout, maxPollMs);
+      const { after, waitMs } = pollWindow(req.query);
+      const wait = Math.min(waitMs, maxPollMs);
       // Subscribe before reading, so an event appended in between is not missed.
       let fired = false;
       let wake: (() => void) | undefined;
@@ -118,7 +137,10 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps):
       let events: RunEvent[];
       try {
         events = await host.store.events(runId, after);
-        if (!events.length && wait > 0 && !fired) {
+        // A finished run whose log the client already holds has nothing more to send: answer at once.
+        const over = await host.store.getRun(runId);
+        const settled = over !== undefined && TERMINAL_STATUSES.has(over.status) && over.lastSequence <= after;
+        if (!events.length && wait > 0 && !fired && !settled) {
           await new Promise<void>((resolve) => {
             wake = resolve;
             t = clock.setTimeout(resolve, wait);
@@ -131,7 +153,9 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps):
         if (t) clock.clearTimeout(t);
       }
       const lastSequence = events.length ? events[events.length - 1]!.sequence : after;
-      return { events, lastSequence, timedOut: events.length === 0 };
+      const run = await host.store.getRun(runId);
+      const isComplete = run !== undefined && TERMINAL_STATUSES.has(run.status);
+      return { events, isComplete, lastSequence, timedOut: events.length === 0 };
     },
   );
 }

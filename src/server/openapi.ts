@@ -27,6 +27,21 @@ const testSeamPaths = {
       responses: { '200': { description: '{nodeId, entries}' }, ...errors },
     },
   },
+  '/v1/host/sample/test/runs/{runId}/events': {
+    get: {
+      summary: "A run's stored event log, filtered (conformance event-log seam)",
+      parameters: [
+        runId,
+        ...['type', 'nodeId', 'causationId', 'correlationId'].map((name) => ({
+          name,
+          in: 'query',
+          required: false,
+          schema: { type: 'string' },
+        })),
+      ],
+      responses: { '200': { description: '{events}' }, ...errors },
+    },
+  },
   '/v1/host/sample/test/runs/{runId}/variables': {
     post: {
       summary:
@@ -193,10 +208,16 @@ export function openApiDocument(opts: { testSeams?: boolean } = {}): Record<stri
           summary: 'Long-poll for events after a sequence',
           parameters: [
             runId,
+            { name: 'lastSequence', in: 'query', schema: { type: 'integer', minimum: 0 } },
             { name: 'afterSequence', in: 'query', schema: { type: 'integer' } },
-            { name: 'timeout', in: 'query', schema: { type: 'integer', minimum: 0 } },
+            {
+              name: 'timeout',
+              in: 'query',
+              description: 'seconds (0-60) with lastSequence; milliseconds with afterSequence',
+              schema: { type: 'integer', minimum: 0 },
+            },
           ],
-          responses: { '200': { description: 'events, or timedOut: true' }, ...errors },
+          responses: { '200': { description: '{events, isComplete, lastSequence, timedOut}' }, ...errors },
         },
       },
       '/v1/runs/{runId}/cancel': {
@@ -205,9 +226,8 @@ export function openApiDocument(opts: { testSeams?: boolean } = {}): Record<stri
           parameters: [runId],
           requestBody: { required: false, content: json(ref('CancelRunRequest')) },
           responses: {
-            '200': { description: 'cancelled', content: json(ref('RunSnapshot')) },
+            '200': { description: 'cancelled, or already over (unchanged)', content: json(ref('RunSnapshot')) },
             '202': { description: 'cancelling (work in flight settles first)', content: json(ref('RunSnapshot')) },
-            '409': { description: 'already completed or failed', content: json(ref('Error')) },
             ...errors,
           },
         },
@@ -219,6 +239,7 @@ export function openApiDocument(opts: { testSeams?: boolean } = {}): Record<stri
           requestBody: { required: true, content: json(ref('ResolveInterruptRequest')) },
           responses: {
             '200': { description: 'resolved', content: json(ref('RunSnapshot')) },
+            '410': { description: 'interrupt_gone: its run ended with it open', content: json(ref('Error')) },
             '422': { description: 'conversation_speaker_not_participant (RFC 0239 §B)', content: json(ref('Error')) },
             ...errors,
           },
@@ -235,6 +256,7 @@ export function openApiDocument(opts: { testSeams?: boolean } = {}): Record<stri
           responses: {
             '201': { description: 'fork started' },
             '200': { description: 'replayed by Idempotency-Key' },
+            '422': { description: 'fork_point_invalid: fromSeq past the source log', content: json(ref('Error')) },
             ...errors,
           },
         },

@@ -33,6 +33,8 @@ export const REQUEST_SCHEMAS = {
       refineFeedback: { type: 'object' },
       editedArtifactData: {},
       resumeValue: {},
+      // A clarification's resume value may come bare (conformance coverage: `{answers: {q1: ...}}`).
+      answers: { type: 'object' },
     },
     additionalProperties: false,
   },

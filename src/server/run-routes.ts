@@ -38,7 +38,8 @@ export function registerRunRoutes(app: FastifyInstance, host: OpenwopHost): void
   app.post<{ Params: { runId: string } }>('/v1/runs/:runId/cancel', async (req, reply) => {
     const body = checkBody<{ reason?: string }>('CancelRunRequest', req.body);
     const snap = await host.runs.cancel(req.params.runId, callerOf(req), body.reason);
-    return reply.status(snap.status === 'cancelled' ? 200 : 202).send(snap);
+    // A run already over answers 200 as it is (idempotent cancel); a cascade still settling answers 202 `cancelling`.
+    return reply.status(snap.status === 'cancelling' ? 202 : 200).send(snap);
   });
 
   app.post<{ Params: { runId: string; nodeId: string } }>('/v1/runs/:runId/interrupts/:nodeId', async (req) => {

@@ -9,7 +9,11 @@ export const TEST_SEAM_PATHS = [
   '/v1/host/sample/replay/effect-count',
   '/v1/host/sample/test/mock-ai/program',
   '/v1/host/sample/test/runs/{runId}/variables',
+  '/v1/host/sample/test/runs/{runId}/events',
 ] as const;
+
+/** The filters of the event-log seam; each given one must match (`correlationId` is read from the payload). */
+const EVENT_FILTERS = ['type', 'nodeId', 'causationId', 'correlationId'] as const;
 
 /**
  * The env gate host-sample-test-seams.md names for the reference implementation; `serve` accepts it beside
@@ -34,6 +38,8 @@ function invalid(message: string, path: string): HostError {
  *   declared variables of a live run through its actor (`variable.changed` events, durable), so a test can mutate a
  *   parent while its child is suspended (RFC 0022 §B HVMAP-2, `conformance-subworkflow-mid-run-mutation`). 404
  *   unknown run, 409 terminal or ending run, 400 `validation_error` for a refused body (nothing written).
+ * - `GET /v1/host/sample/test/runs/{runId}/events?type=&nodeId=&causationId=&correlationId=` → `{events}`: the run's
+ *   stored log, filtered (the conformance `queryTestEvents` helper; durability-poison-exhaustion). 404 unknown run.
  */
 export function registerTestSeamRoutes(app: FastifyInstance, host: OpenwopHost): void {
   app.get<{ Querystring: { runId?: string } }>('/v1/host/sample/replay/effect-count', async (req) => {
@@ -56,6 +62,22 @@ export function registerTestSeamRoutes(app: FastifyInstance, host: OpenwopHost):
       throw invalid(`program is an array of at most ${MAX_PROGRAM_ENTRIES} entries`, '/program');
     return { nodeId: body.nodeId, entries: host.replay.mockAi.program(body.nodeId, body.program) };
   });
+
+  app.get<{ Params: { runId: string }; Querystring: Record<string, string | undefined> }>(
+    '/v1/host/sample/test/runs/:runId/events',
+    async (req) => {
+      callerOf(req);
+      const { runId } = req.params;
+      if (!(await host.store.getRun(runId)))
+        throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+      const field = (e: Record<string, unknown>, f: (typeof EVENT_FILTERS)[number]): unknown =>
+        f === 'correlationId' ? (e.payload as Record<string, unknown>).correlationId : e[f];
+      const events = (await host.store.events(runId)).filter((e) =>
+        EVENT_FILTERS.every((f) => req.query[f] === undefined || field(e as never, f) === req.query[f]),
+      );
+      return { events };
+    },
+  );
 
   app.post<{ Params: { runId: string } }>('/v1/host/sample/test/runs/:runId/variables', async (req) => {
     const who = callerOf(req);

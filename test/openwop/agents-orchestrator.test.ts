@@ -148,12 +148,19 @@ describe('supervisor → dispatch → harvest loop', () => {
     expect((await host.runs.snapshot(r.runId)).variables.parentResult).toBe('handoff-complete');
   });
 
-  it('conformance-dispatch-loop: a supervisor without a plan terminates at once', async () => {
+  it('conformance-dispatch-loop: a supervisor without a plan or model dispatches one worker, then terminates', async () => {
     const r = await runToEnd(host, 'conformance-dispatch-loop');
     expect(r.status).toBe('completed');
-    expect(
-      ofType(r.events, 'runOrchestrator.decided').map((e) => (e.payload.decision as { kind: string }).kind),
-    ).toEqual(['terminate']);
+    expectValidEvents(r.events);
+    expect(ofType(r.events, 'runOrchestrator.decided').map((e) => e.payload.decision)).toEqual([
+      { kind: 'next-worker', nextWorkerIds: ['conformance-noop'] },
+      { kind: 'terminate', reason: 'goal-reached' },
+    ]);
+    const children = await host.store.childRuns(r.runId);
+    expect(children.map((c) => [c.workflowId, c.status])).toEqual([['conformance-noop', 'completed']]);
+    expect(ofType(r.events, 'node.dispatched').map((e) => e.payload)).toEqual([
+      { childRunId: children[0]!.runId, childWorkflowId: 'conformance-noop', childStatus: 'completed' },
+    ]);
   });
 
   it('CP-1 conformance-orchestrator-low-confidence: holds the decision behind an approval, then dispatches', async () => {

@@ -273,7 +273,7 @@ describe.each(BACKENDS)('replay fork on $name', (backend) => {
     expect(await err(h.host.replay.fork('run_nope', { mode: 'replay' }, CALLER))).toMatchObject({ code: 'not_found' });
     expect(await err(h.host.replay.fork(src, { mode: 'branch' }, CALLER))).toMatchObject({ code: 'validation_error' });
     expect(await err(h.host.replay.fork(src, { mode: 'replay', fromSeq: 10_000 }, CALLER))).toMatchObject({
-      code: 'validation_error',
+      code: 'fork_point_invalid',
     });
     expect(
       await err(h.host.replay.fork(src, { mode: 'replay', runOptionsOverlay: { tags: ['x'] } }, CALLER)),

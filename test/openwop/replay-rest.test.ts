@@ -1,7 +1,7 @@
 // Guarantees (replay.md §Endpoint, RFC 0140), over the real REST app on a real SQLite file: `POST /v1/runs/{runId}:fork`
 // answers 201 with `{runId, sourceRunId, fromSeq, mode, status, eventsUrl}` and a Location; an Idempotency-Key replays
 // the first fork (200, same runId); an unknown source is `not_found` (404); a bad body, a replay with an overlay, a
-// branch without fromSeq and a fromSeq past the source's log are `validation_error` (400); no token is `unauthorized`;
+// branch without fromSeq is `validation_error` (400), a fromSeq past the source's log `fork_point_invalid` (422); no token is `unauthorized`;
 // the effect-count seam answers `{runId, effectCount}`; both routes are in the OpenAPI document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenStore } from '../../src/policy/tokens.js';
@@ -65,7 +65,7 @@ describe('POST /v1/runs/{runId}:fork', () => {
       [source, { mode: 'rewind' }, 400, 'validation_error'],
       [source, { mode: 'replay', extra: 1 }, 400, 'validation_error'],
       [source, { mode: 'replay', fromSeq: -1 }, 400, 'validation_error'],
-      [source, { mode: 'replay', fromSeq: 9999 }, 400, 'validation_error'],
+      [source, { mode: 'replay', fromSeq: 9999 }, 422, 'fork_point_invalid'],
       [source, { mode: 'replay', runOptionsOverlay: { tags: ['x'] } }, 400, 'validation_error'],
       [source, { mode: 'branch' }, 400, 'validation_error'],
     ];

@@ -3,7 +3,9 @@
 // seam, even to a valid token, and its OpenAPI document does not list them; with `testSeams: true` the same
 // requests reach the seams (and they still need a token; the variables seam answers 404 for an unknown run, its
 // other refusals and the fixture it serves are in test/openwop/subworkflow-mid-run-mutation.test.ts). Over a real `mhs-host serve` process,
-// `--enable-test-seams` (or OPENWOP_TEST_SEAM_ENABLED=true) turns them on and says so on stderr; without either the
+// `--enable-test-seams` (or OPENWOP_TEST_SEAM_ENABLED=true) turns them on and says so on stderr, and the event-log seam
+// `GET /v1/host/sample/test/runs/{runId}/events` answers the run's stored log filtered by type / nodeId / causationId
+// (404 for an unknown run); without either the
 // seams answer 404 (test/server/rest.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenStore } from '../../src/policy/tokens.js';
@@ -30,6 +32,7 @@ const SEAMS = [
     path: TEST_SEAM_PATHS[2],
     payload: { variables: { v: 'x' } },
   },
+  { method: 'GET' as const, url: '/v1/host/sample/test/runs/run_x/events', path: TEST_SEAM_PATHS[3] },
 ];
 
 const fx = new HostFixture(() => Promise.resolve({}));
@@ -69,7 +72,7 @@ describe('test seams over inject', () => {
   });
 
   it('testSeams: true serves them (a token still required) and lists them in the OpenAPI document', async () => {
-    const [count, program, variables] = SEAMS;
+    const [count, program, variables, events] = SEAMS;
     const unknownRun = await on.inject({ method: count!.method, url: count!.url, headers: auth });
     expect(unknownRun.statusCode).toBe(404);
     expect(unknownRun.json()).toMatchObject({ error: 'not_found', details: { runId: 'run_x' } });
@@ -79,6 +82,8 @@ describe('test seams over inject', () => {
     const noRun = await on.inject({ method: 'POST', url: variables!.url, headers: auth, payload: variables!.payload });
     expect(noRun.statusCode).toBe(404);
     expect(noRun.json()).toMatchObject({ error: 'not_found', details: { runId: 'run_x' } });
+    const noLog = await on.inject({ method: 'GET', url: events!.url, headers: auth });
+    expect(noLog.json()).toMatchObject({ error: 'not_found', details: { runId: 'run_x' } });
     for (const s of SEAMS)
       expect(
         (await on.inject({ method: s.method, url: s.url, ...(s.payload ? { payload: s.payload } : {}) })).statusCode,
@@ -114,6 +119,21 @@ describe('test seams over `mhs-host serve`', () => {
       const variables = await api.post('/v1/host/sample/test/runs/run_x/variables', { variables: { v: 'x' } });
       expect(variables.status).toBe(404);
       expect(variables.body).toMatchObject({ error: 'not_found', details: { runId: 'run_x' } });
+      // The event-log seam: the run's stored log, filtered by type / nodeId / causationId.
+      const run = await api.post('/v1/runs', { workflowId: 'conformance-multi-node' });
+      await api.until(run.body.runId, (x) => x.status === 'completed');
+      const log = await api.events(run.body.runId);
+      const all = await api.get(`/v1/host/sample/test/runs/${run.body.runId}/events`);
+      expect([all.status, all.body.events]).toEqual([200, log]);
+      const done = await api.get(`/v1/host/sample/test/runs/${run.body.runId}/events?type=node.completed&nodeId=b`);
+      expect(done.body.events).toEqual(log.filter((e) => e.type === 'node.completed' && e.nodeId === 'b'));
+      expect(done.body.events).toHaveLength(1);
+      const caused = log.find((e) => e.causationId !== undefined)!;
+      const byCause = await api.get(
+        `/v1/host/sample/test/runs/${run.body.runId}/events?causationId=${caused.causationId}`,
+      );
+      expect(byCause.body.events).toEqual(log.filter((e) => e.causationId === caused.causationId));
+      expect((await api.get('/v1/host/sample/test/runs/run_x/events')).status).toBe(404);
       expect(srv.output()).toContain('test seams enabled');
     },
     120_000,

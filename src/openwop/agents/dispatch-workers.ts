@@ -5,6 +5,7 @@ import type { ChainRecord, HandoffEvent, HandoffState } from '../../../machines/
 import { HostError } from '../../core/index.js';
 import type { NodeContext } from '../node-registry.js';
 import type { RunEvent } from '../types.js';
+import { emitOnce } from './emit-once.js';
 
 /** `core.workflowChain.event` (RFC 0037 transition records). */
 export const CHAIN_EVENT = 'core.workflowChain.event';
@@ -200,6 +201,14 @@ export async function dispatchWorkers(
       harvestedKeys = h.keys;
     }
     const childRunId = (w.snapshot.context as { childRunId: string | null }).childRunId;
+    // RFC 0007 §D: one node.dispatched per spawned child, naming it and how it ended; once, also across a resume.
+    if (childRunId) {
+      await emitOnce(
+        ctx,
+        { type: 'node.dispatched', payload: { childRunId, childWorkflowId: workerId, childStatus } },
+        (e) => e.payload.childRunId === childRunId,
+      );
+    }
     outcomes.push({
       workerId,
       ...(childRunId ? { childRunId } : {}),

@@ -96,3 +96,48 @@ export const interruptNode: NodeModule = {
     };
   },
 };
+
+/** The `{id, question}` entries of a clarification gate's config. */
+function questionsOf(config: Record<string, unknown>): Array<{ id: string; question: string }> {
+  const qs = Array.isArray(config.questions) ? config.questions : [];
+  return qs.filter(
+    (q): q is { id: string; question: string } =>
+      typeof q === 'object' && q !== null && typeof q.id === 'string' && q.id !== '' && typeof q.question === 'string',
+  );
+}
+
+/**
+ * `core.clarificationGate` (conformance fixtures.md `conformance-clarification`): suspends the run `waiting-input` on
+ * a clarification interrupt asking `config.questions`; resumed with `{answers: {<question id>: string}}` (every
+ * question answered, checked before the run moves on), it completes with those answers as its outputs.
+ */
+export const clarificationGateNode: NodeModule = {
+  typeId: 'core.clarificationGate',
+  validate: (node) =>
+    questionsOf(node.config).length > 0 &&
+    questionsOf(node.config).length === (node.config.questions as unknown[]).length
+      ? []
+      : [{ path: '/config/questions', message: 'must be a non-empty array of {id, question}' }],
+  async execute(ctx) {
+    const questions = questionsOf(ctx.node.config);
+    const ids = questions.map((q) => q.id);
+    const outcome = await ctx.interrupt({
+      kind: 'clarification',
+      data: { questions },
+      resumeSchema: {
+        type: 'object',
+        required: ['answers'],
+        properties: {
+          answers: {
+            type: 'object',
+            required: ids,
+            properties: Object.fromEntries(ids.map((id) => [id, { type: 'string' }])),
+          },
+        },
+      },
+    });
+    if (outcome.timedOut) throw new NodeFailure('interrupt_timeout', 'the clarification timed out');
+    const value = (outcome.resumeValue.resumeValue ?? outcome.resumeValue) as { answers?: unknown };
+    return { outputs: { answers: value.answers, decidedBy: outcome.decidedBy } };
+  },
+};

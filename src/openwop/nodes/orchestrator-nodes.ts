@@ -3,7 +3,7 @@ import { belowThreshold, escalationThreshold, lowConfidenceGate, SPEC_CONFIDENCE
 import { runDispatchTurn } from '../agents/dispatch-turn.js';
 import type { OrchestratorDecision } from '../agents/dispatch-turn.js';
 import { emitOnce } from '../agents/emit-once.js';
-import { modelDecision } from '../agents/model-decision.js';
+import { modelDecision, workersOf } from '../agents/model-decision.js';
 import type { EnvelopeModel } from '../services/ai-envelope-model.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
@@ -29,6 +29,19 @@ export function supervisorPlan(config: Record<string, unknown>): unknown[] {
       ? config.mockDecisions
       : [];
   return config.mockPendingDecision !== undefined ? [config.mockPendingDecision, ...plan] : plan;
+}
+
+/** The worker the scripted default supervisor dispatches when its config names none (the conformance child). */
+const DEFAULT_WORKER = 'conformance-noop';
+
+/**
+ * The scripted default of a supervisor with neither a mock plan nor a host model: one `next-worker` turn (its first
+ * configured worker, else `conformance-noop`), then `terminate` (fixtures.md `conformance-dispatch-loop`:
+ * supervisor → worker → supervisor → terminate).
+ */
+function defaultDecision(c: Record<string, unknown>, activation: number): OrchestratorDecision {
+  if (activation > 1) return { kind: 'terminate', reason: 'goal-reached' };
+  return { kind: 'next-worker', nextWorkerIds: [workersOf(c)[0] ?? DEFAULT_WORKER] };
 }
 
 /** True when the config scripts the decisions (the conformance mock), so no model is asked. */
@@ -62,18 +75,24 @@ function validateSupervisor(node: WorkflowNode): Issue[] {
  * the threshold behind the CP-1 approval (`node.suspended {reason: 'low-confidence'}`; no
  * `runOrchestrator.decided` until it is accepted), then emits `runOrchestrator.decided` exactly once.
  * Without a mock plan and with a host model, the model decides (see `model-decision.ts`) and its `confidence`
- * scores the decision.
+ * scores the decision; with neither, the scripted default decides (dispatch once, then terminate).
  */
 async function runSupervisor(ctx: NodeContext, model: EnvelopeModel | undefined): Promise<NodeResult> {
   const c = ctx.node.config;
   const agentId = resolveAgentId(ctx.node, 'supervisor');
   const plan = supervisorPlan(c);
-  const asked = model && !hasMockPlan(c) ? await modelDecision(ctx, model) : undefined;
+  const mocked = hasMockPlan(c);
+  const asked = model && !mocked ? await modelDecision(ctx, model) : undefined;
   const decision = await ctx.checkpoint<OrchestratorDecision>(
     'orchestrator:decision',
     () =>
       asked ??
-      (plan[ctx.activation - 1] as OrchestratorDecision | undefined) ?? { kind: 'terminate', reason: 'plan-exhausted' },
+      (mocked
+        ? ((plan[ctx.activation - 1] as OrchestratorDecision | undefined) ?? {
+            kind: 'terminate',
+            reason: 'plan-exhausted',
+          })
+        : defaultDecision(c, ctx.activation)),
   );
   // mockConfidence scores the pending decision's tick when there is one, else every tick.
   const stated = (decision as { confidence?: unknown }).confidence;

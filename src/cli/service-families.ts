@@ -111,9 +111,16 @@ export async function buildServiceFamilies(
     });
 
   const peers = flags.peers ? loadPeers(flags.peers) : {};
-  // The supervisor asks the host model when a workflow gives no mock plan.
+  // Nodes and requests may name their own model only under --model.
+  const modelFor = spec && hostModel ? nodeModels(spec, hostModel, flags, hooks.env ?? process.env) : undefined;
+  const runModelOf = modelFor && spec ? runModels(spec, modelFor) : undefined;
+  // The supervisor asks the host model (or the run's configurable.model) when a workflow gives no mock plan.
   const out: ServiceFamily[] = [
-    agentsFamily({ ...(identity ? { hostId: identity.hostId } : {}), ...(hostModel ? { model: hostModel } : {}) }),
+    agentsFamily({
+      ...(identity ? { hostId: identity.hostId } : {}),
+      ...(hostModel ? { model: hostModel } : {}),
+      ...(runModelOf ? { runModelOf } : {}),
+    }),
   ];
   // After agents: its multiAgent.executionModel version 3 wins the merge.
   if (identity) out.push(causationFamily({ hostId: identity.hostId, peers, wellKnownUrl: identity.wellKnownUrl }));
@@ -139,15 +146,13 @@ export async function buildServiceFamilies(
     promptStore = family.store;
     out.push(family);
   }
-  // Nodes and requests may name their own model only under --model.
-  const modelFor = spec && hostModel ? nodeModels(spec, hostModel, flags, hooks.env ?? process.env) : undefined;
   const envelopeModel = aiScript ? new ScriptedProvider(aiScript) : hostModel;
   if (envelopeModel)
     out.push(
       createAiEnvelopeFamily({
         model: envelopeModel,
         envelopes,
-        ...(modelFor && spec ? { modelFor, runModelOf: runModels(spec, modelFor) } : {}),
+        ...(modelFor && runModelOf ? { modelFor, runModelOf } : {}),
       }),
     );
   if (modelFor && hostModel) out.push(createStructuredOutputFamily({ modelFor, hostModel }));

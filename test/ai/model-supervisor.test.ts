@@ -12,6 +12,7 @@ import {
   HostFixture,
   clock,
   closedAfterEach,
+  expectValidEvents,
   oneNode,
   runToTerminal,
   workflowNode,
@@ -87,7 +88,7 @@ function loop(id: string): WorkflowDefinition {
 const fixtures = closedAfterEach<HostFixture>();
 const servers = closedAfterEach<WireServer>();
 
-async function run(w: Wire, replies: WireReply[]) {
+async function run(w: Wire, replies: WireReply[], configurable?: Record<string, unknown>) {
   const srv = await startWireServer(replies);
   servers.push(srv);
   const baseUrl = w.name === 'anthropic' ? srv.url : `${srv.url}/v1`;
@@ -105,7 +106,17 @@ async function run(w: Wire, replies: WireReply[]) {
   await fx.open();
   for (const id of ['worker-a', 'worker-b']) await fx.host.catalog.register(oneNode(id, { typeId: 'core.noop' }));
   await fx.host.catalog.register(loop('model-loop'));
-  const r = await runToTerminal(fx.host, 'model-loop');
+  const r = configurable
+    ? await (async () => {
+        const { run: created } = await fx.host.runs.createRun(
+          { workflowId: 'model-loop', configurable },
+          { principal: 't' },
+        );
+        await fx.host.runs.waitTerminal(created.runId);
+        const events = await expectValidEvents(fx.host, created.runId);
+        return { runId: created.runId, status: (await fx.host.store.getRun(created.runId))!.status, events };
+      })()
+    : await runToTerminal(fx.host, 'model-loop');
   return { ...r, srv, host: fx.host };
 }
 
@@ -141,6 +152,25 @@ describe.each(WIRES)('the supervisor asks $name for its decisions', (w) => {
       expect.objectContaining({ provider: w.name, model: w.model, inputTokens: 120, outputTokens: 20 }),
       expect.objectContaining({ provider: w.name, model: w.model, inputTokens: 150, outputTokens: 18 }),
     ]);
+  });
+
+  it("runs on the model a run names with configurable.model instead of the host's", async () => {
+    // run-options.md §Reserved keys: configurable.model overrides the model of the nodes that consume it.
+    const r = await run(w, [w.answer(DISPATCH_B, [7, 3]), w.answer(TERMINATE, [8, 2])], { model: 'other-model' });
+    expect(r.status).toBe('completed');
+    expect(r.srv.requests.map((q) => q.body.model)).toEqual(['other-model', 'other-model']);
+    const workers = r.events
+      .filter((e) => e.type === 'core.workflowChain.event' && e.payload.phase === 'dispatch.began')
+      .map((e) => e.payload.workerId);
+    expect(workers).toEqual(['worker-b']);
+  });
+
+  it('fails the supervisor with provider_unavailable when the named model cannot be built', async () => {
+    const r = await run(w, [], { model: 'scripted:/nonexistent.json' });
+    expect(r.status).toBe('failed');
+    const failed = r.events.find((e) => e.type === 'node.failed');
+    expect(failed?.payload).toMatchObject({ error: { code: 'provider_unavailable' } });
+    expect(r.srv.requests).toHaveLength(0);
   });
 
   it('re-asks an answer that is not a valid decision (an unknown worker)', async () => {

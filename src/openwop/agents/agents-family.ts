@@ -15,6 +15,8 @@ export interface AgentsFamilyOptions {
   confidenceEscalationFloor?: number;
   /** The host model the supervisor asks when a workflow gives no mock plan (`serve --model`). */
   model?: EnvelopeModel;
+  /** The model a run names with `RunOptions.configurable.model` (unset: that key is ignored). */
+  runModelOf?: (value: string) => EnvelopeModel;
 }
 
 /** Node types that emit their own `agent.*` events, so the agent layer does not wrap them. */
@@ -74,7 +76,7 @@ export function agentsFamily(o: AgentsFamilyOptions = {}): ServiceFamily {
       ...providerUsageCapability(o.model ?? {}),
     }),
     nodes: [
-      supervisorNode(o.model),
+      supervisorNode(o.model, o.runModelOf),
       dispatchNode({ hostId: o.hostId ?? 'mhs-host', confidenceFloor: floor }),
       mockAgentNode({ streaming: true }),
     ],

@@ -5,6 +5,7 @@ import type { OrchestratorDecision } from '../agents/dispatch-turn.js';
 import { emitOnce } from '../agents/emit-once.js';
 import { modelDecision, workersOf } from '../agents/model-decision.js';
 import type { EnvelopeModel } from '../services/ai-envelope-model.js';
+import { namedModel } from '../services/named-model.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
 import { openwopSchemas, schemaId } from '../schemas.js';
@@ -77,11 +78,21 @@ function validateSupervisor(node: WorkflowNode): Issue[] {
  * Without a mock plan and with a host model, the model decides (see `model-decision.ts`) and its `confidence`
  * scores the decision; with neither, the scripted default decides (dispatch once, then terminate).
  */
-async function runSupervisor(ctx: NodeContext, model: EnvelopeModel | undefined): Promise<NodeResult> {
+async function runSupervisor(
+  ctx: NodeContext,
+  hostModel: EnvelopeModel | undefined,
+  runModelOf: ((value: string) => EnvelopeModel) | undefined,
+): Promise<NodeResult> {
   const c = ctx.node.config;
   const agentId = resolveAgentId(ctx.node, 'supervisor');
   const plan = supervisorPlan(c);
   const mocked = hasMockPlan(c);
+  // A run's `configurable.model` overrides the host model (run-options.md §Reserved keys); a mock plan needs neither.
+  const runModel = typeof ctx.configurable?.model === 'string' ? ctx.configurable.model : undefined;
+  const model =
+    !mocked && runModel !== undefined && runModelOf
+      ? namedModel((_p, m) => runModelOf(m), 'configurable.model', runModel)
+      : hostModel;
   const asked = model && !mocked ? await modelDecision(ctx, model) : undefined;
   const decision = await ctx.checkpoint<OrchestratorDecision>(
     'orchestrator:decision',
@@ -119,12 +130,15 @@ async function runSupervisor(ctx: NodeContext, model: EnvelopeModel | undefined)
   return { outputs: { decision, agentId, decidedEventId: decided.eventId } };
 }
 
-/** `core.orchestrator.supervisor`; `model` decides when a workflow gives no mock plan. */
-export function supervisorNode(model?: EnvelopeModel): NodeModule {
+/**
+ * `core.orchestrator.supervisor`; `model` decides when a workflow gives no mock plan, or the model a run names with
+ * `configurable.model` when `runModelOf` can build it.
+ */
+export function supervisorNode(model?: EnvelopeModel, runModelOf?: (value: string) => EnvelopeModel): NodeModule {
   return {
     typeId: 'core.orchestrator.supervisor',
     validate: validateSupervisor,
-    execute: (ctx) => runSupervisor(ctx, model),
+    execute: (ctx) => runSupervisor(ctx, model, runModelOf),
   };
 }
 

@@ -27,6 +27,16 @@ const testSeamPaths = {
       responses: { '200': { description: '{nodeId, entries}' }, ...errors },
     },
   },
+  '/v1/host/sample/test/llm-cache-key': {
+    post: {
+      summary: 'The LLM cache key of an LLMCacheKeyInput (host-sample-test-seams.md §4; RFC 0041 §A, RFC 0150 §C)',
+      requestBody: {
+        required: true,
+        content: json({ type: 'object', required: ['provider', 'model', 'messages'] }),
+      },
+      responses: { '200': { description: '{cacheKey}' }, ...errors },
+    },
+  },
   '/v1/host/sample/test/runs/{runId}/events': {
     get: {
       summary: "A run's stored event log, filtered (conformance event-log seam)",

@@ -3,6 +3,7 @@ import { ErrorCode, HostError, isJsonObject } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import { MAX_PROGRAM_ENTRIES } from '../openwop/nodes/structured-output-node.js';
 import { callerOf } from './auth.js';
+import { LLM_CACHE_KEY_SEAM_PATH } from './llm-cache-key-route.js';
 
 /** The conformance-only seam paths this host serves when the operator turns them on. */
 export const TEST_SEAM_PATHS = [
@@ -10,6 +11,7 @@ export const TEST_SEAM_PATHS = [
   '/v1/host/sample/test/mock-ai/program',
   '/v1/host/sample/test/runs/{runId}/variables',
   '/v1/host/sample/test/runs/{runId}/events',
+  LLM_CACHE_KEY_SEAM_PATH,
 ] as const;
 
 /** The filters of the event-log seam; each given one must match (`correlationId` is read from the payload). */

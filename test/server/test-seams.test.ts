@@ -33,6 +33,12 @@ const SEAMS = [
     payload: { variables: { v: 'x' } },
   },
   { method: 'GET' as const, url: '/v1/host/sample/test/runs/run_x/events', path: TEST_SEAM_PATHS[3] },
+  {
+    method: 'POST' as const,
+    url: '/v1/host/sample/test/llm-cache-key',
+    path: TEST_SEAM_PATHS[4],
+    payload: { provider: 'openai', model: 'gpt-4', messages: [{ role: 'user', content: 'probe' }] },
+  },
 ];
 
 const fx = new HostFixture(() => Promise.resolve({}));

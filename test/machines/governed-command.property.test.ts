@@ -7,7 +7,7 @@
 // - a step never executes twice;
 // - no outcome is lost: an executed command ends recorded with its receipt, never `not_executed`;
 // - the device gate (as projected from the gate effects, as the engine does) is shut whenever an outcome is in
-//   flight or unknown;
+//   flight or unknown, and a command counts as settled only on a durable (or committing) record of it;
 // - `not_executed` is concluded only once the send time + deadline + transport margin has passed.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -325,6 +325,12 @@ class World {
       expect(this.gate).toEqual({ commandId: id, reason: g.status === 'shut' ? g.reason : '' });
     }
     if (!open.length) expect(this.gate).toBeNull();
+    // Settled only on a durable record (or one in the group commit under way): a failed append reopens the command.
+    for (const [id, s] of this.cmds) {
+      if (isUnsettled(s)) continue;
+      const stored = this.deferred.get(id) ?? this.durable.get(id);
+      expect(stored !== undefined && !isUnsettled(stored)).toBe(true);
+    }
     for (const [id, s] of this.cmds) if (s.outcome?.kind === 'not_executed') expect(this.endpoint.has(id)).toBe(false);
     expect(this.executions).toBeLessThanOrEqual(1);
   }
@@ -399,6 +405,16 @@ describe('governed command against a conforming endpoint (property)', () => {
       {
         numRuns: 600,
         examples: [
+          // A final receipt whose append fails: the command is unknown again, its gate shut, until reconciled.
+          [
+            833940819,
+            [
+              { kind: 'deliver', pick: 0, drop: false },
+              { kind: 'advance', ms: 109 },
+              { kind: 'deliver', pick: 0, drop: false },
+              { kind: 'ledgerFault' },
+            ],
+          ],
           // A "no record" answered before a late request arrived, delivered after the deadline had passed.
           [
             1,

@@ -2,7 +2,7 @@ import { userInfo } from 'node:os';
 import { Command, Option } from 'commander';
 import { RealClock } from '../core/index.js';
 import type { Clock, HostError } from '../core/index.js';
-import { openDb, openLedger, resolveDbLocation } from '../ledger/index.js';
+import { openDb, resolveDbLocation } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
 import { openArtifacts } from '../ledger/artifacts.js';
 import type { Artifacts } from '../ledger/artifacts.js';
@@ -16,7 +16,11 @@ import { presentEndpoint, renderEndpointText } from '../mhs/presentation.js';
 import type { Manifest } from '../mhs/wire-types.js';
 import { openConnectorStore } from '../policy/connector-store.js';
 import type { ConnectorStore } from '../policy/connector-store.js';
-import { createEnablement } from '../policy/enablement.js';
+import { DEFAULT_POLICY, loadPolicyFile } from '../policy/index.js';
+import type { PolicyConfig } from '../policy/index.js';
+import { openOperatorRuntime } from '../engine/operator-runtime.js';
+import type { OperatorRuntime } from '../engine/operator-runtime.js';
+import { allowEstopOnEnable } from '../server/estop-on-enable.js';
 
 const EXPERIMENTAL =
   'MHS integration is experimental: connectors stay disabled until an operator enables them (HOST-066, HOST-067).';
@@ -159,17 +163,48 @@ async function show(id: string, flags: { db?: string; inspect?: boolean; json?: 
   });
 }
 
-async function setEnabled(id: string, enabled: boolean, flags: { db?: string; operator?: string }): Promise<void> {
-  await withCtx(flags.db, async (c) => {
-    const ledger = await openLedger(c.db, { clock: c.clock });
-    const enablement = createEnablement({ store: c.store, ledger });
-    const operator = { id: flags.operator ?? userInfo().username, via: 'cli' };
-    const r = enabled ? await enablement.enable(id, operator) : await enablement.disable(id, operator);
-    const rec = r.entry ? `ledger seq ${r.entry.seq}` : 'NOT recorded: the ledger is unavailable';
-    process.stdout.write(
-      `${enabled ? 'enabled' : 'disabled'} ${id} by operator ${operator.id} (${rec}); applies to every MHS surface\n${EXPERIMENTAL}\n`,
-    );
-  });
+interface EnableFlags {
+  db?: string;
+  operator?: string;
+  policy?: string;
+}
+
+async function setEnabled(id: string, enabled: boolean, flags: EnableFlags): Promise<void> {
+  const policy = flags.policy ? loadPolicyFile(flags.policy) : DEFAULT_POLICY;
+  const db = await openDb(resolveDbLocation({ flag: flags.db }));
+  try {
+    const rt = await openOperatorRuntime(db, new RealClock(), policy);
+    try {
+      const operator = { id: flags.operator ?? userInfo().username, via: 'cli' };
+      const r = enabled ? await rt.enablement.enable(id, operator) : await rt.enablement.disable(id, operator);
+      const rec = r.entry ? `ledger seq ${r.entry.seq}` : 'NOT recorded: the ledger is unavailable';
+      const out = [
+        `${enabled ? 'enabled' : 'disabled'} ${id} by operator ${operator.id} (${rec}); applies to every MHS surface`,
+      ];
+      if (enabled) out.push(await allowEstops(rt, id, operator.id, policy));
+      process.stdout.write(`${out.join('\n')}\n${EXPERIMENTAL}\n`);
+    } finally {
+      await rt.close();
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+/** HOST-094 with HOST-046, as the console's enable: the same operator action allows the devices' trusted e-stop. */
+async function allowEstops(rt: OperatorRuntime, id: string, operator: string, policy: PolicyConfig): Promise<string> {
+  const d = {
+    directory: rt.directory,
+    estopAllow: rt.services.estopAllow,
+    safety: rt.services.safety,
+    clock: rt.clock,
+  };
+  const allowed = await allowEstopOnEnable({ ...d, policy }, id, { id: operator, name: operator });
+  if (allowed.length) return `e-stop allowed (HOST-094): ${allowed.join(', ')}`;
+  const known = (await rt.directory.list()).find((e) => e.connector_id === id)?.devices.length;
+  return known
+    ? 'e-stop: nothing newly allowed (already allowed, hardware-only, or the policy names this endpoint)'
+    : 'e-stop: devices not known yet; `endpoints show <id> --inspect`, then enable again or use `mhs-host estop-allow`';
 }
 
 /** `mhs-host endpoints list | show <id> | enable <id> | disable <id>` (issue 3; docs/discovery.md). */
@@ -209,6 +244,7 @@ export function endpointsCommand(): Command {
       .argument('<id>', 'connector id (mhs-...)')
       .addOption(dbOption())
       .option('--operator <name>', 'operator identity recorded in the ledger (default: the OS user)')
-      .action((id: string, flags: { db?: string; operator?: string }) => setEnabled(id, on, flags));
+      .option('--policy <file>', 'approval policy JSON; its estopAllow decides e-stop allowances (HOST-094)')
+      .action((id: string, flags: EnableFlags) => setEnabled(id, on, flags));
   return cmd;
 }

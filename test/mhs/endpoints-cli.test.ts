@@ -82,6 +82,8 @@ describe('mhs-host endpoints', () => {
     const enabled = await cli('enable', laser, '--db', db, '--operator', 'alice');
     expect(enabled.code).toBe(0);
     expect(enabled.stdout).toMatch(new RegExp(`^enabled ${laser} by operator alice \\(ledger seq \\d+\\)`));
+    // HOST-094: nothing to allow while the devices are unknown (no manifest admitted yet); it says how to go on.
+    expect(enabled.stdout).toContain('e-stop: devices not known yet');
 
     // An explicit operator inspection connects (the row is enabled) and stores the admitted manifest.
     const shown = await cli('show', laser, '--db', db, '--inspect');
@@ -108,14 +110,29 @@ describe('mhs-host endpoints', () => {
     const disabled = await cli('disable', laser, '--db', db, '--operator', 'bob');
     expect(disabled.stdout).toMatch(new RegExp(`^disabled ${laser} by operator bob`));
 
+    // Enabled again with its devices known: the same action allows the laser's e-stop (kind "both"; HOST-094, 046).
+    const again = await cli('enable', laser, '--db', db, '--operator', 'carol');
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('e-stop allowed (HOST-094): laser');
+    const twice = await cli('enable', laser, '--db', db, '--operator', 'carol');
+    expect(twice.stdout).toContain('e-stop: nothing newly allowed');
+
     const store = await openDb(db);
     try {
       const ledger = await openLedger(store, { clock: new RealClock() });
       const entries = await ledger.range(0, (await ledger.head()).seq);
-      const ops = entries.filter((e) => e.kind === 'operator.enable' || e.kind === 'operator.disable');
+      const ops = entries.filter(
+        (e) => (e.kind === 'operator.enable' || e.kind === 'operator.disable') && e.scope !== 'estop',
+      );
       expect(ops.map((e) => [e.kind, e.connector_id, (e.operator as { id: string; via: string }).id])).toEqual([
         ['operator.enable', laser, 'alice'],
         ['operator.disable', laser, 'bob'],
+        ['operator.enable', laser, 'carol'],
+        ['operator.enable', laser, 'carol'],
+      ]);
+      const allowances = entries.filter((e) => e.scope === 'estop');
+      expect(allowances.map((e) => [e.kind, e.device_id, (e.operator as { id: string }).id])).toEqual([
+        ['operator.enable', 'laser', 'carol'],
       ]);
       expect((await ledger.verify()).ok).toBe(true);
     } finally {

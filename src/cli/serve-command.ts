@@ -63,6 +63,10 @@ export function serveCommand(): Command {
       positiveMs('--mcp-approval-wait'),
     )
     .option(
+      '--openwop-v2',
+      'also serve OpenWOP major 2 (preview: not every v1 operation has its v2 twin yet; docs/openwop.md)',
+    )
+    .option(
       '--enable-test-seams',
       `serve the conformance test seams under /v1/host/sample/* (also ${TEST_SEAM_ENV_VAR}=true); never in production`,
     )
@@ -79,6 +83,7 @@ export function serveCommand(): Command {
           hostId?: string;
           publicUrl?: string;
           enableTestSeams?: boolean;
+          openwopV2?: boolean;
           mcpApprovalWait?: number;
         } & FamilyFlags,
       ) => {
@@ -141,6 +146,7 @@ export function serveCommand(): Command {
           families,
           hostId,
           testSeams,
+          ...(opts.openwopV2 ? { openwopV2: true } : {}),
           onBackgroundError: logBackgroundError(log),
           ...(gateway
             ? {

@@ -40,7 +40,7 @@ function requestedMajor(header: string): number | undefined {
  * `protocol_version_unsupported` with `details.protocolVersions`; no header → the major of {@link PREFERRED_VERSION}.
  * Only the major selects (`2` and `2.0` are the same request).
  */
-export function negotiate(kind: PathKind, header: string | undefined): Negotiated {
+export function negotiate(kind: PathKind, header: string | undefined, served: readonly Major[] = [1, 2]): Negotiated {
   const preferred = Number(PREFERRED_VERSION.split('.')[0]) as Major;
   if (kind === 'other') return { major: preferred };
   if (header === undefined) return { major: kind === 'v1' ? 1 : preferred };
@@ -54,14 +54,14 @@ export function negotiate(kind: PathKind, header: string | undefined): Negotiate
       }),
     };
   }
-  if (major === 1 || major === 2) return { major };
+  if ((major === 1 || major === 2) && served.includes(major)) return { major };
   return {
     major: preferred,
     refuse: new HostError(
       ErrorCode.PROTOCOL_VERSION_UNSUPPORTED,
       `this host does not serve OpenWOP-Version ${header}`,
       {
-        protocolVersions: [...PROTOCOL_VERSIONS],
+        protocolVersions: served.map((m) => VERSION_OF[m]),
         requested: header,
       },
     ),

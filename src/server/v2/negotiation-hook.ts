@@ -51,13 +51,13 @@ function refuse(reply: FastifyReply, err: HostError): FastifyReply {
  * closed v2 root (capabilities.md §1), with ETag and `304`; the unversioned run paths under major 1 answer `400`, as
  * v1 answers for unversioned roots.
  */
-export function registerNegotiation(app: FastifyInstance, host: OpenwopHost): void {
+export function registerNegotiation(app: FastifyInstance, host: OpenwopHost, served: readonly Major[] = [1, 2]): void {
   app.decorateRequest('openwopMajor', undefined);
   app.addHook('onRequest', async (req, reply) => {
     const path = req.url.split('?')[0] ?? '';
     const kind = classifyPath(path);
     if (kind === 'other') return;
-    const n = negotiate(kind, headerValue(req));
+    const n = negotiate(kind, headerValue(req), served);
     (req as FastifyRequest & { openwopMajor?: Major }).openwopMajor = n.major;
     if (kind !== 'v1' || !NOT_PROTOCOL.some((p) => path.startsWith(p)))
       void reply.header(VERSION_HEADER, VERSION_OF[n.major]);

@@ -20,6 +20,11 @@ export interface OpenwopV2Deps {
   clock: Clock;
   sseKeepAliveMs?: number;
   maxPollMs?: number;
+  /**
+   * Serve major 2 (a preview: default off). v2 versioning.md §1.2: a host MUST NOT advertise a major until every
+   * path-manifest operation it serves under the other is reachable under it, and several v1 operations are not yet.
+   */
+  openwopV2?: boolean;
 }
 
 // Framework refusals whose v2 code has no host twin (v2 errors.json rows).
@@ -42,7 +47,9 @@ function v2ErrorHandler(err: FastifyError | Error, _req: FastifyRequest, reply: 
  * error envelope. Call it before any other `onRequest` hook so a version refusal precedes an auth refusal.
  */
 export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): void {
-  registerNegotiation(app, deps.host);
+  // Without major 2, `OpenWOP-Version: 2` is answered 406 with protocolVersions ["1.0"] (versioning.md §1.3).
+  registerNegotiation(app, deps.host, deps.openwopV2 === true ? [1, 2] : [1]);
+  if (deps.openwopV2 !== true) return;
   void app.register(async (v2) => {
     v2.setErrorHandler(v2ErrorHandler);
     v2.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {

@@ -21,7 +21,7 @@ describe.each(BACKENDS)('v2 event stream on $name', (backend) => {
   beforeAll(async () => {
     h = await backend.fresh();
     token = await makeToken(h.location, 'operator');
-    srv = await serve(h.location);
+    srv = await serve(h.location, ['--openwop-v2']);
     const created = await call(srv.url, 'POST', '/runs', {
       token,
       version: '2',

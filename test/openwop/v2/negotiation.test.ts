@@ -20,7 +20,7 @@ describe.each(BACKENDS)('OpenWOP-Version negotiation on $name', (backend) => {
   beforeAll(async () => {
     h = await backend.fresh();
     token = await makeToken(h.location, 'client');
-    srv = await serve(h.location);
+    srv = await serve(h.location, ['--openwop-v2']);
   });
   afterAll(async () => {
     await srv?.stop();
@@ -119,5 +119,43 @@ describe.each(BACKENDS)('OpenWOP-Version negotiation on $name', (backend) => {
     const v2 = await call(srv.url, 'GET', '/runs', { token, version: '2' });
     expect(v2.status).toBe(200);
     expect(v2.headers.get('openwop-version')).toBe('2.0');
+  });
+});
+
+// versioning.md §1.2: a host MUST NOT advertise a major until every operation it serves under the other is reachable
+// under it. Major 2 is a preview here (`serve --openwop-v2`): without the flag it is not served at all.
+describe('without --openwop-v2 (the default)', () => {
+  let h: StoreHandle;
+  let srv: Served;
+  let token: string;
+  beforeAll(async () => {
+    h = await BACKENDS[0]!.fresh();
+    token = await makeToken(h.location, 'client');
+    srv = await serve(h.location);
+  });
+  afterAll(async () => {
+    await srv?.stop();
+    await h?.cleanup();
+  });
+
+  it('answers major 2 with 406 protocol_version_unsupported listing only 1.0, and keeps the v1 document', async () => {
+    for (const [method, path] of [
+      ['GET', '/.well-known/openwop'],
+      ['GET', '/runs'],
+      ['POST', '/runs'],
+    ] as const) {
+      const r = await call(srv.url, method, path, {
+        token,
+        version: '2',
+        ...(method === 'POST' ? { body: { workflowId: 'x' } } : {}),
+      });
+      expect(r.status, `${method} ${path}`).toBe(406);
+      expect(r.body.error).toBe('protocol_version_unsupported');
+      expect(r.body.details.protocolVersions).toEqual(['1.0']);
+    }
+    const v1 = await call(srv.url, 'GET', '/.well-known/openwop');
+    expect(v1.status).toBe(200);
+    expect(v1.body.protocolVersion).toBe('1.0');
+    expect(openwopSchemas().check(schemaId('capabilities'), v1.body)).toEqual([]);
   });
 });

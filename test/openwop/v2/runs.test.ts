@@ -27,7 +27,7 @@ describe.each(BACKENDS)('v2 run paths on $name', (backend) => {
   beforeAll(async () => {
     h = await backend.fresh();
     token = await makeToken(h.location, 'client');
-    srv = await serve(h.location);
+    srv = await serve(h.location, ['--openwop-v2']);
   });
   afterAll(async () => {
     await srv?.stop();

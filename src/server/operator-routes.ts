@@ -5,7 +5,7 @@ import type { AttachStatus } from '../engine/attach-retry.js';
 import type { Engine } from '../engine/engine.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import { APPROVAL_STATUSES } from '../policy/approval-rules.js';
-import type { ApprovalStatus } from '../policy/approval-rules.js';
+import type { ApprovalRequest, ApprovalStatus } from '../policy/approval-rules.js';
 import type { EstopAllowList } from '../policy/estop-allow.js';
 import type { SafetyActions } from '../policy/estop.js';
 import type { OperatorEvents } from '../policy/operator-events.js';
@@ -89,6 +89,53 @@ function operator(req: FastifyRequest): TokenIdentity {
 }
 
 /**
+ * Issue 18 item 3 (approvals with context), read-only: for each listed approval the binding's `input_schema` from
+ * the endpoint's stored manifest (null when the directory has no such binding now), and for a pending one the wait
+ * limit of this host's policy (`approvalTimeoutMs`) with the time it ends, `created_at` + the limit, and what is left of it by this host's clock. Approvals have
+ * no expiry of their own in the store: a request made by another process (the CLI's `--approval-timeout`) may wait
+ * for a different limit, so `wait_limit.source` says where the number comes from; null when the policy sets none
+ * or cannot be read.
+ */
+async function approvalContext(
+  deps: OperatorRoutesDeps,
+): Promise<(a: ApprovalRequest) => { input_schema: Record<string, unknown> | null; wait_limit: WaitLimit | null }> {
+  const endpoints = await deps.directory.list().catch(() => []);
+  let limitMs: number | null = null;
+  try {
+    const p = typeof deps.policy === 'function' ? await deps.policy() : deps.policy;
+    limitMs = p?.approvalTimeoutMs ?? null;
+  } catch {
+    limitMs = null;
+  }
+  const now = deps.clock.now();
+  return (a) => {
+    const device = endpoints
+      .find((e) => e.endpoint_id === a.endpoint_id)
+      ?.devices.find((d) => d.device_id === a.device_id);
+    const binding = device?.capabilities?.find((c) => c.capability_id === a.capability_id);
+    const created = Date.parse(a.created_at);
+    const wait_limit =
+      a.status === 'pending' && limitMs !== null && Number.isFinite(created)
+        ? {
+            timeout_ms: limitMs,
+            expires_at: isoAt(created + limitMs),
+            remaining_ms: created + limitMs - now,
+            source: 'policy.approvalTimeoutMs' as const,
+          }
+        : null;
+    return { input_schema: binding?.input_schema ?? null, wait_limit };
+  };
+}
+
+interface WaitLimit {
+  timeout_ms: number;
+  expires_at: string;
+  /** `expires_at` minus this host's clock at the time of the listing. */
+  remaining_ms: number;
+  source: 'policy.approvalTimeoutMs';
+}
+
+/**
  * Registers the operator API under `/v1/operator/` (issue 6 item 5). Bearer auth on every route:
  * client tokens may read; operator tokens may also approve, deny (and give the second approval of
  * dual control), revoke permits, stop and reset devices, enable and disable endpoints and verify the
@@ -146,8 +193,13 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
         throw new HostError(ErrorCode.VALIDATION_ERROR, 'unknown status', { allowed: [...STATUSES, 'all'] });
       }
       const list = await gate.list({ status: status as ApprovalStatus[] | undefined, limit: req.query.limit });
+      const context = await approvalContext(deps);
       const approvals = await Promise.all(
-        list.map(async (a) => ({ ...a, estop_allowed: await safety.allowed(a.endpoint_id, a.device_id) })),
+        list.map(async (a) => ({
+          ...a,
+          estop_allowed: await safety.allowed(a.endpoint_id, a.device_id),
+          ...context(a),
+        })),
       );
       return { approvals };
     },

@@ -3,15 +3,26 @@ import { useRef } from 'preact/hooks';
 import { api } from './api.js';
 import { useConsole } from './context.js';
 import { AllowEstop, EstopButton } from './estop-controls.js';
-import type { Approval, LiveDevice } from './types.js';
+import { fieldSchema, headline, outOfRange, rangeOf, rangeText, remainingText } from './approval-context.js';
+import type { ApprovalWithContext } from './approval-context.js';
+import type { LiveDevice } from './types.js';
 
-function methodText(a: Approval): string {
+function methodText(a: ApprovalWithContext): string {
   if (a.method !== 'dual_control') return 'one operator (human click)';
   const so = a.votes.length ? ` (so far: ${a.votes.map((x) => x.principal.name).join(', ')})` : '';
   return `dual control: ${a.votes.length} of ${a.principals_needed ?? 2} distinct operators${so}`;
 }
 
-export function ApprovalCard({ a, live }: { a: Approval; live?: LiveDevice | undefined }) {
+/** When the request stops waiting: the host's wait limit when this server knows it, else a plain statement. */
+function expiryText(a: ApprovalWithContext): string {
+  const w = a.wait_limit;
+  if (!w) {
+    return 'none known to this server: approvals carry no expiry in the store and no wait limit (policy approvalTimeoutMs) is known here; the caller that asked may apply its own';
+  }
+  return `${w.expires_at} (${remainingText(w.remaining_ms)} at the last refresh; wait limit ${Math.round(w.timeout_ms / 1000)} s from this host's policy)`;
+}
+
+export function ApprovalCard({ a, live }: { a: ApprovalWithContext; live?: LiveDevice | undefined }) {
   const { act, isOperator } = useConsole();
   const reason = useRef<HTMLInputElement>(null);
   const v = a.view ?? {};
@@ -33,9 +44,12 @@ export function ApprovalCard({ a, live }: { a: Approval; live?: LiveDevice | und
   ];
   return (
     <article class="approval" data-approval-id={id} aria-labelledby={`h-${id}`}>
-      <h3 id={`h-${id}`}>
-        {cap.capability_id} on {dev.display_name} <span class="digest">#{v.input_digest_short}</span>
+      <h3 id={`h-${id}`} class="headline">
+        {headline(a)} <span class="digest">#{v.input_digest_short}</span>
       </h3>
+      <p class="subhead">
+        {cap.capability_id} on {dev.display_name}; the approval binds input digest {v.input_digest_short}
+      </p>
       <dl>
         {rows.map(([k, val]) => [<dt key={`t${k}`}>{k}</dt>, <dd key={`d${k}`}>{val}</dd>])}
         <dt>Input</dt>
@@ -48,17 +62,27 @@ export function ApprovalCard({ a, live }: { a: Approval; live?: LiveDevice | und
                   <th scope="col">Value</th>
                   <th scope="col">Unit</th>
                   <th scope="col">Meaning</th>
+                  <th scope="col">Allowed (manifest)</th>
+                  <th scope="col">Check</th>
                 </tr>
               </thead>
               <tbody>
-                {(v.input ?? []).map((l) => (
-                  <tr key={l.path}>
-                    <td>{l.path}</td>
-                    <td class="value">{l.value}</td>
-                    <td class="unit">{l.unit ?? ''}</td>
-                    <td>{l.description ?? ''}</td>
-                  </tr>
-                ))}
+                {(v.input ?? []).map((l) => {
+                  const range = rangeOf(fieldSchema(a.input_schema, l.path));
+                  const problem = outOfRange(l, range);
+                  return (
+                    <tr key={l.path} data-path={l.path}>
+                      <td>{l.path}</td>
+                      <td class="value">{l.value}</td>
+                      <td class="unit">{l.unit ?? ''}</td>
+                      <td>{l.description ?? ''}</td>
+                      <td class="allowed">{a.input_schema ? rangeText(range) : 'manifest not available'}</td>
+                      <td class={problem ? 'range-check out-of-range' : 'range-check'}>
+                        {problem ? `⚠ Out of range: ${problem}` : range ? '✓ within range' : ''}
+                      </td>
+                    </tr>
+                  );
+                })}
               </tbody>
             </table>
           </div>
@@ -102,6 +126,8 @@ export function ApprovalCard({ a, live }: { a: Approval; live?: LiveDevice | und
         </dd>
         <dt>Approval</dt>
         <dd class="method">{methodText(a)}</dd>
+        <dt>Expires</dt>
+        <dd class="expires">{expiryText(a)}</dd>
       </dl>
       {live?.gate.status === 'shut' ? (
         <p class="alert gate-warning" role="alert">

@@ -3,6 +3,7 @@ import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '../openwop/types.js';
+import { longPollEvents } from './long-poll.js';
 import type { RunEvent } from '../openwop/types.js';
 
 /** Options of the event routes. */
@@ -125,33 +126,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps):
       await requireRun(host, runId);
       const { after, waitMs } = pollWindow(req.query);
       const wait = Math.min(waitMs, maxPollMs);
-      // Subscribe before reading, so an event appended in between is not missed.
-      let fired = false;
-      let wake: (() => void) | undefined;
-      const unsubscribe = host.store.subscribe(runId, (e) => {
-        if (e.sequence <= after) return;
-        fired = true;
-        wake?.();
-      });
-      let t: ReturnType<Clock['setTimeout']> | undefined;
-      let events: RunEvent[];
-      try {
-        events = await host.store.events(runId, after);
-        // A finished run whose log the client already holds has nothing more to send: answer at once.
-        const over = await host.store.getRun(runId);
-        const settled = over !== undefined && TERMINAL_STATUSES.has(over.status) && over.lastSequence <= after;
-        if (!events.length && wait > 0 && !fired && !settled) {
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            t = clock.setTimeout(resolve, wait);
-            req.raw.on('close', () => resolve());
-          });
-        }
-        if (!events.length && fired) events = await host.store.events(runId, after);
-      } finally {
-        unsubscribe();
-        if (t) clock.clearTimeout(t);
-      }
+      const events = await longPollEvents(host, clock, { runId, after, waitMs: wait, raw: req.raw });
       const lastSequence = events.length ? events[events.length - 1]!.sequence : after;
       const run = await host.store.getRun(runId);
       const isComplete = run !== undefined && TERMINAL_STATUSES.has(run.status);

@@ -3,6 +3,7 @@ import { ErrorCode, HostError, toHostError } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
 import type { OpenwopHost } from '../../openwop/host.js';
 import { TERMINAL_STATUSES } from '../../openwop/types.js';
+import { longPollEvents } from '../long-poll.js';
 import type { RunEvent } from '../../openwop/types.js';
 import {
   V2_TERMINAL_TYPES,
@@ -131,31 +132,7 @@ export function registerV2EventRoutes(app: FastifyInstance, deps: V2EventRouteDe
     const owner = await requireRun(host, runId);
     const after = intQuery(req.query.afterSequence, 'afterSequence', 0, Number.MAX_SAFE_INTEGER) ?? -1;
     const waitMs = Math.min((intQuery(req.query.timeout, 'timeout', 1, 60) ?? 30) * 1000, maxPollMs);
-    let fired = false;
-    let wake: (() => void) | undefined;
-    // Subscribe before reading, so an event appended in between is not missed.
-    const unsubscribe = host.store.subscribe(runId, (e) => {
-      if (e.sequence <= after) return;
-      fired = true;
-      wake?.();
-    });
-    let t: ReturnType<Clock['setTimeout']> | undefined;
-    let events: RunEvent[];
-    try {
-      events = await host.store.events(runId, after);
-      const ended = TERMINAL_STATUSES.has((await host.store.getRun(runId))?.status ?? 'running');
-      if (!events.length && !fired && !ended) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          t = clock.setTimeout(resolve, waitMs);
-          req.raw.on('close', () => resolve());
-        });
-      }
-      if (!events.length && fired) events = await host.store.events(runId, after);
-    } finally {
-      unsubscribe();
-      if (t) clock.clearTimeout(t);
-    }
+    const events = await longPollEvents(host, clock, { runId, after, waitMs, raw: req.raw });
     const run = (await host.store.getRun(runId))!;
     const projected = events.map((e) => projectEvent(e, owner));
     // lastSequence: the highest sequence in the log when answering, -1 for an empty log (events.md §Poll).

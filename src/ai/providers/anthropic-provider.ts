@@ -16,7 +16,7 @@ import {
 import { llmCacheKey } from '../llm-cache-key.js';
 import { modelError } from './model-errors.js';
 import type { ModelCallContext } from './model-errors.js';
-import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './provider-options.js';
+import { DEFAULT_MAX_TOKENS, sdkClientOptions } from './provider-options.js';
 import type { NetworkProviderOptions } from './provider-options.js';
 import { messagesCacheKeyInput } from './wire-cache-key.js';
 
@@ -41,14 +41,7 @@ export class AnthropicProvider implements ModelProvider {
     this.name = `anthropic:${options.model}`;
     this.meter = { provider: 'anthropic', model: options.model };
     this.#ctx = { provider: 'anthropic', model: options.model, apiKey: options.apiKey };
-    this.#client = new Anthropic({
-      apiKey: options.apiKey,
-      ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
-      timeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
-      maxRetries: options.maxRetries ?? DEFAULT_MODEL_RETRIES,
-      // Fixed, so an ANTHROPIC_LOG in the environment cannot turn on request dumps.
-      logLevel: 'warn',
-    });
+    this.#client = new Anthropic(sdkClientOptions(options));
   }
 
   async next(req: ModelRequest): Promise<ModelTurn> {

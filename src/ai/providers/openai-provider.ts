@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import type { ModelProvider, ModelRequest, ModelTurn } from '../model-provider.js';
 import { modelError } from './model-errors.js';
 import type { ModelCallContext } from './model-errors.js';
-import { DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT_MS } from './provider-options.js';
+import { sdkClientOptions } from './provider-options.js';
 import type { NetworkProviderOptions } from './provider-options.js';
 import { llmCacheKey } from '../llm-cache-key.js';
 import { fromChatCompletion, toChatMessages, toChatTools, toResponseFormat } from './openai-wire.js';
@@ -37,14 +37,7 @@ export class OpenAIChatProvider implements ModelProvider {
     this.name = `${provider}:${options.model}`;
     this.meter = { provider, model: options.model };
     this.#ctx = { provider, model: options.model, apiKey: options.apiKey };
-    this.#client = new OpenAI({
-      apiKey: options.apiKey,
-      ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
-      timeout: options.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
-      maxRetries: options.maxRetries ?? DEFAULT_MODEL_RETRIES,
-      // Fixed, so an OPENAI_LOG in the environment cannot turn on request dumps.
-      logLevel: 'warn',
-    });
+    this.#client = new OpenAI(sdkClientOptions(options));
   }
 
   async next(req: ModelRequest): Promise<ModelTurn> {

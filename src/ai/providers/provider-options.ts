@@ -28,3 +28,23 @@ export interface NetworkProviderOptions {
   /** Each streamed text fragment, as it arrives (for printing). */
   onDelta?: (text: string) => void;
 }
+
+/**
+ * The client options both official SDKs take under the same names. The log level is fixed, so an `OPENAI_LOG` /
+ * `ANTHROPIC_LOG` in the environment cannot turn on request dumps (keys never in logs).
+ */
+export function sdkClientOptions(o: NetworkProviderOptions): {
+  apiKey: string;
+  baseURL?: string;
+  timeout: number;
+  maxRetries: number;
+  logLevel: 'warn';
+} {
+  return {
+    apiKey: o.apiKey,
+    ...(o.baseUrl ? { baseURL: o.baseUrl } : {}),
+    timeout: o.timeoutMs ?? DEFAULT_MODEL_TIMEOUT_MS,
+    maxRetries: o.maxRetries ?? DEFAULT_MODEL_RETRIES,
+    logLevel: 'warn',
+  };
+}

@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ErrorCode, HostError, RealClock, shortDigest } from '../core/index.js';
 import { exportPackage, openDb, openLedger, pruneLedger, resolveDbLocation, verifyPackage } from '../ledger/index.js';
-import type { Db, DurableLedger, LedgerEntry, PackageDeviation } from '../ledger/index.js';
+import type { Db, DurableLedger, LedgerEntry, PackageDeviation, PackageVerification } from '../ledger/index.js';
+import { anchorCommands, readAnchorOptions } from './ledger-anchor-commands.js';
 
 const HIDDEN = new Set(['seq', 'prev_digest', 'ts', 'kind', 'digest']);
 
@@ -95,36 +96,47 @@ export function ledgerCommand(): Command {
     .argument('<dir>', 'package folder')
     .option('--json', 'print the full result as JSON')
     .option('--record', 'also append an evidence.verify entry to the ledger at --db')
+    .option('--anchor <file>', 'a head kept outside the package (mhs-host ledger head --out): the package must hold it')
+    .option('--public-key <pem>', "the anchor signer's Ed25519 public key, as you hold it")
     .option(...dbOpt)
-    .action(async (dir: string, o: { json?: boolean; record?: boolean; db?: string }) => {
-      const r = await verifyPackage(dir);
-      if (o.json) print(JSON.stringify(r));
-      if (r.ok) {
-        if (!o.json)
-          print(
-            `ok: ${dir} verifies (${r.checked.files} files, ${r.checked.ledger_entries} ledger entries, ${r.checked.endpoint_entries} endpoint entries, ${r.checked.manifests} manifests)`,
+    .action(
+      async (
+        dir: string,
+        o: { json?: boolean; record?: boolean; db?: string; anchor?: string; publicKey?: string },
+      ) => {
+        const r = await verifyPackage(dir, await readAnchorOptions(o));
+        if (o.json) print(JSON.stringify(r));
+        if (r.ok) {
+          if (!o.json)
+            print(
+              `ok: ${dir} verifies (${r.checked.files} files, ${r.checked.ledger_entries} ledger entries, ${r.checked.endpoint_entries} endpoint entries, ${r.checked.manifests} manifests; ${r.checked.receipts_cross_checked} receipts cross-checked, ${r.checked.transcript_bound} transcript lines bound)`,
+            );
+          if (!o.json) printCaveats(r);
+          if (!o.json) printDeviations(r.deviations);
+        } else {
+          const f = r.first;
+          process.stderr.write(
+            `error ${r.code}: ${f?.file ?? '?'} seq ${f?.seq ?? '-'} (${f?.reason ?? '?'}${f?.detail ? `: ${f.detail}` : ''}); ${r.problems.length} problem(s)\n`,
           );
-        if (!o.json) printDeviations(r.deviations);
-      } else {
-        const f = r.first;
-        process.stderr.write(
-          `error ${r.code}: ${f?.file ?? '?'} seq ${f?.seq ?? '-'} (${f?.reason ?? '?'}${f?.detail ? `: ${f.detail}` : ''}); ${r.problems.length} problem(s)\n`,
-        );
-        process.exitCode = 1;
-      }
-      if (o.record) {
-        await withLedger(o.db, (_db, l) =>
-          l.append({
-            kind: 'evidence.verify',
-            dir,
-            ok: r.ok,
-            ...(r.first ? { break: r.first } : {}),
-            ...(r.deviations.length ? { deviations: r.deviations } : {}),
-            checked: r.checked,
-          }),
-        );
-      }
-    });
+          process.exitCode = 1;
+        }
+        if (o.record) {
+          await withLedger(o.db, (_db, l) =>
+            l.append({
+              kind: 'evidence.verify',
+              dir,
+              ok: r.ok,
+              ...(r.first ? { break: r.first } : {}),
+              ...(r.deviations.length ? { deviations: r.deviations } : {}),
+              checked: r.checked,
+              ...(r.anchor ? { anchor: r.anchor } : {}),
+            }),
+          );
+        }
+      },
+    );
+
+  anchorCommands(cmd, dbOpt, withLedger);
 
   cmd
     .command('checkpoint')
@@ -188,4 +200,18 @@ export function ledgerCommand(): Command {
 /** Names each endpoint conformance deviation of an intact chain (issue 16); a warning, not a failure. */
 function printDeviations(deviations: readonly PackageDeviation[]): void {
   for (const d of deviations) print(`warning ${d.code}: endpoint ${d.endpoint_id} ${d.file} seq ${d.seq}: ${d.detail}`);
+}
+
+/** What a verified package still leaves open, in words (HOST-055, issue 20). */
+function printCaveats(r: PackageVerification): void {
+  const c = r.checked;
+  if (!r.anchor) print('note: no --anchor given: a package re-sealed from scratch would verify too');
+  else if (r.anchor.signature === 'valid')
+    print('note: the anchor is signed, but by a key you did not pin (--public-key)');
+  if (c.receipts_unreconciled)
+    print(`note: ${c.receipts_unreconciled} endpoint receipt(s) of commands the host recorded as unknown`);
+  if (c.receipts_not_in_bundle)
+    print(`note: ${c.receipts_not_in_bundle} host receipt(s) of another chain epoch or newer than the bundle`);
+  if (c.transcript_unbound)
+    print(`note: ${c.transcript_unbound} transcript line(s) recorded before transcript binding`);
 }

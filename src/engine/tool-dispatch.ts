@@ -8,6 +8,7 @@ import { ErrorCode, H, HostError, toHostError, unencodablePath, wellFormed } fro
 import type { Artifacts } from '../ledger/artifacts.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { redactPaths } from '../ledger/redaction.js';
+import { bindingDigest } from '../ledger/transcript-binding.js';
 import type { CallPrincipal } from './call-types.js';
 import type { Engine } from './engine.js';
 import type { SafetyActions } from '../policy/estop.js';
@@ -167,6 +168,19 @@ export async function dispatchToolCall(
     Object.assign(entry, { outcome: 'error', error: { mhs_code: e.code, remediation: e.remediation } });
   }
   tracer.end(span, isError ? String((result.error as { mhs_code: string }).mhs_code) : undefined);
+  const resultItem: Record<string, unknown> = {
+    kind: 'tool_result',
+    session_id: ctx.agentRunId,
+    call_id: call.id,
+    tool: call.name,
+    is_error: isError,
+    command_id: commandId,
+    result,
+  };
+  // Issue 20: the ledger entry binds both transcript items, so an edited or dropped line no longer matches.
+  const transcriptDigests = deps.transcript
+    ? { transcript_digests: { call: bindingDigest(callItem), result: bindingDigest(resultItem) } }
+    : {};
 
   let seq: number;
   try {
@@ -192,22 +206,14 @@ export async function dispatchToolCall(
         is_error: isError,
         ...entry,
         result_digest: H(result),
+        ...transcriptDigests,
         traceparent: span.traceparent,
       })
     ).seq;
   } catch (err) {
     throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
   }
-  await appendItem(deps, {
-    kind: 'tool_result',
-    session_id: ctx.agentRunId,
-    call_id: call.id,
-    tool: call.name,
-    is_error: isError,
-    command_id: commandId,
-    ledger_seq: seq,
-    result,
-  });
+  await appendItem(deps, { ...resultItem, ledger_seq: seq });
   return {
     callId: call.id,
     tool: call.name,

@@ -3,7 +3,7 @@ import type { Clock } from '../core/index.js';
 import type { EvidenceBundle } from '../mhs/wire-types.js';
 import type { Db } from './db.js';
 import { ensureLedgerSchema } from './ledger-schema.js';
-import { scrubSecrets } from './redaction.js';
+import { transcriptForm } from './transcript-binding.js';
 
 /** One item of the session transcript: what the model saw (tool calls and their results). */
 export interface TranscriptItem {
@@ -106,7 +106,7 @@ class SqlArtifacts implements Artifacts {
   async appendTranscript(item: TranscriptItem): Promise<number> {
     if (!item || typeof item.kind !== 'string')
       throw new HostError(ErrorCode.HOST_INTERNAL, 'transcript item needs a kind', {});
-    const clean = scrubSecrets(JSON.parse(jcs(item))) as TranscriptItem;
+    const clean = transcriptForm(item);
     const ts = isoAt(this.clock.now());
     const session = typeof clean.session_id === 'string' ? clean.session_id : null;
     if (this.db.dialect === 'postgres') {

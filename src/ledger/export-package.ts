@@ -21,6 +21,7 @@ import {
 } from './package-format.js';
 import type { PackageBreak, PackageDeviation, PackageManifest } from './package-format.js';
 import { checkEndpointChain } from './package-checks.js';
+import { bindBundles, crossCheckReceipts, crossCheckTranscript, emptyCounts } from './package-cross-check.js';
 
 /** Options of {@link exportPackage}. */
 export interface ExportOptions {
@@ -98,8 +99,10 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
   const walker = new ChainWalker(true);
   const referenced = new Set<string>();
   let hostBreak: PackageBreak | undefined;
+  const hostEntries: Record<string, unknown>[] = [];
   for (const line of lines) {
     const e = JSON.parse(line) as Record<string, unknown>;
+    hostEntries.push(e);
     collectManifestDigests(e, referenced);
     const b = walker.push(e);
     if (b && !hostBreak)
@@ -113,7 +116,8 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
   let endpointBreak: PackageBreak | undefined;
   const deviations: PackageDeviation[] = [];
   const endpoints: PackageManifest['endpoints'] = [];
-  for (const bundle of await artifacts.latestEvidenceBundles()) {
+  const bundles = await artifacts.latestEvidenceBundles();
+  for (const bundle of bundles) {
     const path = endpointEvidencePath(bundle.endpoint_id);
     const c = checkEndpointChain(bundle.entries, bundle.genesis_digest, bundle.head_digest, path, bundle.endpoint_id);
     if (c.break && !endpointBreak) endpointBreak = c.break;
@@ -140,8 +144,30 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
   const transcript = await artifacts.transcript(opts.sessionId ? { sessionId: opts.sessionId } : {});
   files.set(TRANSCRIPT_FILE, jsonlText(transcript.map((t) => jcs(t))));
 
+  // Issue 20: the same cross-checks the verifier runs, so the package never claims more than they show.
+  const crossProblems: PackageBreak[] = [];
+  const views = bundles.map((b) => ({
+    endpoint_id: b.endpoint_id,
+    path: endpointEvidencePath(b.endpoint_id),
+    genesis_digest: b.genesis_digest,
+    head_digest: b.head_digest,
+    entries: b.entries as unknown as Record<string, unknown>[],
+  }));
+  const counts = emptyCounts();
+  const boundAt = bindBundles(hostEntries, views, crossProblems, counts);
+  if (!hostBreak) {
+    crossCheckReceipts(hostEntries, views, boundAt, crossProblems, counts);
+    crossCheckTranscript(hostEntries, transcript, opts.sessionId ?? null, crossProblems, counts);
+  }
+  for (const e of endpoints) {
+    const seq = boundAt.get(e.endpoint_id);
+    if (seq !== undefined)
+      e.recorded_by = { seq, digest: String(hostEntries.find((h) => h['seq'] === seq)?.['digest']) };
+  }
+  const crossBreak = crossProblems[0];
+
   const created_at = isoAt(opts.clock.now());
-  const brk = hostBreak ?? endpointBreak;
+  const brk = hostBreak ?? endpointBreak ?? crossBreak;
   const status = brk ? 'unverified' : 'verified';
   files.set(
     README_FILE,
@@ -176,10 +202,12 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
     },
     ledger: ledgerInfo,
     endpoints,
+    transcript_session: opts.sessionId ?? null,
     manifests: stored.map((m) => m.digest),
     verification: {
       host_chain: hostBreak ? 'broken' : 'ok',
       endpoint_chains: endpointBreak ? 'broken' : 'ok',
+      cross_check: hostBreak ? 'not_checked' : crossBreak ? 'broken' : 'ok',
       status,
       ...(brk ? { break: brk } : {}),
       ...(deviations.length ? { deviations } : {}),

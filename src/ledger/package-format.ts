@@ -12,6 +12,8 @@ export const NOT_PROVEN = [
   'that any endpoint was honest',
   'that any device was safe',
   'that any experiment succeeded',
+  'that a package re-sealed from scratch is not one: compare its head with an anchor kept elsewhere (mhs-host ledger head)',
+  'what the model was told in messages: only tool calls and results are bound to ledger entries',
 ] as const;
 
 /** How a verification problem is named: always `MHS.EVIDENCE.CHAIN_BROKEN` (HOST-053), with file and seq. */
@@ -54,11 +56,22 @@ export interface PackageManifest {
     /** Present when the ledger was pruned: the checkpoint it starts with (HOST-056). */
     checkpoint?: { seq: number; digest: string; sealed_seq: number; sealed_digest: string };
   };
-  endpoints: { endpoint_id: string; path: string; genesis_digest: string; head_digest: string }[];
+  endpoints: {
+    endpoint_id: string;
+    path: string;
+    genesis_digest: string;
+    head_digest: string;
+    /** The host `evidence.export` entry that recorded this bundle (issue 20); absent when none does. */
+    recorded_by?: { seq: number; digest: string };
+  }[];
+  /** The session `transcript.jsonl` was limited to, or null for every session. */
+  transcript_session: string | null;
   manifests: string[];
   verification: {
     host_chain: 'ok' | 'broken';
     endpoint_chains: 'ok' | 'broken';
+    /** Bundles bound to the ledger, receipts both ways, transcript to `tool_call` entries (issue 20). */
+    cross_check: 'ok' | 'broken' | 'not_checked';
     status: 'verified' | 'unverified';
     break?: PackageBreak;
     /** Conformance deviations of endpoints whose chains are intact (issue 16); present only when there are some. */
@@ -108,7 +121,15 @@ What verification proves
   from a genesis entry (prev_digest = 64 zeros) or, for a pruned ledger, from a checkpoint entry
   whose prev_digest is the digest of the last pruned entry. Entries before a checkpoint are not in
   the package and are not proven.
-- Every manifest's digest matches its file name; host receipt entries match the endpoint chain where both are present.
+- Every manifest's digest matches its file name.
+- Each endpoint bundle is the one an evidence.export entry of ledger.jsonl recorded (genesis, head, length).
+- Endpoint and host receipts agree both ways: a host receipt recorded before its bundle that follows one
+  of the bundle's entries is in the bundle, and every endpoint receipt is a host receipt (or a command the
+  host recorded as unknown); a receipt in one and not the other is named with both positions.
+- Every tool call and tool result in transcript.jsonl matches the digest its tool_call entry recorded,
+  and no recorded one is missing.
+- With an anchor (mhs-host ledger verify --anchor FILE [--public-key PEM]): the package holds the
+  anchored entry, so a package re-sealed after the anchor was taken fails.
 
 What is NOT proven
 ${NOT_PROVEN.map((s) => `- ${s}`).join('\n')}

@@ -2,7 +2,10 @@ import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { H, jcs, sha256Hex } from '../core/index.js';
 import { ChainWalker } from './chain-walker.js';
-import { bodyOfReceipt } from './evidence-conformance.js';
+import { checkAnchor } from './ledger-anchor.js';
+import type { AnchorSignature, LedgerAnchor } from './ledger-anchor.js';
+import { bindBundles, crossCheckReceipts, crossCheckTranscript, emptyCounts } from './package-cross-check.js';
+import type { BundleView, CrossCheckCounts } from './package-cross-check.js';
 import { brk, checkEndpointChain, listFiles, parseCanonicalLines } from './package-checks.js';
 import {
   LEDGER_FILE,
@@ -29,10 +32,17 @@ export interface PackageVerification {
     ledger_entries: number;
     endpoint_entries: number;
     manifests: number;
-    receipts_cross_checked: number;
-    /** Host receipts whose endpoint digest is not in the exported bundle (another chain epoch, or newer). */
-    receipts_not_in_bundle: number;
-  };
+  } & CrossCheckCounts;
+  /** Present when an anchor was given: what its signature proved (`valid_pinned`: against the reviewer's key). */
+  anchor?: { seq: number; digest: string; signature: AnchorSignature };
+}
+
+/** Options of {@link verifyPackage}. */
+export interface VerifyOptions {
+  /** A head the reviewer kept outside the package (`mhs-host ledger head`): the package must hold it. */
+  anchor?: LedgerAnchor;
+  /** The reviewer's copy of the signer's Ed25519 public key (PEM): the anchor must be signed by it. */
+  publicKeyPem?: string;
 }
 
 const SAFE_PATH = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
@@ -46,6 +56,11 @@ const CHAIN_REASONS = new Set([
   'malformed',
   'head',
   'receipt_body',
+  'cross_check',
+  'receipt_missing_from_bundle',
+  'receipt_not_in_ledger',
+  'anchor_mismatch',
+  'anchor_ahead',
 ]);
 
 type Json = Record<string, unknown>;
@@ -60,7 +75,7 @@ type Json = Record<string, unknown>;
  * endpoint chain whose receipt bodies keep `replayed` is a deviation (`MHS.EVIDENCE.NONCONFORMING`, wire §9)
  * in `deviations`, and the package still verifies (issue 16).
  */
-export async function verifyPackage(dir: string): Promise<PackageVerification> {
+export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Promise<PackageVerification> {
   const problems: PackageBreak[] = [];
   const deviations: PackageDeviation[] = [];
   const checked = {
@@ -68,14 +83,23 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
     ledger_entries: 0,
     endpoint_entries: 0,
     manifests: 0,
-    receipts_cross_checked: 0,
-    receipts_not_in_bundle: 0,
+    ...emptyCounts(),
   };
+  let anchored: PackageVerification['anchor'];
   const done = (): PackageVerification => {
     const first = problems.find((p) => p.seq !== null && CHAIN_REASONS.has(p.reason)) ?? problems[0];
+    const extra = anchored ? { anchor: anchored } : {};
     return problems.length
-      ? { ok: false, code: 'MHS.EVIDENCE.CHAIN_BROKEN', ...(first ? { first } : {}), problems, deviations, checked }
-      : { ok: true, problems, deviations, checked };
+      ? {
+          ok: false,
+          code: 'MHS.EVIDENCE.CHAIN_BROKEN',
+          ...(first ? { first } : {}),
+          problems,
+          deviations,
+          checked,
+          ...extra,
+        }
+      : { ok: true, problems, deviations, checked, ...extra };
   };
 
   // 1. manifest.json: canonical JSON, manifest_sha256.
@@ -137,7 +161,8 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
 
   // 3. Host chain.
   const ledger = (manifest['ledger'] ?? {}) as Json;
-  const receipts: Json[] = [];
+  let host: Json[] = [];
+  let hostIntact = false;
   if (ledger['path'] !== LEDGER_FILE) problems.push(brk(MANIFEST_FILE, null, 'ledger'));
   const ledgerBytes = contents.get(LEDGER_FILE);
   if (ledgerBytes) {
@@ -153,9 +178,10 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
           broke = true;
           break;
         }
-        if ((v as Json)['kind'] === 'receipt') receipts.push(v as Json);
       }
       checked.ledger_entries = w.count;
+      host = parsed.values as Json[];
+      hostIntact = !broke;
       if (!broke) {
         const first = w.first ?? {};
         const last = w.last ?? {};
@@ -176,7 +202,7 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
   }
 
   // 4. Endpoint chains.
-  const byDigest = new Map<string, Map<string, Json>>();
+  const bundles: BundleView[] = [];
   const endpoints = Array.isArray(manifest['endpoints']) ? (manifest['endpoints'] as Json[]) : [];
   for (const ep of endpoints) {
     const id = ep?.['endpoint_id'];
@@ -199,7 +225,13 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
     if (c.break) problems.push(c.break);
     deviations.push(...c.deviations);
     checked.endpoint_entries += parsed.values.length;
-    byDigest.set(id, new Map(parsed.values.map((v) => [String((v as Json)['digest']), v as Json])));
+    bundles.push({
+      endpoint_id: id,
+      path,
+      genesis_digest: ep['genesis_digest'],
+      head_digest: ep['head_digest'],
+      entries: parsed.values as Json[],
+    });
   }
 
   // 5. Manifests named by digest.
@@ -233,31 +265,24 @@ export async function verifyPackage(dir: string): Promise<PackageVerification> {
 
   // 6. Transcript: canonical JSON lines.
   const tBytes = contents.get(TRANSCRIPT_FILE);
+  let transcript: Json[] | null = null;
   if (tBytes) {
     const parsed = parseCanonicalLines(TRANSCRIPT_FILE, tBytes);
     if ('problem' in parsed) problems.push(parsed.problem);
+    else transcript = parsed.values as Json[];
   }
 
-  // 7. Cross-check: a host receipt whose endpoint digest is in that endpoint's bundle must match it.
-  for (const r of receipts) {
-    const receipt = r['receipt'] as Json | undefined;
-    const ev = receipt?.['evidence'] as Json | undefined;
-    const entries = byDigest.get(String(receipt?.['endpoint_id']));
-    const hit = entries && typeof ev?.['digest'] === 'string' ? entries.get(ev['digest']) : undefined;
-    if (!hit) {
-      checked.receipts_not_in_bundle++;
-      continue;
+  // 7. Cross-checks (issue 20): bundles bound to the ledger, receipts both ways, transcript to tool_call entries.
+  if (hostIntact) {
+    const boundAt = bindBundles(host, bundles, problems, checked);
+    crossCheckReceipts(host, bundles, boundAt, problems, checked);
+    const session = typeof manifest['transcript_session'] === 'string' ? manifest['transcript_session'] : null;
+    if (transcript) crossCheckTranscript(host, transcript, session, problems, checked);
+    if (opts.anchor) {
+      const a = checkAnchor(opts.anchor, host, opts.publicKeyPem);
+      if (a.problem) problems.push(a.problem);
+      anchored = { seq: opts.anchor.seq, digest: opts.anchor.digest, signature: a.signature };
     }
-    if (
-      hit['seq'] !== ev?.['seq'] ||
-      hit['prev_digest'] !== ev?.['prev_digest'] ||
-      // A tampered entry may have lost its body: a mismatch, never a crash. A kept `replayed` is a deviation (§9).
-      !bodyOfReceipt(hit['body'], receipt as Json)
-    ) {
-      problems.push(
-        brk(LEDGER_FILE, r['seq'] as number, 'cross_check', 'receipt differs from the endpoint evidence entry'),
-      );
-    } else checked.receipts_cross_checked++;
   }
 
   // 8. The package's own claim.

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GENESIS_PREV_DIGEST, H, SimulatedClock, seal } from '../../src/core/index.js';
 import type { Clock } from '../../src/core/index.js';
-import { openArtifacts, openDb, openLedger, receiptEntry } from '../../src/ledger/index.js';
-import type { Db, DurableLedger } from '../../src/ledger/index.js';
+import { bindingDigest, openArtifacts, openDb, openLedger, receiptEntry } from '../../src/ledger/index.js';
+import type { Artifacts, Db, DurableLedger } from '../../src/ledger/index.js';
 import { cliEntry } from '../helpers/cli-entry.js';
 
 export const REPO = new URL('../../', import.meta.url).pathname;
@@ -143,15 +143,72 @@ export async function fillSampleStore(
       endpoint_id: ENDPOINT,
     });
     await ledger.append(receiptEntry(r, { received_at: '2026-01-01T00:00:02.000Z' }));
-    await artifacts.appendTranscript({
-      kind: 'tool_call',
-      session_id: 'ses_1',
-      name: 'mhs__cap__conveyor__step',
-      arguments: { ticks: 1 },
+    await recordToolCall(ledger, artifacts, {
+      session: 'ses_1',
+      callId: `call_${String(r['command_id'])}`,
+      tool: 'mhs__cap__conveyor__step',
+      input: { ticks: 1 },
+      result: { status: 'completed' },
     });
-    await artifacts.appendTranscript({ kind: 'tool_result', session_id: 'ses_1', result: { status: 'completed' } });
   }
+  await recordEvidenceExport(ledger, bundle);
   await ledger.append({ kind: 'session.close', session_id: 'ses_1', endpoint_id: ENDPOINT });
+}
+
+/**
+ * What the host's tool dispatch records for one model tool call (src/engine/tool-dispatch.ts): the call item,
+ * the `tool_call` entry binding both transcript items by digest (issue 20), then the result item.
+ */
+export async function recordToolCall(
+  ledger: DurableLedger,
+  artifacts: Pick<Artifacts, 'appendTranscript'>,
+  c: { session: string; callId: string; tool: string; input: Record<string, unknown>; result: Record<string, unknown> },
+): Promise<number> {
+  const call = {
+    kind: 'tool_call',
+    session_id: c.session,
+    call_id: c.callId,
+    tool: c.tool,
+    input: c.input,
+    input_digest: H(c.input),
+  };
+  const result = {
+    kind: 'tool_result',
+    session_id: c.session,
+    call_id: c.callId,
+    tool: c.tool,
+    is_error: false,
+    command_id: null,
+    result: c.result,
+  };
+  await artifacts.appendTranscript(call);
+  const entry = await ledger.append({
+    kind: 'tool_call',
+    agent_run_id: c.session,
+    call_id: c.callId,
+    tool: c.tool,
+    input_digest: H(c.input),
+    result_digest: H(c.result),
+    transcript_digests: { call: bindingDigest(call), result: bindingDigest(result) },
+  });
+  await artifacts.appendTranscript({ ...result, ledger_seq: entry.seq });
+  return entry.seq;
+}
+
+/** What the host records when it collects an endpoint's evidence bundle (src/engine/endpoint-evidence.ts). */
+export async function recordEvidenceExport(
+  ledger: DurableLedger,
+  bundle: { endpoint_id: string; genesis_digest: string; head_digest: string; entries: unknown[] },
+): Promise<void> {
+  await ledger.append({
+    kind: 'evidence.export',
+    source: 'endpoint',
+    endpoint_id: bundle.endpoint_id,
+    genesis_digest: bundle.genesis_digest,
+    head_digest: bundle.head_digest,
+    entries: bundle.entries.length,
+    stored: true,
+  });
 }
 
 /** Opens a store + ledger on a simulated clock. */

@@ -18,7 +18,7 @@ import { SimEndpoint } from '../../src/sim/endpoint.js';
 import { parseFamily } from '../../src/sim/family.js';
 import { ToolTable } from '../../src/sim/tools.js';
 import { STIRRER } from '../sim/fixtures.js';
-import { tempDir } from './helpers.js';
+import { recordEvidenceExport, recordToolCall, tempDir } from './helpers.js';
 
 const ctx = { connectionKey: 'ledger-test' };
 const TOOL = 'mhs__cap__stirrer__cap_stir_speed_v1';
@@ -56,15 +56,23 @@ async function sessionWithReceipts(corruptEvidence?: number) {
     manifest_digest: manifest['manifest_digest'],
   });
   for (const rpm of [5, 7, 9]) {
-    const p = table.call(TOOL, { rpm, _mhs: { session_id: sid } }, ctx);
+    await ledger.append({ kind: 'command.intent', command_id: `cmd_${rpm}`, session_id: sid });
+    const p = table.call(TOOL, { rpm, _mhs: { session_id: sid, command_id: `cmd_${rpm}` } }, ctx);
     clock.advance(100);
     const r = await p;
     expect(r.isError).toBe(false);
     await ledger.append(receiptEntry(r.body, { received_at: '2026-01-01T00:00:00.000Z' }));
-    await artifacts.appendTranscript({ kind: 'tool_result', session_id: sid, name: TOOL, result: r.body });
+    await recordToolCall(ledger, artifacts, {
+      session: sid,
+      callId: `call_${rpm}`,
+      tool: TOOL,
+      input: { rpm },
+      result: r.body,
+    });
   }
   const bundle = (await table.call('mhs__evidence', { action: 'export' }, ctx)).body;
   await artifacts.putEvidenceBundle(bundle);
+  await recordEvidenceExport(ledger, bundle as unknown as Parameters<typeof recordEvidenceExport>[1]);
   return { db, ledger, clock, dir: t.dir };
 }
 

@@ -31,6 +31,29 @@ async function writeNew(path: string, text: string, mode?: number): Promise<void
   }
 }
 
+/** A signing key file's text. */
+export function readKey(path: string): Promise<string> {
+  return readText(path, 'the signing key');
+}
+
+/** Writes the anchor of an exported package (`ledger export --anchor-out`): its head and `manifest_sha256`. */
+export async function writePackageAnchor(
+  path: string,
+  m: { ledger: { head_seq: number; head_digest: string }; manifest_sha256: string; created_at: string },
+  key?: string,
+): Promise<void> {
+  const anchor = makeAnchor(
+    { seq: m.ledger.head_seq, digest: m.ledger.head_digest },
+    m.created_at,
+    key,
+    m.manifest_sha256,
+  );
+  await writeNew(path, `${jcs(anchor)}\n`);
+  process.stdout.write(
+    `anchor written to ${path}${anchor.signature ? ' (signed)' : ''}: keep it outside the package\n`,
+  );
+}
+
 /** `--anchor` / `--public-key` of `ledger verify`, read from their files. */
 export async function readAnchorOptions(o: { anchor?: string; publicKey?: string }): Promise<VerifyOptions> {
   return {
@@ -51,7 +74,7 @@ export function anchorCommands(cmd: Command, dbOpt: readonly [string, string], w
     .option('--sign-key <pem>', 'sign the anchor with this Ed25519 private key (PEM)')
     .option('--out <file>', 'also write the anchor to this new file')
     .action(async (o: { db?: string; signKey?: string; out?: string }) => {
-      const key = o.signKey ? await readText(o.signKey, 'the signing key') : undefined;
+      const key = o.signKey ? await readKey(o.signKey) : undefined;
       const head = await withLedger(o.db, (_db, l) => l.head());
       const anchor = makeAnchor(head, isoAt(new RealClock().now()), key);
       if (o.out) await writeNew(o.out, `${jcs(anchor)}\n`);

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { ErrorCode, HostError, RealClock, shortDigest } from '../core/index.js';
 import { exportPackage, openDb, openLedger, pruneLedger, resolveDbLocation, verifyPackage } from '../ledger/index.js';
 import type { Db, DurableLedger, LedgerEntry, PackageDeviation, PackageVerification } from '../ledger/index.js';
-import { anchorCommands, readAnchorOptions } from './ledger-anchor-commands.js';
+import { anchorCommands, readAnchorOptions, readKey, writePackageAnchor } from './ledger-anchor-commands.js';
 
 const HIDDEN = new Set(['seq', 'prev_digest', 'ts', 'kind', 'digest']);
 
@@ -65,7 +65,13 @@ export function ledgerCommand(): Command {
     .option(...dbOpt)
     .requiredOption('--out <dir>', 'folder to create (must not exist or be empty)')
     .option('--session <id>', 'only this session in transcript.jsonl')
-    .action(async (o: { db?: string; out: string; session?: string }) => {
+    .option(
+      '--anchor-out <file>',
+      'also write an anchor of this package (its head and manifest_sha256) to keep elsewhere',
+    )
+    .option('--sign-key <pem>', 'sign that anchor with this Ed25519 private key (PEM)')
+    .action(async (o: { db?: string; out: string; session?: string; anchorOut?: string; signKey?: string }) => {
+      const key = o.signKey ? await readKey(o.signKey) : undefined;
       await withLedger(o.db, async (db, l) => {
         const r = await exportPackage({
           db,
@@ -78,6 +84,8 @@ export function ledgerCommand(): Command {
           `exported ${r.dir}: ${r.status}, ledger seq ${r.manifest.ledger.first_seq}..${r.manifest.ledger.head_seq}, ${r.manifest.endpoints.length} endpoint(s), ${r.manifest.manifests.length} manifest(s)`,
         );
         print(`manifest_sha256 ${r.manifest.manifest_sha256}`);
+        print(`head seq ${r.manifest.ledger.head_seq} digest ${r.manifest.ledger.head_digest}`);
+        if (o.anchorOut) await writePackageAnchor(o.anchorOut, r.manifest, key);
         if (r.missing_manifests.length)
           print(`warning: manifests referenced but not stored: ${r.missing_manifests.join(', ')}`);
         printDeviations(r.deviations);

@@ -161,7 +161,8 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
   }
   for (const e of endpoints) {
     const seq = boundAt.get(e.endpoint_id);
-    if (seq !== undefined)
+    const unbound = crossProblems.some((p) => p.file === e.path && p.reason === 'bundle_unbound');
+    if (seq !== undefined && !unbound)
       e.recorded_by = { seq, digest: String(hostEntries.find((h) => h['seq'] === seq)?.['digest']) };
   }
   const crossBreak = crossProblems[0];

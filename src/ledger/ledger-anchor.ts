@@ -18,6 +18,11 @@ export interface LedgerAnchor {
   digest: string;
   /** When the anchor was taken. */
   ts: string;
+  /**
+   * Present on the anchor `ledger export --anchor-out` writes: the package's `manifest_sha256`. The package must
+   * then be exactly that one (its head is the anchored entry; nothing was appended or re-sealed since).
+   */
+  manifest_sha256?: string;
   /** Ed25519 over JCS of the anchor without `signature` (base64), with the signer's SPKI public key (PEM). */
   signature?: { alg: 'Ed25519'; public_key: string; value: string };
 }
@@ -42,8 +47,19 @@ function ed25519(key: KeyObject, what: string): KeyObject {
 }
 
 /** An anchor of the entry `{seq, digest}`, signed when `privateKeyPem` is given. */
-export function makeAnchor(head: { seq: number; digest: string }, ts: string, privateKeyPem?: string): LedgerAnchor {
-  const body: Unsigned = { format: ANCHOR_FORMAT, seq: head.seq, digest: head.digest, ts };
+export function makeAnchor(
+  head: { seq: number; digest: string },
+  ts: string,
+  privateKeyPem?: string,
+  manifestSha256?: string,
+): LedgerAnchor {
+  const body: Unsigned = {
+    format: ANCHOR_FORMAT,
+    seq: head.seq,
+    digest: head.digest,
+    ts,
+    ...(manifestSha256 !== undefined ? { manifest_sha256: manifestSha256 } : {}),
+  };
   if (privateKeyPem === undefined) return body;
   let key: KeyObject;
   try {
@@ -89,6 +105,7 @@ export function checkAnchor(
   anchor: LedgerAnchor,
   ledger: readonly Record<string, unknown>[],
   publicKeyPem?: string,
+  manifestSha256?: unknown,
 ): { problem: PackageBreak | null; signature: AnchorSignature } {
   let signature: AnchorSignature = 'absent';
   if (anchor.signature || publicKeyPem !== undefined) {
@@ -108,6 +125,11 @@ export function checkAnchor(
   }
   const first = ledger[0];
   const last = ledger[ledger.length - 1];
+  if (anchor.manifest_sha256 !== undefined && anchor.manifest_sha256 !== manifestSha256)
+    return {
+      problem: brk('manifest.json', anchor.seq, 'anchor_mismatch', 'this is not the package the anchor was taken of'),
+      signature,
+    };
   const at = ledger.find((e) => e['seq'] === anchor.seq);
   if (at) {
     if (at['digest'] === anchor.digest) return { problem: null, signature };

@@ -93,6 +93,8 @@ export function bindBundles(
       );
       continue;
     }
+    // The gap check needs when the bundle was recorded, whether or not it is the recorded one.
+    bound.set(b.endpoint_id, num(x['seq']));
     if (
       x['genesis_digest'] !== b.genesis_digest ||
       x['head_digest'] !== b.head_digest ||
@@ -106,9 +108,7 @@ export function bindBundles(
           `ledger.jsonl seq ${num(x['seq'])} recorded this endpoint's bundle with head ${String(x['head_digest'])} and ${String(x['entries'])} entries`,
         ),
       );
-      continue;
     }
-    bound.set(b.endpoint_id, num(x['seq']));
   }
   return bound;
 }

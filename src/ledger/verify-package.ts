@@ -279,7 +279,7 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
     const session = typeof manifest['transcript_session'] === 'string' ? manifest['transcript_session'] : null;
     if (transcript) crossCheckTranscript(host, transcript, session, problems, checked);
     if (opts.anchor) {
-      const a = checkAnchor(opts.anchor, host, opts.publicKeyPem);
+      const a = checkAnchor(opts.anchor, host, opts.publicKeyPem, manifest['manifest_sha256']);
       if (a.problem) problems.push(a.problem);
       anchored = { seq: opts.anchor.seq, digest: opts.anchor.digest, signature: a.signature };
     }

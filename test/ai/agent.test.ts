@@ -18,7 +18,7 @@ import type { Engine } from '../../src/engine/index.js';
 import { traceIdOf } from '../../src/engine/tracing.js';
 import { openArtifacts } from '../../src/ledger/artifacts.js';
 import type { Artifacts } from '../../src/ledger/artifacts.js';
-import { exportPackage } from '../../src/ledger/index.js';
+import { exportPackage, verifyPackage } from '../../src/ledger/index.js';
 import type { LedgerEntry } from '../../src/ledger/index.js';
 import { REDACTED } from '../../src/ledger/redaction.js';
 import { capabilityToolName } from '../../src/mhs/tool-names.js';
@@ -248,6 +248,11 @@ describe('scripted agent over real simulators', () => {
       run.calls[1]!.result,
     );
     expect(readFileSync(join(outDir, 'transcript.jsonl'), 'utf8')).not.toContain('call Bob');
+    // Issue 20: every tool call and result of a real agent run is bound to its tool_call entry (redacted as stored).
+    const v = await verifyPackage(outDir);
+    expect(v.problems).toEqual([]);
+    expect(v.checked.transcript_bound).toBe(items.filter((i) => i.kind !== 'message').length);
+    expect(v.checked.transcript_messages).toBe(items.filter((i) => i.kind === 'message').length);
   });
 
   test('HOST-034: the sessions the run opened are closed when it ends', async () => {

@@ -120,6 +120,11 @@ export const ErrorCode = {
    * data: path?, errno?.
    */
   HOST_OUTPUT_UNWRITABLE: 'MHS.HOST.OUTPUT_UNWRITABLE',
+  /**
+   * A credential kept in the store cannot be opened: the host secret key is missing, malformed or not the one
+   * it was sealed with (issue 20). data: key_source, connector_id?.
+   */
+  HOST_SECRET_KEY_INVALID: 'MHS.HOST.SECRET_KEY_INVALID',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

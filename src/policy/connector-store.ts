@@ -8,6 +8,8 @@ import type { Db } from '../ledger/db.js';
 import { migrate } from '../ledger/migrate.js';
 import type { ConnectorRow, EndpointAuth, SourceRef } from '../mhs/connector-row.js';
 import type { EndpointDescriptor } from '../mhs/wire-types.js';
+import { openSecretBox } from './secret-box.js';
+import type { SecretBox } from './secret-box.js';
 
 const DDL = `CREATE TABLE IF NOT EXISTS connector_rows (
   connector_id TEXT PRIMARY KEY,
@@ -75,7 +77,22 @@ export interface ConnectorStore {
 
 const parse = <T>(text: string | null): T | undefined => (text === null ? undefined : (JSON.parse(text) as T));
 
-function toRow(r: RowRecord): ConnectorRow {
+/** How `auth` is stored: an inline token only sealed (issue 20), never as written. */
+type StoredAuth = EndpointAuth | { scheme: 'bearer'; token_sealed: string; token_env?: string };
+
+function sealAuth(auth: EndpointAuth, box: SecretBox): StoredAuth {
+  if (auth.scheme !== 'bearer' || auth.token === undefined) return auth;
+  const { token, ...rest } = auth;
+  return { ...rest, token_sealed: box.seal(token) };
+}
+
+function openAuth(stored: StoredAuth, box: SecretBox, connectorId: string): EndpointAuth {
+  if (stored.scheme !== 'bearer' || !('token_sealed' in stored)) return stored as EndpointAuth;
+  const { token_sealed, ...rest } = stored;
+  return { ...rest, token: box.open(token_sealed, { connector_id: connectorId }) };
+}
+
+function rowOf(r: RowRecord, box: SecretBox): ConnectorRow {
   const row: ConnectorRow = {
     connector_id: r.connector_id,
     transport: r.transport === 'stdio' ? 'stdio' : 'http',
@@ -83,7 +100,7 @@ function toRow(r: RowRecord): ConnectorRow {
     enabled: Number(r.enabled) === 1,
     source: parse<SourceRef>(r.source)!,
     seen_in: parse<SourceRef[]>(r.seen_in) ?? [],
-    auth: parse<EndpointAuth>(r.auth)!,
+    auth: openAuth(parse<StoredAuth>(r.auth)!, box, r.connector_id),
     descriptor: parse<EndpointDescriptor>(r.descriptor) ?? null,
   };
   const command = parse<string[]>(r.command);
@@ -95,8 +112,11 @@ function toRow(r: RowRecord): ConnectorRow {
 }
 
 /** Opens the store on `db`, creating its table once (migration `policy-001-connector-rows`). */
-export async function openConnectorStore(db: Db, opts: { clock: Clock }): Promise<ConnectorStore> {
+export async function openConnectorStore(db: Db, opts: { clock: Clock; secrets?: SecretBox }): Promise<ConnectorStore> {
   await migrate(db, 'policy-001-connector-rows', DDL);
+  const box = opts.secrets ?? openSecretBox(db.location);
+  const toRow = (r: RowRecord): ConnectorRow => rowOf(r, box);
+  await sealPlainTokens(db, box);
   const now = () => isoAt(opts.clock.now());
   const select = 'SELECT * FROM connector_rows';
 
@@ -133,7 +153,7 @@ export async function openConnectorStore(db: Db, opts: { clock: Clock }): Promis
           row.display_name ?? existing?.display_name ?? null,
           JSON.stringify(row.source),
           JSON.stringify(row.seen_in ?? [row.source]),
-          JSON.stringify(row.auth),
+          JSON.stringify(sealAuth(row.auth, box)),
           row.descriptor ? JSON.stringify(row.descriptor) : null,
         ];
         if (existing) {
@@ -185,4 +205,20 @@ export async function openConnectorStore(db: Db, opts: { clock: Clock }): Promis
       });
     },
   };
+}
+
+/** Rows written before credentials were sealed get their inline token sealed in place (issue 20). */
+async function sealPlainTokens(db: Db, box: SecretBox): Promise<void> {
+  const rows = await db.all<{ connector_id: string; auth: string }>('SELECT connector_id, auth FROM connector_rows');
+  for (const r of rows) {
+    const auth = parse<StoredAuth>(r.auth);
+    if (auth?.scheme !== 'bearer' || !('token' in auth) || auth.token === undefined) continue;
+    // A store opened read-only keeps its rows as they are; they are sealed on the next writable open.
+    await db
+      .run('UPDATE connector_rows SET auth = ? WHERE connector_id = ?', [
+        JSON.stringify(sealAuth(auth, box)),
+        r.connector_id,
+      ])
+      .catch(() => undefined);
+  }
 }

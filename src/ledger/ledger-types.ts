@@ -19,6 +19,8 @@ export const LEDGER_KINDS = [
   'approval',
   'permit.issue',
   'permit.revoke',
+  // The endpoint refused to issue a permit, or issued one for another digest (issue 20: refusals are evidence).
+  'permit.refused',
   'receipt',
   'estop.request',
   'estop.receipt',

@@ -30,6 +30,32 @@ const SECRET_KEYS = new Set([
 
 const BEARER_VALUE = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi;
 
+/**
+ * Credentials written into free text (issue 20): `password=…`, `"api_key": "…"`, a PEM private key, and tokens
+ * whose shape names them (AWS access key ids, OpenAI/Anthropic `sk-…`, GitHub `ghp_…`, Slack `xox…-`). The
+ * key-shaped ones keep their name, so a reader still sees what was removed.
+ */
+const FREE_TEXT_ASSIGNMENT =
+  /(["']?)\b(password|passwd|pwd|passphrase|secret|client_secret|api[_-]?key|access[_-]?token|auth[_-]?token|token)\1(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s,;&"']+)/gi;
+const FREE_TEXT_TOKENS = [
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+  /\bsk-(?:ant-)?[A-Za-z0-9_-]{20,}/g,
+  /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
+];
+
+/** A string with the credentials it spells out removed (Bearer/Basic values, assignments, known token shapes). */
+export function scrubText(text: string): string {
+  let out = text.replace(BEARER_VALUE, (_m, scheme: string) => `${scheme} ${REDACTED}`);
+  out = out.replace(
+    FREE_TEXT_ASSIGNMENT,
+    (_m, q: string, key: string, sep: string) => `${q}${key}${q}${sep}${REDACTED}`,
+  );
+  for (const re of FREE_TEXT_TOKENS) out = out.replace(re, REDACTED);
+  return out;
+}
+
 /** True when a key names a credential. */
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase().replace(/-/g, '_'));
@@ -37,12 +63,12 @@ export function isSecretKey(key: string): boolean {
 
 /**
  * Returns a copy of a JSON value with credentials removed: values under secret-named keys become
- * {@link REDACTED}, and `Bearer …`/`Basic …` strings anywhere lose their token. `skip` holds JSON
+ * {@link REDACTED}, and strings anywhere lose the credentials they spell out ({@link scrubText}). `skip` holds JSON
  * Pointers of subtrees kept verbatim (a receipt inside its wrapper, HOST-052).
  */
 export function scrubSecrets(value: unknown, skip: readonly string[] = [], at = ''): unknown {
   if (skip.includes(at)) return value;
-  if (typeof value === 'string') return value.replace(BEARER_VALUE, (_m, scheme: string) => `${scheme} ${REDACTED}`);
+  if (typeof value === 'string') return scrubText(value);
   if (Array.isArray(value)) return value.map((v, i) => scrubSecrets(v, skip, `${at}/${i}`));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};

@@ -92,15 +92,28 @@ export function createSafetyActions(deps: SafetyActionsDeps): SafetyActions {
     deviceId: string,
     operator: OperatorPrincipal,
   ): Promise<EstopOutcome> {
-    const device = await guard(endpointId, deviceId);
-    if (what === 'estop' && !(await allowed(endpointId, deviceId))) {
-      throw new HostError(ErrorCode.HOST_POLICY_DENIED, 'device is not on the e-stop allow-list', {
-        endpoint_id: endpointId,
-        device_id: deviceId,
-      });
-    }
     const who = { kind: operator.kind ?? 'human', id: operator.id, name: operator.name };
     const base = { endpoint_id: endpointId, device_id: deviceId, operator: who };
+    let device: Awaited<ReturnType<typeof guard>>;
+    try {
+      device = await guard(endpointId, deviceId);
+      if (what === 'estop' && !(await allowed(endpointId, deviceId))) {
+        throw new HostError(ErrorCode.HOST_POLICY_DENIED, 'device is not on the e-stop allow-list', {
+          endpoint_id: endpointId,
+          device_id: deviceId,
+        });
+      }
+    } catch (err) {
+      // Issue 20: a refused e-stop or reset is a ledger entry (who asked, for what, why nothing was sent).
+      const e = toHostError(err);
+      await ledger.append({
+        kind: `${what}.request`,
+        ...base,
+        sent: false,
+        refused: { code: e.code, message: e.message },
+      });
+      throw e;
+    }
     if (what === 'estop' && device.estop?.kind === 'hardware') {
       // Nothing is sent and nothing is claimed (HOST-046).
       await ledger.append({

@@ -126,13 +126,30 @@ export function createPermitService(deps: PermitServiceDeps): PermitService {
       if (req.resource !== undefined) args.resource = req.resource;
       if (req.expected_revision !== undefined) args.expected_revision = req.expected_revision;
       const res = await conn.callTool('mhs__permit', args);
-      if (res.isError) throw structuredError(res.structuredContent);
+      const refuse = async (e: HostError): Promise<never> => {
+        await ledger.append({
+          kind: 'permit.refused',
+          ...extra,
+          approval_id: req.approval_id,
+          endpoint_id: req.endpoint_id,
+          device_id: req.device_id,
+          session_id: req.session_id,
+          capability_id: req.capability_id,
+          input_digest: req.input_digest,
+          code: e.code,
+          message: e.message,
+        });
+        throw e;
+      };
+      if (res.isError) return refuse(structuredError(res.structuredContent));
       const p = res.structuredContent as unknown as Permit;
       if (typeof p.permit_id !== 'string' || p.input_digest !== req.input_digest) {
-        throw new HostError(ErrorCode.AUTH_PERMIT_DIGEST_MISMATCH, 'endpoint issued a permit for another digest', {
-          expected: req.input_digest,
-          got: p.input_digest ?? null,
-        });
+        return refuse(
+          new HostError(ErrorCode.AUTH_PERMIT_DIGEST_MISMATCH, 'endpoint issued a permit for another digest', {
+            expected: req.input_digest,
+            got: p.input_digest ?? null,
+          }),
+        );
       }
       const expiresMs = Date.parse(p.expires_at);
       const hp: HostPermit = {

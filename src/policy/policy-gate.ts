@@ -478,7 +478,27 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
         req = await store.get(approvalId);
         if (!req) throw new HostError(ErrorCode.NOT_FOUND, `no approval ${approvalId}`, { approval_id: approvalId });
         res = applyVote(req, vote, clock.now());
-        if (!res.ok) throw new HostError(res.code, res.reason, { approval_id: approvalId, status: req.status });
+        if (!res.ok) {
+          // Issue 20: a refused vote is evidence too (who tried, on what, why it was refused).
+          await ledger
+            .append(
+              approvalEntry('vote_refused', {
+                approval_id: approvalId,
+                endpoint_id: req.endpoint_id,
+                device_id: req.device_id,
+                capability_id: req.capability_id,
+                status: req.status,
+                decision: vote.decision,
+                principals: [{ kind: 'human', id: vote.principal.id, name: vote.principal.name }],
+                code: res.code,
+                reason: res.reason,
+              }),
+            )
+            .catch((err: unknown) => {
+              throw toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE);
+            });
+          throw new HostError(res.code, res.reason, { approval_id: approvalId, status: req.status });
+        }
         if (await store.update(res.next, req.status, req.votes.length)) break;
         res = undefined;
       }

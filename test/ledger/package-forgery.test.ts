@@ -320,38 +320,42 @@ describe('a re-sealed forgery is caught (issue 20)', () => {
     expect(docCrossCheck(pristine, edited)).toContain('anchor_signature');
   });
 
-  it('mhs-host ledger head / export --anchor-out / verify --anchor in their own processes', async () => {
-    const db = join(root.dir, 'host.db');
-    const keyDir = tempDir('mhs-keys-');
-    try {
-      const priv = join(keyDir.dir, 'op.key');
-      const pub = join(keyDir.dir, 'op.pub');
-      expect((await runCli(['ledger', 'keygen', '--private', priv, '--public', pub])).code).toBe(0);
-      expect(statSync(priv).mode & 0o777).toBe(0o600);
-      const head = join(keyDir.dir, 'head.json');
-      const h = await runCli(['ledger', 'head', '--db', db, '--out', head, '--sign-key', priv]);
-      expect(h.code).toBe(0);
-      expect(h.stdout).toMatch(/head seq \d+ digest [0-9a-f]{64} \(signed\)/);
-      const pkg = join(keyDir.dir, 'pkg');
-      const pkgAnchor = join(keyDir.dir, 'pkg.anchor.json');
-      const x = await runCli(['ledger', 'export', '--db', db, '--out', pkg, '--anchor-out', pkgAnchor]);
-      expect(x.code).toBe(0);
-      const ok = await runCli(['ledger', 'verify', pkg, '--anchor', head, '--public-key', pub]);
-      expect(ok.code).toBe(0);
-      expect(ok.stdout).toContain('verifies');
-      expect((await runCli(['ledger', 'verify', pkg, '--anchor', pkgAnchor])).code).toBe(0);
-      const bare = await runCli(['ledger', 'verify', pkg]);
-      expect(bare.stdout).toContain('no --anchor given');
-      // The forged (truncated) package of the sample store fails against the head anchor taken here.
-      const truncated = forge((d) => writeLines(d, 'ledger.jsonl', readLines(d, 'ledger.jsonl').slice(0, -1)));
-      const bad = await runCli(['ledger', 'verify', truncated, '--anchor', head, '--public-key', pub]);
-      expect(bad.code).toBe(1);
-      expect(bad.stderr).toMatch(/MHS\.EVIDENCE\.CHAIN_BROKEN: ledger\.jsonl seq \d+ \(anchor_ahead/);
-      const bogus = await runCli(['ledger', 'verify', pkg, '--anchor', priv]);
-      expect(bogus.code).not.toBe(0);
-      expect(bogus.stderr).toContain('MHS.HOST.CONFIG_INVALID');
-    } finally {
-      keyDir.cleanup();
-    }
-  });
+  it(
+    'mhs-host ledger head / export --anchor-out / verify --anchor in their own processes',
+    { timeout: 120_000 },
+    async () => {
+      const db = join(root.dir, 'host.db');
+      const keyDir = tempDir('mhs-keys-');
+      try {
+        const priv = join(keyDir.dir, 'op.key');
+        const pub = join(keyDir.dir, 'op.pub');
+        expect((await runCli(['ledger', 'keygen', '--private', priv, '--public', pub])).code).toBe(0);
+        expect(statSync(priv).mode & 0o777).toBe(0o600);
+        const head = join(keyDir.dir, 'head.json');
+        const h = await runCli(['ledger', 'head', '--db', db, '--out', head, '--sign-key', priv]);
+        expect(h.code).toBe(0);
+        expect(h.stdout).toMatch(/head seq \d+ digest [0-9a-f]{64} \(signed\)/);
+        const pkg = join(keyDir.dir, 'pkg');
+        const pkgAnchor = join(keyDir.dir, 'pkg.anchor.json');
+        const x = await runCli(['ledger', 'export', '--db', db, '--out', pkg, '--anchor-out', pkgAnchor]);
+        expect(x.code).toBe(0);
+        const ok = await runCli(['ledger', 'verify', pkg, '--anchor', head, '--public-key', pub]);
+        expect(ok.code).toBe(0);
+        expect(ok.stdout).toContain('verifies');
+        expect((await runCli(['ledger', 'verify', pkg, '--anchor', pkgAnchor])).code).toBe(0);
+        const bare = await runCli(['ledger', 'verify', pkg]);
+        expect(bare.stdout).toContain('no --anchor given');
+        // The forged (truncated) package of the sample store fails against the head anchor taken here.
+        const truncated = forge((d) => writeLines(d, 'ledger.jsonl', readLines(d, 'ledger.jsonl').slice(0, -1)));
+        const bad = await runCli(['ledger', 'verify', truncated, '--anchor', head, '--public-key', pub]);
+        expect(bad.code).toBe(1);
+        expect(bad.stderr).toMatch(/MHS\.EVIDENCE\.CHAIN_BROKEN: ledger\.jsonl seq \d+ \(anchor_ahead/);
+        const bogus = await runCli(['ledger', 'verify', pkg, '--anchor', priv]);
+        expect(bogus.code).not.toBe(0);
+        expect(bogus.stderr).toContain('MHS.HOST.CONFIG_INVALID');
+      } finally {
+        keyDir.cleanup();
+      }
+    },
+  );
 });

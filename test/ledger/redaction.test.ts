@@ -40,6 +40,28 @@ describe('redaction and secrets', () => {
     });
   });
 
+  it('issue 20: credentials spelled out in free text are removed, the words around them kept', () => {
+    const pem = '-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIB\n-----END PRIVATE KEY-----';
+    const out = scrubSecrets({
+      note: `login with password=${SECRETS[1]} then run`,
+      cfg: `{"api_key": "${SECRETS[2]}", "rate": 5}`,
+      yaml: `token: ${SECRETS[0]}`,
+      key: `here is ${pem} ok`,
+      aws: 'id AKIAIOSFODNN7EXAMPLE used',
+      model: 'OPENAI sk-proj-abcdefghijklmnopqrstuvwx here',
+      plain: 'the token is sent only to that endpoint; password rules: 8 characters',
+    }) as Record<string, string>;
+    for (const v of Object.values(out)) for (const secret of SECRETS) expect(v).not.toContain(secret);
+    expect(out.note).toBe(`login with password=${REDACTED} then run`);
+    expect(out.cfg).toBe(`{"api_key": ${REDACTED}, "rate": 5}`);
+    expect(out.yaml).toBe(`token: ${REDACTED}`);
+    expect(out.key).toBe(`here is ${REDACTED} ok`);
+    expect(out.aws).toBe(`id ${REDACTED} used`);
+    expect(out.model).toBe(`OPENAI ${REDACTED} here`);
+    // Prose that merely names a credential is left as it is.
+    expect(out.plain).toBe('the token is sent only to that endpoint; password rules: 8 characters');
+  });
+
   it('redactPaths follows RFC 6901 pointers, with escapes and a * wildcard', () => {
     const doc = { input: { operator_note: 'n', 'a/b': 1, list: [{ pin: 1 }, { pin: 2 }] }, keep: 1 };
     redactPaths(doc, ['/input/operator_note', '/input/a~1b', '/input/list/*/pin', '/missing/path']);

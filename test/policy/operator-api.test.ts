@@ -180,6 +180,12 @@ describe('approvals through the operator API and the engine', () => {
     expect(first.body).toMatchObject({ status: 'pending', votes: [{ principal: { name: 'op-alice' } }] });
     const again = await host.api(host.tokens.op1, 'POST', `/v1/operator/approvals/${req.approval_id}/approve`, {});
     expect([again.status, again.body.error]).toEqual([403, 'forbidden']);
+    // Issue 20: the refused vote is a ledger entry naming who tried and why.
+    const [refusedVote] = await entries(
+      host,
+      (e) => e.kind === 'approval' && e.event === 'vote_refused' && e.approval_id === req.approval_id,
+    );
+    expect(refusedVote).toMatchObject({ decision: 'approve', principals: [{ name: 'op-alice' }], code: 'forbidden' });
     const second = await host.api(host.tokens.op2, 'POST', `/v1/operator/approvals/${req.approval_id}/approve`, {});
     expect(second.body.status).toBe('approved');
     expect((await call).receipt.status).toBe('completed');
@@ -188,6 +194,28 @@ describe('approvals through the operator API and the engine', () => {
       (e) => e.kind === 'approval' && e.event === 'decided' && e.approval_id === req.approval_id,
     );
     expect(d).toMatchObject({ method: 'dual_control', principal_names: ['op-alice', 'op-bob'] });
+  });
+
+  it('issue 20: a permit the endpoint refuses to issue is a permit.refused entry with its code', async () => {
+    const req = {
+      approval_id: 'apr_refused_1',
+      endpoint_id: host.endpointId,
+      device_id: 'liquid-handler',
+      session_id: 'ses_does_not_exist',
+      capability_id: 'cap.liquid.aspirate.v1',
+      input_digest: H({ volume_ul: 5 }),
+      ttl_ms: 10_000,
+    };
+    const err = await host.services.permits.issue(req).then(
+      () => null,
+      (e: unknown) => e as { code: string },
+    );
+    expect(err?.code).toMatch(/^MHS\./);
+    const [rec] = await entries(host, (e) => e.kind === 'permit.refused' && e.approval_id === 'apr_refused_1');
+    expect(rec).toMatchObject({ session_id: 'ses_does_not_exist', input_digest: req.input_digest, code: err?.code });
+    expect(await host.services.permits.list()).not.toContainEqual(
+      expect.objectContaining({ approval_id: 'apr_refused_1' }),
+    );
   });
 
   it('HOST-044: a policy rule approval is recorded as policy_rule, never as a human click', async () => {
@@ -291,6 +319,13 @@ describe('e-stop, reset, permits and enablement', () => {
     const dev = { endpoint_id: host.endpointId, device_id: 'laser' };
     const refused = await host.api(host.tokens.op1, 'POST', '/v1/operator/estop', dev);
     expect([refused.status, refused.body.error]).toEqual([403, ErrorCode.HOST_POLICY_DENIED]);
+    // Issue 20: the refused e-stop is recorded: nothing sent, by whom, with the code.
+    const [refusedStop] = await entries(host, (e) => e.kind === 'estop.request' && e.device_id === 'laser');
+    expect(refusedStop).toMatchObject({
+      sent: false,
+      operator: { name: 'op-alice' },
+      refused: { code: ErrorCode.HOST_POLICY_DENIED },
+    });
     const asClient = await host.api(host.tokens.client, 'POST', '/v1/operator/estop/allow', { ...dev, allowed: true });
     expect(asClient.status).toBe(403);
     const unknown = await host.api(host.tokens.op1, 'POST', '/v1/operator/estop/allow', {

@@ -215,10 +215,12 @@ describe('policy gate', () => {
     expect(await p).toMatchObject({ kind: 'deny', code: ErrorCode.AUTH_PERMIT_REQUIRED });
     const entries = await env.approvals();
     // Issue 16: approved, but nothing could be sent: the request says so and the ledger records it.
-    expect(entries.map((e) => e.event)).toEqual(['requested', 'vote', 'decided', 'not_executed']);
-    expect(entries[3]).toMatchObject({ approval_id: req.approval_id, code: ErrorCode.AUTH_PERMIT_REQUIRED });
+    // Issue 20: the refused second vote of the same operator is recorded too.
+    expect(entries.map((e) => e.event)).toEqual(['requested', 'vote', 'vote_refused', 'decided', 'not_executed']);
+    expect(entries[2]).toMatchObject({ principals: [{ id: alice.id }], code: ErrorCode.FORBIDDEN });
+    expect(entries[4]).toMatchObject({ approval_id: req.approval_id, code: ErrorCode.AUTH_PERMIT_REQUIRED });
     expect((await env.gate.get(req.approval_id))?.status).toBe('approved_not_executed');
-    expect(entries[2]).toMatchObject({
+    expect(entries[3]).toMatchObject({
       method: 'dual_control',
       principals: [
         { kind: 'human', id: 'tok_alice' },

@@ -1,9 +1,10 @@
-// One run: its status, the nodes and their states, the live event timeline, cancel, and its pending interrupts
+// One run: its status, its node graph and the nodes' states, the live event timeline, cancel, and its pending interrupts
 // (an approval gate answered Accept / Reject, a clarification answered with text) answered here (issue 18 item 2).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { runApi } from './api.js';
 import { useConsole } from './context.js';
 import { Table } from './record-tables.js';
+import { RunGraph } from './run-graph.js';
 import { TERMINAL } from './run-types.js';
 import type { PendingInterrupt, RunSnapshot } from './run-types.js';
 import { useRunTimeline } from './use-run-timeline.js';
@@ -92,6 +93,8 @@ export function RunDetail({ runId, onChanged }: { runId: string; onChanged: () =
       {snap.pendingInterrupts.map((i) => (
         <InterruptForm key={i.interruptId} runId={runId} i={i} />
       ))}
+      <h4>Node graph</h4>
+      <RunGraph snap={snap} />
       <Table id="run-nodes" label="Nodes" head={['Node', 'Type', 'Status', 'Runs']}>
         {Object.entries(snap.nodeStates).map(([id, n]) => (
           <tr key={id} data-node-id={id} data-status={n.status}>

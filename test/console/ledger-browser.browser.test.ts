@@ -3,7 +3,8 @@
 // shows exactly the entries that carry that run; a time window (since, until) narrows the view to the entries
 // stamped inside it; a bad time is refused by the API with `validation_error` naming the field and the console
 // says so in words; Export downloads the filtered view as JSON Lines whose lines are the API's answer for the same
-// filters, oldest first.
+// filters, oldest first. A device's commands are drawn on a timeline (uPlot), one per intent the ledger holds for
+// it, each with the outcome its receipt recorded (a command stopped by the e-stop shows failed).
 import { existsSync, readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
@@ -12,7 +13,7 @@ import { ErrorCode } from '../../src/core/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
 import { startOperatorHost } from '../policy/helpers/operator-host.js';
 import type { OperatorHost } from '../policy/helpers/operator-host.js';
-import { shootViews } from './console-shots.js';
+import { ARTIFACTS, shootViews } from './console-shots.js';
 
 const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
 const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
@@ -155,6 +156,60 @@ describe.skipIf(!HAVE_CHROMIUM)('the ledger browser: run and time filters, expor
       .map((l) => (JSON.parse(l) as LedgerEntry).seq);
     expect(seqs[0]).toBe((await host.ledger.first()).seq);
     expect(seqs).toEqual((await host.ledger.range(seqs[0]!, seqs[seqs.length - 1])).map((e) => e.seq));
+  });
+
+  it("issue 18 item 5: a device's commands on a timeline, as many as the ledger holds, each with its outcome", async () => {
+    // One more command, stopped mid-way by the trusted e-stop: its receipt is `failed`.
+    const intent = new Promise<void>((resolve) => {
+      const off = host.services.events.subscribe((e) => {
+        if (e.type === 'ledger.appended' && e.data.kind === 'command.intent') {
+          off();
+          resolve();
+        }
+      });
+    });
+    const stopped = host.engine.invoke({
+      endpointId: host.endpointId,
+      deviceId: DEVICE,
+      capabilityId: 'cap.world.step.v1',
+      input: { ticks: 100 },
+    });
+    stopped.catch(() => undefined); // settled below
+    await intent;
+    const op = { id: 'op-alice', name: 'op-alice' };
+    await host.services.safety.estop(host.endpointId, DEVICE, op);
+    await stopped.catch(() => undefined);
+    await host.services.safety.reset(host.endpointId, DEVICE, op);
+
+    // What the ledger holds for the device: each intent and the status of its first final receipt.
+    const entries = (await all()).filter((e) => e.device_id === DEVICE);
+    const want = entries
+      .filter((e) => e.kind === 'command.intent')
+      .map((i) => {
+        const r = entries.find(
+          (e) =>
+            e.kind === 'receipt' &&
+            e.command_id === i.command_id &&
+            ['completed', 'failed', 'rejected'].includes((e.receipt as { status: string }).status),
+        );
+        return [i.command_id, (r?.receipt as { status?: string } | undefined)?.status ?? 'none'];
+      });
+    expect(want.map((w) => w[1])).toEqual(expect.arrayContaining(['completed', 'failed']));
+
+    await page.reload();
+    await page.locator('body[data-ready="true"]').waitFor();
+    const dev = page.locator(`li[data-device-id="${DEVICE}"]`);
+    await dev.getByRole('button', { name: 'Commands timeline of Conveyor workcell' }).click();
+    const fig = dev.locator('figure.commands');
+    await fig.locator('canvas').first().waitFor();
+    await expect(fig.getAttribute('data-commands')).resolves.toBe(String(want.length));
+    await fig.locator('summary').click();
+    const listed = await fig
+      .locator('li[data-command-id]')
+      .evaluateAll((li) => li.map((l) => [l.getAttribute('data-command-id'), l.getAttribute('data-outcome')]));
+    expect(listed).toEqual(want);
+    await expect(fig.locator('figcaption').textContent()).resolves.toMatch(/✔ completed · ✖ failed/);
+    await fig.screenshot({ path: `${ARTIFACTS}devices-commands-timeline.png` });
   });
 
   it('every view at 1280 and 800 px, and no table cut off at 800 px', async () => {

@@ -2,7 +2,7 @@
 // `mhs-host serve`: a run started from the console runs to an approval gate; the run list says what it waits
 // on; the gate is answered in the console and the run completes; the timeline shows each event as it arrives
 // (the interrupt before the answer, the completion after it, without a reload) and in the log's order; a second
-// run is cancelled from the console; the run's node graph draws each node and edge of its definition, layered, and
+// run is cancelled from the console; a clarification gate's questions are answered in the console; the run's node graph draws each node and edge of its definition, layered, and
 // each node's state follows the run live.
 import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -56,6 +56,30 @@ const BRANCHED = {
   ],
 };
 
+/** A clarification gate asking two questions before a noop. */
+const ASKING = {
+  ...GATED,
+  id: 'console-asking',
+  name: 'Asks first',
+  nodes: [
+    {
+      id: 'ask',
+      typeId: 'core.clarificationGate',
+      name: 'Which plate?',
+      position: { x: 0, y: 0 },
+      config: {
+        questions: [
+          { id: 'plate', question: 'Which plate goes in?' },
+          { id: 'why', question: 'Why now?' },
+        ],
+      },
+      inputs: {},
+    },
+    GATED.nodes[1]!,
+  ],
+  edges: [{ id: 'a-a', sourceNodeId: 'ask', targetNodeId: 'after' }],
+};
+
 let browser: Browser;
 let host: MhsHost<'th'>;
 let page: Page;
@@ -89,6 +113,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
     });
     expect((await rest('POST', '/v1/workflows', GATED)).status).toBe(201);
     expect((await rest('POST', '/v1/workflows', BRANCHED)).status).toBe(201);
+    expect((await rest('POST', '/v1/workflows', ASKING)).status).toBe(201);
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     await page.goto(`${host.srv!.url}/console/`);
     await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
@@ -164,6 +189,24 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
     for (const id of ids)
       await expect(node(id!).getAttribute('data-status')).resolves.toBe(snap.nodeStates[id!].status);
     await graph.screenshot({ path: `${ARTIFACTS}runs-graph-completed.png` });
+  });
+
+  it("a clarification gate's questions are answered in the console and the run goes on with the answers", async () => {
+    await page.locator('#run-workflow option[value="console-asking"]').waitFor({ state: 'attached' });
+    await page.getByLabel('Workflow').selectOption('console-asking');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await detail('waiting-input').waitFor();
+    const runId = (await detail().getAttribute('data-run-id'))!;
+    await expect(page.locator(`#runs tr[data-run-id="${runId}"]`).textContent()).resolves.toContain('an answer');
+    const form = page.locator('article.interrupt[data-node-id="ask"][data-kind="clarification"]');
+    await form.getByLabel('Which plate goes in?').fill('P-17');
+    await form.getByLabel('Why now?').fill('the incubator is free');
+    await form.getByRole('button', { name: 'Send answers' }).click();
+    await detail('completed').waitFor();
+    await page.locator('#run-timeline tr[data-type="run.completed"]').waitFor();
+    const snap = (await rest('GET', `/v1/runs/${runId}`)).body;
+    expect(snap.status).toBe('completed');
+    expect(snap.nodeStates.ask.outputs.answers).toEqual({ plate: 'P-17', why: 'the incubator is free' });
   });
 
   it('a run is cancelled from the console', async () => {

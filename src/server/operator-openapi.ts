@@ -155,7 +155,7 @@ export const operatorOpenApi = {
     '/v1/operator/ledger': {
       get: {
         summary:
-          'Browse ledger entries, with the store status {state, since, last_error?} (HOST-093); with before, command_id, endpoint_id or device_id: up to limit matching entries before `before`, and next_before for the older page',
+          'Browse ledger entries, with the store status {state, since, last_error?} (HOST-093); with before, command_id, endpoint_id, device_id, run_id, since or until: up to limit matching entries before `before`, and next_before for the older page',
         parameters: [
           { name: 'from', in: 'query', schema: { type: 'integer' } },
           { name: 'before', in: 'query', schema: { type: 'integer' } },
@@ -164,8 +164,27 @@ export const operatorOpenApi = {
           { name: 'command_id', in: 'query', schema: { type: 'string' } },
           { name: 'endpoint_id', in: 'query', schema: { type: 'string' } },
           { name: 'device_id', in: 'query', schema: { type: 'string' } },
+          { name: 'run_id', in: 'query', schema: { type: 'string' }, description: 'entries carrying this run' },
+          {
+            name: 'since',
+            in: 'query',
+            schema: { type: 'string', format: 'date-time' },
+            description: 'entries with ts at or after this RFC 3339 date-time',
+          },
+          {
+            name: 'until',
+            in: 'query',
+            schema: { type: 'string', format: 'date-time' },
+            description: 'entries with ts before this RFC 3339 date-time (after since)',
+          },
         ],
-        responses: { '200': ok('entries'), ...common },
+        responses: {
+          '200': ok('entries'),
+          ...common,
+          '400': err(
+            'a bad filter (`validation_error`): since/until not an RFC 3339 date-time, or until not after since',
+          ),
+        },
       },
     },
     '/v1/operator/gates': {

@@ -16,7 +16,7 @@ import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
 import { createDeviceFeed } from './device-feed.js';
 import { allowEstopOnEnable } from './estop-on-enable.js';
-import { browseLedger } from './ledger-browse.js';
+import { browseLedger, SCAN_FILTERS } from './ledger-browse.js';
 import type { LedgerQuery } from './ledger-browse.js';
 import type { EstopOnEnableDeps } from './estop-on-enable.js';
 import { openSse } from './operator-sse.js';
@@ -354,6 +354,10 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
             command_id: { type: 'string', minLength: 1 },
             endpoint_id: { type: 'string', minLength: 1 },
             device_id: { type: 'string', minLength: 1 },
+            run_id: { type: 'string', minLength: 1 },
+            // Issue 18 item 4: a time window; RFC 3339 with a zone, else `validation_error` (path `/since`).
+            since: { type: 'string', format: 'date-time' },
+            until: { type: 'string', format: 'date-time' },
           },
         },
       },
@@ -365,7 +369,7 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
       // HOST-093: the store's availability as this process sees it (failed writes and lease renewals).
       const d = ledger as Partial<DurableLedger>;
       const status = typeof d.status === 'function' ? { status: d.status() } : {};
-      if (q.command_id || q.endpoint_id || q.device_id || q.before !== undefined) {
+      if (SCAN_FILTERS.some((k) => q[k] !== undefined) || q.before !== undefined) {
         // Issue 18 item 4 (ledger browser): up to `limit` matching entries before `before`, newest last.
         const page = await browseLedger(ledger, head.seq, { ...q, limit });
         return { head: { seq: head.seq, digest: head.digest }, ...status, ...page };

@@ -3,7 +3,8 @@
 // two different capabilities each have a plain-words headline naming what the command does and its values, show
 // the allowed range of their numeric input from the binding's input JSON Schema in the stored manifest next to the
 // value requested, flag in words a value the stored manifest no longer allows, and show when they expire (the
-// host policy's approvalTimeoutMs from created_at). The approval list response carries that context.
+// host policy's approvalTimeoutMs from created_at). The approval list response carries that context. A headline
+// names the binding's required inputs first (the schema's order), then the others alphabetically.
 import { existsSync } from 'node:fs';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
@@ -24,6 +25,8 @@ import type { OperatorHost } from '../policy/helpers/operator-host.js';
 const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
 const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const WAIT_MS = 600_000;
+/** A device whose capability takes four inputs, two required (`speed_rpm`, `cycles`, in that order). */
+const MIXER = new URL('./fixtures/plate-mixer.json', import.meta.url).pathname;
 
 let browser: Browser;
 let host: OperatorHost;
@@ -43,14 +46,16 @@ function nextRequest(h: OperatorHost): Promise<ApprovalRequest> {
   });
 }
 
-async function ask(capabilityId: string, volume: number): Promise<{ req: ApprovalRequest; call: Promise<unknown> }> {
-  const asked = nextRequest(host);
-  const call = host.engine.invoke({
-    endpointId: host.endpointId,
+async function ask(
+  capabilityId: string,
+  volume: number,
+  device: { deviceId: string; input: Record<string, unknown> } = {
     deviceId: 'liquid-handler',
-    capabilityId,
     input: { volume_ul: volume },
-  });
+  },
+): Promise<{ req: ApprovalRequest; call: Promise<unknown> }> {
+  const asked = nextRequest(host);
+  const call = host.engine.invoke({ endpointId: host.endpointId, capabilityId, ...device });
   call.catch(() => undefined); // denied at the end of each test
   return { req: await asked, call };
 }
@@ -89,7 +94,7 @@ describe.skipIf(!HAVE_CHROMIUM)('approvals with context in Chromium', () => {
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
-    host = await startOperatorHost({ families: 'liquid-handler', policy });
+    host = await startOperatorHost({ families: 'liquid-handler', simFlags: ['--device', MIXER], policy });
     // The same host's services, with the policy and a directory the operator routes read (as `serve` wires them).
     served = Fastify({ forceCloseConnections: true });
     const clock = new RealClock();
@@ -165,6 +170,19 @@ describe.skipIf(!HAVE_CHROMIUM)('approvals with context in Chromium', () => {
       await c.getByRole('button', { name: 'Deny' }).click();
       await expect(x.call).rejects.toMatchObject({ code: ErrorCode.HOST_APPROVAL_DENIED });
     }
+  });
+
+  it('issue 18 item 4: the headline names the required inputs first, in the schema order, then the rest alphabetically', async () => {
+    // Asked in another order: optional fields first, the required ones last and reversed.
+    const input = { label: 'batch 7', delay_s: 5, cycles: 3, speed_rpm: 1200 };
+    const { req, call } = await ask('cap.mix.run.v1', 0, { deviceId: 'plate-mixer', input });
+    const c = card(req.approval_id);
+    await c.waitFor();
+    await expect(c.locator('h3').textContent()).resolves.toContain(
+      'Mix the plate: Speed 1200 rpm, Number of cycles 3, Delay before mixing 5 s and 1 more, on Plate mixer',
+    );
+    await c.getByRole('button', { name: 'Deny' }).click();
+    await expect(call).rejects.toMatchObject({ code: ErrorCode.HOST_APPROVAL_DENIED });
   });
 
   it('the approval list carries the input schema and the wait limit; without a known limit it says none', async () => {

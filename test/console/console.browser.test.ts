@@ -4,6 +4,7 @@
 // shows; a denial; dual control with two operators where the same operator twice is refused; an
 // input changed after approval asks again; the e-stop pressed while an approval is pending stops the
 // device; a permit revoked in the console is never sent (the simulator's counters show no call);
+// the approval view shows when the request expires under the host's policy;
 // with the integration disabled the console says so and no endpoint connection exists, and enabling
 // it is recorded with the operator, as is allowing a device's trusted e-stop. Screenshots of the
 // approval view, and of every view at 1280 and 800 px (no table cut off), go to test-artifacts/.
@@ -12,7 +13,7 @@ import Database from 'better-sqlite3';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCode, H } from '../../src/core/index.js';
+import { ErrorCode, H, isoAt } from '../../src/core/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
 import type { ApprovalRequest } from '../../src/policy/approval-rules.js';
 import { CONNECTOR_ID, startOperatorHost } from '../policy/helpers/operator-host.js';
@@ -22,6 +23,7 @@ import type { OperatorHost } from '../policy/helpers/operator-host.js';
 const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
 const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
+const WAIT_MS = 600_000;
 
 let browser: Browser;
 let host: OperatorHost;
@@ -88,7 +90,9 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
       simFlags: ['--device', new URL('../policy/fixtures/hw-press.json', import.meta.url).pathname],
       projection: { enabled: true, allow_hardware: true },
       // The bundled laser is a hardware-mode device: this deployment allows it (HOST-090).
-      policy: { deployment: { enabled: true, allow_hardware: true } },
+      policy: { deployment: { enabled: true, allow_hardware: true }, approvalTimeoutMs: WAIT_MS },
+      // As `serve` does: the approval cards show the policy's wait limit as their expiry.
+      routesPolicy: true,
     });
   });
   afterAll(async () => {
@@ -119,6 +123,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await expect(c.locator('dd.gaps').textContent()).resolves.toContain('no meniscus detection');
     await expect(c.locator('dd.estop-statement').textContent()).resolves.toContain('Software e-stop');
     await expect(c.getByRole('button', { name: /E-stop/ }).count()).resolves.toBe(1);
+    await expect(c.locator('dd.expires').textContent()).resolves.toContain(isoAt(Date.parse(req.created_at) + WAIT_MS));
     await shot(page, c, 'approval-view-r2');
     await c.getByRole('button', { name: 'Approve' }).click();
     const result = await call;

@@ -2,14 +2,15 @@
 // `mhs-host serve`: a run started from the console runs to an approval gate; the run list says what it waits
 // on; the gate is answered in the console and the run completes; the timeline shows each event as it arrives
 // (the interrupt before the answer, the completion after it, without a reload) and in the log's order; a second
-// run is cancelled from the console.
+// run is cancelled from the console; a clarification gate's questions are answered in the console; the run's node graph draws each node and edge of its definition, layered, and
+// each node's state follows the run live.
 import { existsSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { shootViews } from './console-shots.js';
+import { ARTIFACTS, shootViews } from './console-shots.js';
 
 const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
 const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
@@ -34,6 +35,49 @@ const GATED = {
   variables: [],
   metadata: {},
   settings: { timeout: 0 },
+};
+
+/** Two branches from `start` joining at `finish`: one through an approval gate, one straight through. */
+const BRANCHED = {
+  ...GATED,
+  id: 'console-branched',
+  name: 'Branched transfer',
+  nodes: [
+    { id: 'start', typeId: 'core.noop', name: 'Start', position: { x: 0, y: 0 }, config: {}, inputs: {} },
+    { ...GATED.nodes[0]!, id: 'check' },
+    { id: 'side', typeId: 'core.noop', name: 'Side step', position: { x: 0, y: 0 }, config: {}, inputs: {} },
+    { id: 'finish', typeId: 'core.noop', name: 'Finish', position: { x: 0, y: 0 }, config: {}, inputs: {} },
+  ],
+  edges: [
+    { id: 's-c', sourceNodeId: 'start', targetNodeId: 'check' },
+    { id: 's-s', sourceNodeId: 'start', targetNodeId: 'side' },
+    { id: 'c-f', sourceNodeId: 'check', targetNodeId: 'finish' },
+    { id: 's-f', sourceNodeId: 'side', targetNodeId: 'finish' },
+  ],
+};
+
+/** A clarification gate asking two questions before a noop. */
+const ASKING = {
+  ...GATED,
+  id: 'console-asking',
+  name: 'Asks first',
+  nodes: [
+    {
+      id: 'ask',
+      typeId: 'core.clarificationGate',
+      name: 'Which plate?',
+      position: { x: 0, y: 0 },
+      config: {
+        questions: [
+          { id: 'plate', question: 'Which plate goes in?' },
+          { id: 'why', question: 'Why now?' },
+        ],
+      },
+      inputs: {},
+    },
+    GATED.nodes[1]!,
+  ],
+  edges: [{ id: 'a-a', sourceNodeId: 'ask', targetNodeId: 'after' }],
 };
 
 let browser: Browser;
@@ -68,6 +112,8 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
       tokens: { alice: 'operator' },
     });
     expect((await rest('POST', '/v1/workflows', GATED)).status).toBe(201);
+    expect((await rest('POST', '/v1/workflows', BRANCHED)).status).toBe(201);
+    expect((await rest('POST', '/v1/workflows', ASKING)).status).toBe(201);
     page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
     await page.goto(`${host.srv!.url}/console/`);
     await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
@@ -107,6 +153,60 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
     const snap = (await rest('GET', `/v1/runs/${runId}`)).body;
     expect(snap.status).toBe('completed');
     expect(snap.nodeStates.gate.outputs).toMatchObject({ approved: true, action: 'accept', comment: 'looks right' });
+  });
+
+  it("issue 18 item 2: the run's node graph draws every node and edge of its definition, layered, and follows the run", async () => {
+    await page.locator('#run-workflow option[value="console-branched"]').waitFor({ state: 'attached' });
+    await page.getByLabel('Workflow').selectOption('console-branched');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await detail('waiting-approval').waitFor();
+    const def = (await rest('GET', '/v1/workflows/console-branched')).body as typeof BRANCHED;
+    const graph = page.locator('#run-graph');
+    const node = (id: string) => graph.locator(`g.node[data-node-id="${id}"]`);
+    await node('check').locator('xpath=self::*[@data-waiting="true"]').waitFor();
+    const ids = await graph.locator('g.node').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-node-id')));
+    expect(ids.sort()).toEqual(def.nodes.map((n) => n.id).sort());
+    const edges = await graph
+      .locator('path[data-edge-id]')
+      .evaluateAll((ps) => ps.map((p) => `${p.getAttribute('data-source')}>${p.getAttribute('data-target')}`));
+    expect(edges.sort()).toEqual(def.edges.map((e) => `${e.sourceNodeId}>${e.targetNodeId}`).sort());
+    // Layered from the edges: each edge's target is drawn below its source.
+    const top = async (id: string) => (await node(id).locator('rect').boundingBox())!.y;
+    for (const e of def.edges) expect(await top(e.targetNodeId)).toBeGreaterThan(await top(e.sourceNodeId));
+    // While the gate waits: the branch before it is done, the join has not run; states said in words too.
+    await expect(node('start').getAttribute('data-status')).resolves.toBe('completed');
+    await expect(node('finish').getAttribute('data-status')).resolves.toBe('pending');
+    await expect(node('check').locator('text.node-status').textContent()).resolves.toContain('waiting');
+    await graph.screenshot({ path: `${ARTIFACTS}runs-graph-waiting.png` });
+    const gate = page.locator('article.interrupt[data-node-id="check"]');
+    await gate.getByRole('button', { name: 'Accept' }).click();
+    // Live, without a reload: the gate and the join turn completed as the run advances.
+    await node('finish').locator('xpath=self::*[@data-status="completed"]').waitFor();
+    await expect(node('check').getAttribute('data-status')).resolves.toBe('completed');
+    await expect(node('check').getAttribute('data-waiting')).resolves.toBe('false');
+    await expect(node('finish').locator('text.node-status').textContent()).resolves.toContain('✔ completed');
+    const snap = (await rest('GET', `/v1/runs/${(await detail().getAttribute('data-run-id'))!}`)).body;
+    for (const id of ids)
+      await expect(node(id!).getAttribute('data-status')).resolves.toBe(snap.nodeStates[id!].status);
+    await graph.screenshot({ path: `${ARTIFACTS}runs-graph-completed.png` });
+  });
+
+  it("a clarification gate's questions are answered in the console and the run goes on with the answers", async () => {
+    await page.locator('#run-workflow option[value="console-asking"]').waitFor({ state: 'attached' });
+    await page.getByLabel('Workflow').selectOption('console-asking');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await detail('waiting-input').waitFor();
+    const runId = (await detail().getAttribute('data-run-id'))!;
+    await expect(page.locator(`#runs tr[data-run-id="${runId}"]`).textContent()).resolves.toContain('an answer');
+    const form = page.locator('article.interrupt[data-node-id="ask"][data-kind="clarification"]');
+    await form.getByLabel('Which plate goes in?').fill('P-17');
+    await form.getByLabel('Why now?').fill('the incubator is free');
+    await form.getByRole('button', { name: 'Send answers' }).click();
+    await detail('completed').waitFor();
+    await page.locator('#run-timeline tr[data-type="run.completed"]').waitFor();
+    const snap = (await rest('GET', `/v1/runs/${runId}`)).body;
+    expect(snap.status).toBe('completed');
+    expect(snap.nodeStates.ask.outputs.answers).toEqual({ plate: 'P-17', why: 'the incubator is free' });
   });
 
   it('a run is cancelled from the console', async () => {

@@ -97,16 +97,42 @@ export function outOfRange(line: InputLine, r: FieldRange | undefined): string |
   return null;
 }
 
+/** The top-level field of an input line's path (`a` of `a.b`, `list` of `list[0]`). */
+const fieldOf = (path: string): string => /^[^.[]*/.exec(path)![0];
+
 /**
- * The headline: the capability's summary from the manifest, the key input values (up to three, with their meaning
- * or field name and unit) and the device, e.g. `Aspirate a volume from the source well into the tip: Volume to
- * aspirate 50 uL, on Single-channel liquid handler`.
+ * Input lines in headline order: the fields the binding's input schema lists as `required` first, in the schema's
+ * order (lines of one field in their own order), then the rest alphabetically by path (issue 18 item 4).
  */
-export function headline(a: Approval): string {
+export function headlineOrder(input: InputLine[], schema: Record<string, unknown> | null | undefined): InputLine[] {
+  const required = Array.isArray(schema?.required)
+    ? (schema.required as unknown[]).filter((r) => typeof r === 'string')
+    : [];
+  const rank = (l: InputLine) => {
+    const i = required.indexOf(fieldOf(l.path));
+    return i < 0 ? required.length : i;
+  };
+  return input
+    .map((l, i) => ({ l, i }))
+    .sort((a, b) => {
+      const r = rank(a.l) - rank(b.l);
+      if (r) return r;
+      if (rank(a.l) < required.length) return a.i - b.i;
+      return a.l.path < b.l.path ? -1 : a.l.path > b.l.path ? 1 : a.i - b.i;
+    })
+    .map((x) => x.l);
+}
+
+/**
+ * The headline: the capability's summary from the manifest, the key input values (up to three, in
+ * {@link headlineOrder}, with their meaning or field name and unit) and the device, e.g. `Aspirate a volume from
+ * the source well into the tip: Volume to aspirate 50 uL, on Single-channel liquid handler`.
+ */
+export function headline(a: ApprovalWithContext): string {
   const v = a.view ?? {};
   const what =
     (v.capability?.summary ?? '').trim().replace(/\.$/, '') || (v.capability?.capability_id ?? a.capability_id);
-  const input = v.input ?? [];
+  const input = headlineOrder(v.input ?? [], a.input_schema);
   const shown = input
     .slice(0, 3)
     .map((l) => `${l.description ?? l.path} ${l.value}${l.unit ? ` ${l.unit}` : ''}`)

@@ -1,7 +1,9 @@
-// One device, live: disclosure, e-stop state and control, interlocks, gate, reset (issue 18 item 1).
+// One device, live: disclosure, e-stop state and control, interlocks, gate, reset (issue 18 item 1), and its
+// plots: numeric outputs and commands over time (item 5).
 import { api } from './api.js';
 import { useState } from 'preact/hooks';
 import { useConsole } from './context.js';
+import { DeviceCommands } from './device-commands.js';
 import { DevicePlot } from './device-plot.js';
 import { AllowEstop, EstopButton } from './estop-controls.js';
 import type { DeviceProfile, LiveDevice } from './types.js';
@@ -76,6 +78,7 @@ export function DeviceRow(p: {
 }) {
   const { act, isOperator } = useConsole();
   const [plot, setPlot] = useState(false);
+  const [commands, setCommands] = useState(false);
   const d = p.device;
   const allowed = p.live?.estop_allowed ?? d.estop_allowed ?? false;
   let stop;
@@ -124,9 +127,18 @@ export function DeviceRow(p: {
           onClick={() => setPlot(!plot)}
         >
           {plot ? 'Hide plot' : 'Plot outputs'}
+        </button>{' '}
+        <button
+          type="button"
+          aria-expanded={commands}
+          aria-label={`Commands timeline of ${d.display_name}`}
+          onClick={() => setCommands(!commands)}
+        >
+          {commands ? 'Hide commands' : 'Commands timeline'}
         </button>
       </p>
       {plot ? <DevicePlot endpointId={p.endpointId} deviceId={d.device_id} /> : null}
+      {commands ? <DeviceCommands endpointId={p.endpointId} deviceId={d.device_id} /> : null}
     </li>
   );
 }

@@ -1,8 +1,11 @@
-// The ledger browser (issue 18 item 4): the newest entries live, or filtered by kind, endpoint, device and
-// command with paging back; each entry expands to its full record; a command id follows that command from
-// intent to receipt; Verify recomputes the chain (HOST-092, 093).
+// The ledger browser (issue 18 item 4): the newest entries live, or filtered by kind, endpoint, device, command,
+// run and time with paging back; each entry expands to its full record; a command id follows that command from
+// intent to receipt; Verify recomputes the chain (HOST-092, 093); Export downloads the filtered view as JSONL.
 import { useEffect, useState } from 'preact/hooks';
 import { api, refusal } from './api.js';
+import { ExportButton } from './ledger-export.js';
+import { FILTERS, filterError, ledgerPath } from './ledger-query.js';
+import type { Filters, LedgerPage } from './ledger-query.js';
 import { Table } from './record-tables.js';
 import type { LedgerEntry } from './types.js';
 
@@ -11,22 +14,6 @@ interface Verify {
   count?: number;
   broken_at?: number;
   reason?: string;
-}
-
-const FILTERS = [
-  ['kind', 'Kind'],
-  ['endpoint_id', 'Endpoint'],
-  ['device_id', 'Device'],
-  ['command_id', 'Command'],
-] as const;
-type Filters = Partial<Record<(typeof FILTERS)[number][0], string>>;
-
-function query(f: Filters, before: number | null): string {
-  const p = new URLSearchParams({ limit: '50' });
-  for (const [k, v] of Object.entries(f)) if (v) p.set(k, v);
-  // Paging and the id filters use the scan (`before`); a kind alone pages the same way.
-  p.set('before', String(before ?? Number.MAX_SAFE_INTEGER));
-  return `/ledger?${p.toString()}`;
 }
 
 function VerifyButton({ onVerified }: { onVerified: () => void }) {
@@ -66,13 +53,26 @@ export function LedgerPanel({ entries, onVerified }: { entries: LedgerEntry[]; o
   const [draft, setDraft] = useState<Filters>({});
   const [page, setPage] = useState<{ entries: LedgerEntry[]; next: number | null } | null>(null);
   const [before, setBefore] = useState<number | null>(null);
+  const [error, setError] = useState<string | null>(null);
   const active = Object.values(filters).some(Boolean) || before !== null;
   useEffect(() => {
-    if (!active) return setPage(null);
+    if (!active) {
+      setError(null);
+      return setPage(null);
+    }
     let live = true;
-    void api<{ entries: LedgerEntry[]; next_before: number | null }>('GET', query(filters, before))
-      .then((r) => live && setPage({ entries: r.entries.slice().reverse(), next: r.next_before }))
-      .catch(() => undefined);
+    void api<LedgerPage>('GET', ledgerPath(filters, before))
+      .then((r) => {
+        if (!live) return;
+        setError(null);
+        setPage({ entries: r.entries.slice().reverse(), next: r.next_before });
+      })
+      .catch((e: unknown) => {
+        if (!live) return;
+        // A refused filter shows no entries rather than the unfiltered ones under a filter that does not apply.
+        setError(filterError(e));
+        setPage({ entries: [], next: null });
+      });
     return () => {
       live = false;
     };
@@ -94,18 +94,23 @@ export function LedgerPanel({ entries, onVerified }: { entries: LedgerEntry[]; o
           apply(draft);
         }}
       >
-        {FILTERS.map(([k, label]) => (
+        {FILTERS.map(([k, label, example]) => (
           <span key={k} class="filter">
             <label for={`lf-${k}`}>{label}</label>{' '}
             <input
               id={`lf-${k}`}
               type="text"
-              size={14}
+              size={example ? 20 : 14}
+              placeholder={example}
+              {...(example ? { 'aria-describedby': 'lf-time-hint' } : {})}
               value={draft[k] ?? ''}
               onInput={(e) => setDraft({ ...draft, [k]: e.currentTarget.value.trim() })}
             />{' '}
           </span>
         ))}
+        <span id="lf-time-hint" class="muted">
+          Since and Until: RFC 3339 date-times with a zone (Since inclusive, Until exclusive).
+        </span>{' '}
         <button type="submit">Filter</button>{' '}
         <button type="button" onClick={() => apply({})}>
           Clear
@@ -121,6 +126,14 @@ export function LedgerPanel({ entries, onVerified }: { entries: LedgerEntry[]; o
           </button>
         ) : null}
       </form>
+      <p>
+        <ExportButton filters={filters} />
+      </p>
+      {error ? (
+        <p id="ledger-error" class="alert" role="alert">
+          {error}
+        </p>
+      ) : null}
       <Table id="ledger" head={['Seq', 'Time', 'Kind', 'Command', 'Details']}>
         {shown.map((e) => {
           const { seq, ts, kind, digest: _d, prev_digest: _p, ...rest } = e;

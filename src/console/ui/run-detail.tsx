@@ -1,56 +1,14 @@
-// One run: its status, the nodes and their states, the live event timeline, cancel, and its pending interrupts
-// (an approval gate answered Accept / Reject, a clarification answered with text) answered here (issue 18 item 2).
-import { useEffect, useRef, useState } from 'preact/hooks';
+// One run: its status, its node graph and the nodes' states, the live event timeline, cancel, and its pending interrupts
+// (an approval gate answered Accept / Reject, a clarification's questions answered) answered here (issue 18 item 2).
+import { useEffect, useState } from 'preact/hooks';
 import { runApi } from './api.js';
 import { useConsole } from './context.js';
 import { Table } from './record-tables.js';
+import { RunGraph } from './run-graph.js';
+import { InterruptForm } from './interrupt-form.js';
 import { TERMINAL } from './run-types.js';
-import type { PendingInterrupt, RunSnapshot } from './run-types.js';
+import type { RunSnapshot } from './run-types.js';
 import { useRunTimeline } from './use-run-timeline.js';
-
-function InterruptForm({ runId, i }: { runId: string; i: PendingInterrupt }) {
-  const { act } = useConsole();
-  const text = useRef<HTMLInputElement>(null);
-  const id = `interrupt-${i.interruptId}`;
-  const answer = (label: string, body: Record<string, unknown>) =>
-    act(`${label} ${i.nodeId}`, () => runApi('POST', `/runs/${runId}/interrupts/${i.nodeId}`, body));
-  const actions = i.kind === 'approval' ? (i.data?.actions ?? ['accept', 'reject']) : [];
-  return (
-    <article class="interrupt" data-node-id={i.nodeId} data-kind={i.kind} aria-labelledby={`${id}-h`}>
-      <h4 id={`${id}-h`}>
-        {i.kind === 'approval' ? 'Approval' : 'Question'} at node {i.nodeId}: {i.data?.title ?? ''}
-      </h4>
-      {i.data?.description ? <p>{i.data.description}</p> : null}
-      <p>
-        <label for={id}>{i.kind === 'approval' ? 'Comment (optional) ' : 'Answer '}</label>
-        <input id={id} ref={text} type="text" maxLength={2000} />
-      </p>
-      <p>
-        {i.kind === 'approval' ? (
-          actions
-            .filter((a) => a === 'accept' || a === 'reject')
-            .map((a) => (
-              <button
-                key={a}
-                type="button"
-                class={a === 'accept' ? 'approve' : 'deny'}
-                onClick={() => {
-                  const comment = text.current?.value ?? '';
-                  void answer(a === 'accept' ? 'Accept' : 'Reject', { action: a, ...(comment ? { comment } : {}) });
-                }}
-              >
-                {a === 'accept' ? 'Accept' : 'Reject'}
-              </button>
-            ))
-        ) : (
-          <button type="button" onClick={() => void answer('Answer', { resumeValue: text.current?.value ?? '' })}>
-            Send answer
-          </button>
-        )}
-      </p>
-    </article>
-  );
-}
 
 export function RunDetail({ runId, onChanged }: { runId: string; onChanged: () => void }) {
   const { act } = useConsole();
@@ -92,6 +50,8 @@ export function RunDetail({ runId, onChanged }: { runId: string; onChanged: () =
       {snap.pendingInterrupts.map((i) => (
         <InterruptForm key={i.interruptId} runId={runId} i={i} />
       ))}
+      <h4>Node graph</h4>
+      <RunGraph snap={snap} />
       <Table id="run-nodes" label="Nodes" head={['Node', 'Type', 'Status', 'Runs']}>
         {Object.entries(snap.nodeStates).map(([id, n]) => (
           <tr key={id} data-node-id={id} data-status={n.status}>

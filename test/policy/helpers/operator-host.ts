@@ -79,6 +79,11 @@ export interface OperatorHostOptions {
   ledger?: Partial<Omit<LedgerOptions, 'clock'>>;
   /** Enable the connector and attach the engine (default true). */
   enable?: boolean;
+  /**
+   * Give the operator routes the policy as `serve` does (default false): approvals then carry the policy's wait
+   * limit (`approvalTimeoutMs`), and enabling through the API allows the devices' trusted e-stop per HOST-094.
+   */
+  routesPolicy?: boolean;
 }
 
 export async function startOperatorHost(o: OperatorHostOptions): Promise<OperatorHost> {
@@ -148,7 +153,7 @@ export async function startOperatorHost(o: OperatorHostOptions): Promise<Operato
   await engine.start();
   // SSE streams from browser pages must not hold the server open on close.
   const app = Fastify({ forceCloseConnections: true });
-  const deps = { ...services, ledger, directory, enablement, clock };
+  const deps = { ...services, ledger, directory, enablement, clock, ...(o.routesPolicy ? { policy: livePolicy } : {}) };
   await registerOperatorRoutes(app, deps);
   await registerConsole(app, deps);
   await app.listen({ port: 0, host: '127.0.0.1' });

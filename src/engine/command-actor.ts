@@ -79,7 +79,7 @@ export class CommandActor {
   private sync(): void {
     const s = this.s;
     const p = this.p;
-    if (s.sentAt !== null) p.intentAt = s.sentAt;
+    if (s.sentAt !== null) p.sentBy = s.sentAt;
     p.operationId = s.operationId;
     p.reason =
       s.status === 'running' || (s.status === 'reconciling' && s.resumeTo === 'running')
@@ -97,7 +97,11 @@ export class CommandActor {
   }
 }
 
-/** The machine state of a command journalled by an earlier process (or found unsettled in the store). */
+/**
+ * The machine state of a command journalled by an earlier process (or found unsettled in the store). Its send time
+ * is bounded from above by now (issue 16): its process is gone (start-up recovery, an orphaned gate), so any send
+ * happened before this takeover; the intent's time would be a lower bound and could conclude `not_executed` early.
+ */
 function recoveredState(env: CallEnv, p: PendingCommand): CommandState {
   const s = journalledCommand(
     {
@@ -106,11 +110,11 @@ function recoveredState(env: CallEnv, p: PendingCommand): CommandState {
       deadlineMs: p.deadlineMs,
       marginMs: env.transportMarginMs,
       commandId: p.commandId,
-      sentAt: p.intentAt ?? null,
+      sentAt: p.sentBy ?? env.clock.now(),
     },
     { operationId: p.operationId, reconcileAt: p.reconcileAt ?? null },
   );
-  // A recorded wait holds: the live host knew the send time, which may be later than the intent's.
+  // A recorded wait holds too: whichever bound is later.
   if (p.reconcileAt !== undefined && (s.settleAt === null || s.settleAt < p.reconcileAt)) s.settleAt = p.reconcileAt;
   return s;
 }

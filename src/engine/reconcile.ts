@@ -33,8 +33,8 @@ const running = new WeakMap<CallEnv, Map<string, Promise<ReconcileResult>>>();
 
 /**
  * Reconciles one unsettled command (HOST-091): asks `mhs__operations {command_id}` (a read; nothing executes).
- * No record at the endpoint after the command's deadline plus the transport margin has passed since its intent
- * → `not_executed`; no record before that → still `unknown` (the endpoint may yet execute it, issue 16), recorded,
+ * No record at the endpoint after the command's deadline plus the transport margin has passed since its send (or
+ * an upper bound of it) → `not_executed`; no record before that → still `unknown` (the endpoint may yet execute it, issue 16), recorded,
  * and reconciled again at `retryAt` through `env.scheduleReconcile`. A final receipt → confirmed with a same-id retry on a fresh
  * session, which the endpoint answers from retention with `replayed: true` and never executes again; when the
  * journaled input was redacted the operations receipt is used as is. `running` is followed. Every outcome is

@@ -106,7 +106,6 @@ export function pendingFromIntent(e: LedgerEntry, last?: Receipt, waiting?: Ledg
     inputDigest: String(e.input_digest),
     input: e.input && typeof e.input === 'object' ? (e.input as Record<string, unknown>) : null,
     deadlineMs: typeof e.deadline_ms === 'number' ? e.deadline_ms : 5_000,
-    ...(Number.isFinite(Date.parse(e.ts)) ? { intentAt: Date.parse(e.ts) } : {}),
     effectful: e.effect !== 'read',
     operationId: last?.operation_id ?? null,
     traceparent: typeof e.traceparent === 'string' ? e.traceparent : null,

@@ -120,6 +120,13 @@ export const ErrorCode = {
    * data: path?, errno?.
    */
   HOST_OUTPUT_UNWRITABLE: 'MHS.HOST.OUTPUT_UNWRITABLE',
+  /**
+   * The host process stopped (crash, kill) after a governed call took its approval (and permit) and before it
+   * journalled the command's intent: nothing was sent. Recorded on restart as the code of the approval's
+   * `not_executed` entry, with its permit revoked (issue 16, HOST-041, 047, 070); a new call needs a new approval.
+   * data: approval_id, permit_id?.
+   */
+  HOST_INTERRUPTED: 'MHS.HOST.INTERRUPTED',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -98,6 +98,11 @@ export interface StartReport {
   unsettled: string[];
   /** Unsettled commands left to the live host process that holds their device gates in the store (HOST-091). */
   ownedElsewhere: string[];
+  /**
+   * Approvals granted since the recovery mark that no intent carries (a call killed between taking its approval
+   * and journalling its intent, or one still waiting to journal): the host runtime settles the consumed ones.
+   */
+  approvalsWithoutIntent: Array<{ approvalId: string; permitId: string | null }>;
 }
 
 /** The engine: endpoint actors, the governed call, tasks, reconciliation. */
@@ -254,6 +259,7 @@ export function createEngine(o: EngineOptions): Engine {
         scanned: scan.scanned,
         unsettled: mine.map((p) => p.commandId),
         ownedElsewhere: scan.unsettled.filter((p) => theirs.has(p.commandId)).map((p) => p.commandId),
+        approvalsWithoutIntent: scan.approvalsWithoutIntent,
       };
     },
 

@@ -86,7 +86,7 @@ describe('crash recovery', () => {
     const engine = await startEngine(store, { reconcileOnAttach: false });
     expect(engine.pending().map((p) => p.commandId)).toEqual([commandId]);
     const ep = await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
-    const gate = ep.gates.state('conveyor-workcell');
+    const gate = ep.gateOf('conveyor-workcell');
     expect(gate).toMatchObject({ status: 'shut', commandId, reason: 'unknown' });
     const refused = await engine
       .invoke({

@@ -106,8 +106,8 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
   // As any MCP client does before calling: it now also checks each result against the tool's output schema.
   await bare.listTools();
   const revision = bare.getNegotiatedProtocolVersion();
-  if (revision !== ep.conn.protocolVersion)
-    throw new Error(`bare client negotiated ${revision}, the host ${ep.conn.protocolVersion}: not comparable`);
+  if (revision !== ep.protocolVersion)
+    throw new Error(`bare client negotiated ${revision}, the host ${ep.protocolVersion}: not comparable`);
   const tool = capabilityToolName(DEVICE, CAP);
   const g: number[] = [];
   const b: number[] = [];
@@ -255,9 +255,9 @@ async function main(): Promise<void> {
           () => 'answered',
           (e: { code?: string }) => e.code ?? 'error',
         );
-      while (engine.endpoint(stalledId)!.lane.stats().running === 0) await new Promise((r2) => setImmediate(r2));
+      while (engine.endpoint(stalledId)!.laneStats().running === 0) await new Promise((r2) => setImmediate(r2));
       stallLat.push(...(await othersRound(engine, others)));
-      heldEveryRound &&= engine.endpoint(stalledId)!.lane.stats().running === 1;
+      heldEveryRound &&= engine.endpoint(stalledId)!.laneStats().running === 1;
       ac.abort();
       const code = await stalled;
       const [rec] = await engine.reconcile({ endpointId: stalledId });

@@ -186,7 +186,6 @@ export const endpointSessionMachine = setup({
       // Re-arms the idle deadline on every entry, also after a restore (XState drops delayed events).
       // (An idle event raised while held or without a deadline is ignored by the `idleLapsed` guard.)
       entry: [cancel('idle'), raise({ type: 'session.idle' }, { id: 'idle', delay: 'untilIdle' })],
-      after: { untilExpiry: { target: 'expired' } },
       on: {
         'session.expired': 'expired',
         'session.close': 'closing',
@@ -195,11 +194,14 @@ export const endpointSessionMachine = setup({
         'session.rearm': { target: 'open', reenter: true },
       },
       states: {
+        // The expiry timer lives in the substates, so each heartbeat's grant re-arms it (on `open` it would keep
+        // the first grant's `expiresAt` and expire a renewed session: issue 16, an approval that waits 2 minutes).
         idle: {
-          after: { untilHeartbeat: { target: 'heartbeating' } },
+          after: { untilHeartbeat: { target: 'heartbeating' }, untilExpiry: { target: '#endpointSession.expired' } },
           on: { 'session.heartbeat': 'heartbeating' },
         },
         heartbeating: {
+          after: { untilExpiry: { target: '#endpointSession.expired' } },
           invoke: {
             src: 'heartbeat',
             input: ({ context }) => ({ sessionId: context.sessionId ?? '' }),

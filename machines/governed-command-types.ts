@@ -45,7 +45,11 @@ export interface CommandState {
   deadlineMs: number;
   /** How much longer than the deadline the transport waits (HOST-037); also the margin of the not-executed rule. */
   marginMs: number;
-  /** When the command was handed to the transport (host clock), or journalled when recovered; null: unknown. */
+  /**
+   * When the command was handed to the transport (host clock); for a command recovered from an earlier process, an
+   * upper bound of that (its takeover, after that process died), never the intent's time (a lower bound). Null:
+   * not sent yet.
+   */
   sentAt: number | null;
   /**
    * Before this time an endpoint with no record of the command may still execute it (issue 16): `sentAt +

@@ -53,7 +53,9 @@ export function initialCommand(init: CommandInit): CommandState {
 
 /**
  * A command journalled by an earlier host process whose outcome is not settled (start-up recovery, or a gate
- * taken over from a process that is gone): `journalled` with a durable intent, to be given `restore`.
+ * taken over from a process that is gone): `journalled` with a durable intent, to be given `restore`. `sentAt`
+ * must be an upper bound of its send (issue 16): the deadline rule measured from an earlier time could conclude
+ * `not_executed` while a conforming endpoint may still execute it.
  */
 export function journalledCommand(
   init: CommandInit & { commandId: string; permitId?: string | null; sentAt?: number | null },

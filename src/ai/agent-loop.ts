@@ -198,7 +198,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     throw err;
   } finally {
     // HOST-034: the run's sessions end with it.
-    await Promise.all(o.engine.endpoints().map((ep) => ep.sessions.closeScope(runId).catch(() => undefined)));
+    await Promise.all(o.engine.endpoints().map((ep) => ep.closeSessionScope(runId).catch(() => undefined)));
     tracer.end(trace, error);
   }
 }

@@ -125,6 +125,13 @@ export const ErrorCode = {
    * it was sealed with (issue 20). data: key_source, connector_id?.
    */
   HOST_SECRET_KEY_INVALID: 'MHS.HOST.SECRET_KEY_INVALID',
+  /**
+   * The host process stopped (crash, kill) after a governed call took its approval (and permit) and before it
+   * journalled the command's intent: nothing was sent. Recorded on restart as the code of the approval's
+   * `not_executed` entry, with its permit revoked (issue 16, HOST-041, 047, 070); a new call needs a new approval.
+   * data: approval_id, permit_id?.
+   */
+  HOST_INTERRUPTED: 'MHS.HOST.INTERRUPTED',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -112,7 +112,7 @@ export async function followOperation(
     const args = current.operation_id ? { operation_id: current.operation_id } : { command_id: p.commandId };
     let r: ToolCallResult;
     try {
-      r = await ep.conn.callTool('mhs__operations', args, {
+      r = await ep.callTool('mhs__operations', args, {
         timeoutMs: Math.max(1_000, opts.pollMs * 4),
         ...(p.traceparent ? { meta: { traceparent: p.traceparent } } : {}),
       });

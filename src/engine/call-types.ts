@@ -108,11 +108,12 @@ export interface PendingCommand {
   input: Record<string, unknown> | null;
   deadlineMs: number;
   /**
-   * When the intent was journalled, then when the command was handed to the transport (ms, host clock). Until `intentAt + deadlineMs + transportMarginMs` an endpoint
-   * with no record of the command may still execute it; only after that does "no record" mean "not executed".
-   * Unknown (absent): measured from the first reconciliation instead.
+   * An upper bound of when the command was handed to the transport (ms, host clock): the send itself for a command
+   * of this process; for one taken over from a process that is gone, the takeover (every send of that process
+   * happened before it died). The intent's time is a lower bound and is never used (issue 16). Until
+   * `sentBy + deadlineMs + transportMarginMs` an endpoint with no record of the command may still execute it.
    */
-  intentAt?: number;
+  sentBy?: number;
   effectful: boolean;
   operationId: string | null;
   traceparent: string | null;

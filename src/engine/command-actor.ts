@@ -1,7 +1,15 @@
 import { commandGate, isUnsettled, journalledCommand, transition } from '../../machines/governed-command.js';
 import type { CommandEffect, CommandEvent, CommandState } from '../../machines/governed-command.js';
 import type { CallEnv, PendingCommand } from './call-types.js';
-import type { DeviceGates } from './device-gate.js';
+import type { GateReason, GateState } from './device-gate.js';
+
+/** Where a command projects its derived device gate: its endpoint actor, by message (never its gate table). */
+export interface GateTarget {
+  gateOf(deviceId: string): GateState;
+  acquireGate(deviceId: string, commandId: string, now: number): void;
+  markGate(deviceId: string, commandId: string, reason: GateReason): void;
+  releaseGate(deviceId: string, commandId: string): void;
+}
 
 /**
  * The one owner of a governed command's state (issue 16 item 1): it feeds each observed result to the pure
@@ -12,13 +20,13 @@ import type { DeviceGates } from './device-gate.js';
  */
 export class CommandActor {
   private s: CommandState;
-  private gates: DeviceGates | null;
+  private gates: GateTarget | null;
 
   constructor(
     private readonly env: CallEnv,
     readonly p: PendingCommand,
     state: CommandState,
-    gates: DeviceGates | null,
+    gates: GateTarget | null,
   ) {
     this.s = state;
     this.gates = gates;
@@ -43,10 +51,10 @@ export class CommandActor {
   }
 
   /** Projects the derived gate onto `gates` (an endpoint actor attached again after a restart or reconnect). */
-  bind(gates: DeviceGates): void {
+  bind(gates: GateTarget): void {
     this.gates = gates;
     const g = commandGate(this.s);
-    if (g.status === 'shut') gates.mark(this.p.deviceId, this.p.commandId, g.reason);
+    if (g.status === 'shut') gates.markGate(this.p.deviceId, this.p.commandId, g.reason);
   }
 
   private run(f: CommandEffect): void {
@@ -54,12 +62,12 @@ export class CommandActor {
     switch (f.type) {
       case 'gate.shut':
         if (!gates) return;
-        if (f.reason === 'in_flight' && gates.state(f.deviceId).status === 'open')
-          gates.acquire(f.deviceId, f.commandId, this.env.clock.now());
-        else gates.mark(f.deviceId, f.commandId, f.reason); // held by another command: left to it
+        if (f.reason === 'in_flight' && gates.gateOf(f.deviceId).status === 'open')
+          gates.acquireGate(f.deviceId, f.commandId, this.env.clock.now());
+        else gates.markGate(f.deviceId, f.commandId, f.reason); // held by another command: left to it
         return;
       case 'gate.open':
-        gates?.release(f.deviceId, f.commandId);
+        gates?.releaseGate(f.deviceId, f.commandId);
         return;
       case 'permit.used':
         this.env.usedPermits.add(f.permitId);
@@ -79,7 +87,7 @@ export class CommandActor {
   private sync(): void {
     const s = this.s;
     const p = this.p;
-    if (s.sentAt !== null) p.intentAt = s.sentAt;
+    if (s.sentAt !== null) p.sentBy = s.sentAt;
     p.operationId = s.operationId;
     p.reason =
       s.status === 'running' || (s.status === 'reconciling' && s.resumeTo === 'running')
@@ -97,7 +105,11 @@ export class CommandActor {
   }
 }
 
-/** The machine state of a command journalled by an earlier process (or found unsettled in the store). */
+/**
+ * The machine state of a command journalled by an earlier process (or found unsettled in the store). Its send time
+ * is bounded from above by now (issue 16): its process is gone (start-up recovery, an orphaned gate), so any send
+ * happened before this takeover; the intent's time would be a lower bound and could conclude `not_executed` early.
+ */
 function recoveredState(env: CallEnv, p: PendingCommand): CommandState {
   const s = journalledCommand(
     {
@@ -106,17 +118,17 @@ function recoveredState(env: CallEnv, p: PendingCommand): CommandState {
       deadlineMs: p.deadlineMs,
       marginMs: env.transportMarginMs,
       commandId: p.commandId,
-      sentAt: p.intentAt ?? null,
+      sentAt: p.sentBy ?? env.clock.now(),
     },
     { operationId: p.operationId, reconcileAt: p.reconcileAt ?? null },
   );
-  // A recorded wait holds: the live host knew the send time, which may be later than the intent's.
+  // A recorded wait holds too: whichever bound is later.
   if (p.reconcileAt !== undefined && (s.settleAt === null || s.settleAt < p.reconcileAt)) s.settleAt = p.reconcileAt;
   return s;
 }
 
 /** The actor of an unsettled command: the live one, or one restored (unknown) from its journalled record. */
-export function commandOf(env: CallEnv, p: PendingCommand, gates: DeviceGates | null = null): CommandActor {
+export function commandOf(env: CallEnv, p: PendingCommand, gates: GateTarget | null = null): CommandActor {
   const live = env.commands.get(p.commandId);
   if (live) return live;
   const [unknown] = transition(recoveredState(env, p), { type: 'restore', at: env.clock.now() });
@@ -131,7 +143,7 @@ export function commandOf(env: CallEnv, p: PendingCommand, gates: DeviceGates | 
 export function restoreCommand(
   env: CallEnv,
   p: PendingCommand,
-  gates: DeviceGates,
+  gates: GateTarget,
   reason: 'recovered_on_start' | 'owner_gone',
 ): { actor: CommandActor; effects: CommandEffect[] } {
   const actor = env.commands.get(p.commandId) ?? new CommandActor(env, p, recoveredState(env, p), gates);

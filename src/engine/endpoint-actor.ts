@@ -1,17 +1,20 @@
 import { BehaviorSubject } from 'rxjs';
 import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import type { EndpointConnection } from '../mhs/connection.js';
+import type { CallOptions, EndpointConnection, ToolCallResult } from '../mhs/connection.js';
 import { hasReconnectEvents } from '../mhs/reconnect.js';
 import type { ReconnectEvent } from '../mhs/reconnect.js';
 import type { CapabilityBinding, DeviceProfile, Manifest, Principal } from '../mhs/wire-types.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { CommandLane } from './command-lane.js';
+import type { LaneStats } from './command-lane.js';
 import type { DeploymentAdmit } from './deployment-guard.js';
 import type { DeploymentAccess } from '../policy/deployment-policy.js';
 import { DeviceGates } from './device-gate.js';
+import type { GateReason, GateState } from './device-gate.js';
 import { SessionPool } from './session-pool.js';
-import type { SessionSnapshotStore } from './session-store.js';
+import type { SessionLease } from './session-pool.js';
+import type { PersistedSession, SessionSnapshotStore } from './session-store.js';
 
 /** A connected, admitted endpoint as the engine takes it (the MCP connector's `MhsConnection` fits). */
 export interface EngineEndpoint extends EndpointConnection {
@@ -73,10 +76,10 @@ export interface EndpointActorOptions {
 export class EndpointActor {
   readonly endpointId: string;
   readonly connectorId: string;
-  readonly conn: EngineEndpoint;
-  readonly lane: CommandLane;
-  readonly gates: DeviceGates;
-  readonly sessions: SessionPool;
+  private readonly conn: EngineEndpoint;
+  private readonly lane: CommandLane;
+  private readonly gates: DeviceGates;
+  private readonly sessions: SessionPool;
   readonly status$ = new BehaviorSubject<EndpointStatus>('connected');
   /** Bumped on every reconnect: a call that started in an older generation was on a connection now gone. */
   generation = 0;
@@ -255,6 +258,105 @@ export class EndpointActor {
       access,
       scope,
     );
+  }
+
+  // Messages: what callers ask of this actor. Its connection, lane, gates and sessions stay its own.
+
+  /** A tool call on this endpoint's connection: reads, `mhs__operations`, evidence, fixed tools. */
+  callTool(name: string, args: Record<string, unknown>, opts?: CallOptions): Promise<ToolCallResult> {
+    return this.conn.callTool(name, args, opts);
+  }
+
+  /**
+   * A capability call through the device's slot of the command lane (HOST-082): `onSent` runs when it leaves the
+   * lane, right before it is handed to the transport. `MHS.LIMIT.RATE` when the lane is full (nothing sent).
+   */
+  sendCommand(
+    deviceId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    opts: CallOptions,
+    onSent: () => void,
+  ): Promise<ToolCallResult> {
+    return this.runInLane(deviceId, () => {
+      onSent();
+      return this.conn.callTool(tool, args, opts);
+    });
+  }
+
+  /** Runs `job` in the device's slot of the command lane, after the jobs queued before it (HOST-082). */
+  runInLane<T>(deviceId: string, job: () => Promise<T>): Promise<T> {
+    return this.lane.submit(deviceId, job);
+  }
+
+  /** The command lane's counters (observability, tests). */
+  laneStats(): Readonly<LaneStats> {
+    return this.lane.stats();
+  }
+
+  /** The pid of the stdio child the connection spawned, or null (diagnostics). */
+  get childPid(): number | null {
+    return (this.conn as { pid?: number | null }).pid ?? null;
+  }
+
+  /** The MCP protocol revision the connection negotiated. */
+  get protocolVersion(): string {
+    return this.conn.protocolVersion;
+  }
+
+  /** A device's gate (HOST-091). */
+  gateOf(deviceId: string): GateState {
+    return this.gates.state(deviceId);
+  }
+
+  /** Throws `MHS.HOST.DEVICE_GATE_CLOSED` while an unsettled command holds the device's gate (HOST-091). */
+  assertGateOpen(deviceId: string): void {
+    this.gates.assertOpen(deviceId);
+  }
+
+  /** Shuts an open gate for a command now in flight (the command actor's projection of its state). */
+  acquireGate(deviceId: string, commandId: string, now: number): void {
+    this.gates.acquire(deviceId, commandId, now);
+  }
+
+  /** Shuts the device's gate for `commandId` with `reason` (a gate held by another command is left to it). */
+  markGate(deviceId: string, commandId: string, reason: GateReason): void {
+    this.gates.mark(deviceId, commandId, reason);
+  }
+
+  /** Reopens the device's gate if `commandId` holds it. */
+  releaseGate(deviceId: string, commandId: string): void {
+    this.gates.release(deviceId, commandId);
+  }
+
+  /** A lease on an open, least-privilege session for `scope` (HOST-034, 036); held until released. */
+  acquireSession(scope: string, deviceId: string, capabilities: string[]): Promise<SessionLease> {
+    return this.sessions.acquire(scope, deviceId, capabilities);
+  }
+
+  /** The endpoint said the session is gone: it is reopened on next use, never resent on (HOST-036). */
+  sessionExpired(sessionId: string): void {
+    this.sessions.expired(sessionId);
+  }
+
+  /** Closes the sessions of a task or run scope (HOST-034). */
+  closeSessionScope(scope: string): Promise<void> {
+    return this.sessions.closeScope(scope);
+  }
+
+  /** Restores sessions a previous host left (HOST-036); `expire`: reopen them all on next use. */
+  restoreSessions(rows: PersistedSession[], opts: { expire?: boolean } = {}): number {
+    return this.sessions.restore(rows, opts);
+  }
+
+  /** The open sessions (observability, tests). */
+  sessionList(): ReturnType<SessionPool['list']> {
+    return this.sessions.list();
+  }
+
+  /** Waits until every session snapshot is stored. */
+  flushSessions(): Promise<void> {
+    return this.sessions.flush();
   }
 
   /** Device profiles of the manifest. */

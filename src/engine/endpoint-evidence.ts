@@ -78,7 +78,7 @@ export async function collectEndpointEvidence(
   artifacts: EngineArtifacts | undefined,
   ep: EndpointActor,
 ): Promise<CollectedEvidence> {
-  const r = await ep.conn.callTool('mhs__evidence', { action: 'export' }, { timeoutMs: 10_000 }).catch((e: unknown) => {
+  const r = await ep.callTool('mhs__evidence', { action: 'export' }, { timeoutMs: 10_000 }).catch((e: unknown) => {
     throw toHostError(e);
   });
   if (r.isError) throw faultError(r);

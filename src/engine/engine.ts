@@ -98,6 +98,11 @@ export interface StartReport {
   unsettled: string[];
   /** Unsettled commands left to the live host process that holds their device gates in the store (HOST-091). */
   ownedElsewhere: string[];
+  /**
+   * Approvals granted since the recovery mark that no intent carries (a call killed between taking its approval
+   * and journalling its intent, or one still waiting to journal): the host runtime settles the consumed ones.
+   */
+  approvalsWithoutIntent: Array<{ approvalId: string; permitId: string | null }>;
 }
 
 /** The engine: endpoint actors, the governed call, tasks, reconciliation. */
@@ -210,7 +215,7 @@ export function createEngine(o: EngineOptions): Engine {
       await recordDisclosure(o.ledger, o.artifacts, ep);
     }
     for (const p of env.pending.values())
-      if (p.endpointId === ep.endpointId && p.reason !== 'in_flight') commandOf(env, p, ep.gates).bind(ep.gates);
+      if (p.endpointId === ep.endpointId && p.reason !== 'in_flight') commandOf(env, p, ep).bind(ep);
     for (const r of await reconcileEndpoint(env, ep)) if ('error' in r) o.onBackgroundError?.(r.error);
   };
 
@@ -254,6 +259,7 @@ export function createEngine(o: EngineOptions): Engine {
         scanned: scan.scanned,
         unsettled: mine.map((p) => p.commandId),
         ownedElsewhere: scan.unsettled.filter((p) => theirs.has(p.commandId)).map((p) => p.commandId),
+        approvalsWithoutIntent: scan.approvalsWithoutIntent,
       };
     },
 
@@ -301,7 +307,7 @@ export function createEngine(o: EngineOptions): Engine {
           .load(ep.endpointId)
           // A stdio child spawned by this process cannot know sessions of the previous host: reopen them all.
           .then((rows) =>
-            ep.sessions.restore(rows, { expire: (conn as { transportKind?: string }).transportKind === 'stdio' }),
+            ep.restoreSessions(rows, { expire: (conn as { transportKind?: string }).transportKind === 'stdio' }),
           )
           .catch((err: unknown) => o.onBackgroundError?.(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE)));
       // HOST-091: an unsettled command keeps its device's gate shut until reconciled; one found by start-up
@@ -309,10 +315,10 @@ export function createEngine(o: EngineOptions): Engine {
       for (const p of [...env.pending.values()]) {
         if (p.endpointId !== ep.endpointId) continue;
         if (!p.recoveredUnrecorded) {
-          commandOf(env, p, ep.gates).bind(ep.gates);
+          commandOf(env, p, ep).bind(ep);
           continue;
         }
-        const { effects } = restoreCommand(env, p, ep.gates, 'recovered_on_start');
+        const { effects } = restoreCommand(env, p, ep, 'recovered_on_start');
         if (effects.some((f) => f.type === 'recordUnknown'))
           await o.ledger.append(unknownEntry(p, 'recovered_on_start'));
         delete p.recoveredUnrecorded;
@@ -431,7 +437,7 @@ export function createEngine(o: EngineOptions): Engine {
     async read(endpointId, deviceId, resource) {
       const ep = actorOf(endpointId);
       await ep.admit('read', deviceId, resource ? { resource } : {}); // HOST-090, before anything is sent
-      const r = await ep.conn
+      const r = await ep
         .callTool('mhs__read', { device_id: deviceId, ...(resource ? { resource } : {}) }, { timeoutMs: 10_000 })
         .catch((e: unknown) => {
           throw toHostError(e);

@@ -61,11 +61,11 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     ...(req.taskId ? { task_id: req.taskId } : {}),
   });
   const effectful = binding.effect !== 'read';
-  if (effectful) ep.gates.assertOpen(device.device_id);
+  if (effectful) ep.assertGateOpen(device.device_id);
 
   // 2-3. Policy and approval on an open, least-privilege session.
   const scope = req.taskId ?? ADHOC_SCOPE;
-  const lease = await ep.sessions.acquire(scope, device.device_id, req.sessionCapabilities ?? [binding.capability_id]);
+  const lease = await ep.acquireSession(scope, device.device_id, req.sessionCapabilities ?? [binding.capability_id]);
   // Issue 16: the lease is held for the whole call (approval wait included), so its session never idles out under it.
   try {
     return await callOnLease(env, ep, req, { device, binding, input, inputDigest, effectful, lease });
@@ -112,7 +112,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     ...(req.nodeId ? { nodeId: req.nodeId } : {}),
     ...(req.approvalKey ? { approvalKey: req.approvalKey } : {}),
     ...(req.principal ? { requestedBy: req.principal } : {}),
-    ...(effectful ? { assertSendable: () => ep.gates.assertOpen(device.device_id) } : {}),
+    ...(effectful ? { assertSendable: () => ep.assertGateOpen(device.device_id) } : {}),
   };
   const waitSignal = req.approvalSignal && req.signal ? AbortSignal.any([req.signal, req.approvalSignal]) : undefined;
   const decision = await env.gate.authorize(ctx, waitSignal ?? req.approvalSignal ?? req.signal);
@@ -156,7 +156,6 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     inputDigest,
     input,
     deadlineMs,
-    intentAt: env.clock.now(),
     effectful,
     operationId: null,
     traceparent,
@@ -169,11 +168,11 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     env,
     p,
     initialCommand({ deviceId: device.device_id, effectful, deadlineMs, marginMs: env.transportMarginMs }),
-    ep.gates,
+    ep,
   );
   cmd.send({ type: 'authorise', permitId: permitId ?? null });
   try {
-    if (effectful) ep.gates.assertOpen(device.device_id); // in the same tick as the gate shuts
+    if (effectful) ep.assertGateOpen(device.device_id); // in the same tick as the gate shuts
     cmd.send({ type: 'journal', commandId, at: env.clock.now() });
   } catch (err) {
     const e = toHostError(err);
@@ -231,14 +230,14 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
   if (tracestate) meta.tracestate = tracestate;
   let result: ToolCallResult;
   try {
-    result = await ep.lane.submit(device.device_id, () => {
-      cmd.send({ type: 'sent', at: env.clock.now() }); // issue 16: its deadline runs from the send, after any wait in the lane
-      return ep.conn.callTool(
-        p.tool,
-        { ...input, _mhs: control },
-        { timeoutMs, meta, ...(req.signal ? { signal: req.signal } : {}) },
-      );
-    });
+    result = await ep.sendCommand(
+      device.device_id,
+      p.tool,
+      { ...input, _mhs: control },
+      { timeoutMs, meta, ...(req.signal ? { signal: req.signal } : {}) },
+      // Issue 16: its deadline runs from the send, after any wait in the lane.
+      () => void cmd.send({ type: 'sent', at: env.clock.now() }),
+    );
   } catch (err) {
     const e = toHostError(err, ErrorCode.TRANSPORT_DISCONNECTED);
     env.tracer.end(trace, e.code);
@@ -259,7 +258,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     const fault = unencodable ?? faultError(result);
     cmd.send({ type: 'reply.fault', code: fault.code });
     if (fault.code === ErrorCode.SESSION_EXPIRED || fault.code === ErrorCode.SESSION_UNKNOWN)
-      ep.sessions.expired(lease.sessionId); // HOST-036: reopen on the next call, never resend this one
+      ep.sessionExpired(lease.sessionId); // HOST-036: reopen on the next call, never resend this one
     const ledgerError = await appendOrReport(env, {
       kind: 'error',
       phase: 'endpoint_fault',

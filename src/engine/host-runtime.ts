@@ -7,6 +7,7 @@ import type { ConnectorRow } from '../mhs/connector-row.js';
 import { connectWithReconnect } from '../mhs/reconnect.js';
 import { DEFAULT_POLICY, deploymentOf, guardPermits } from '../policy/index.js';
 import type { CallGate, PolicyGate } from '../policy/index.js';
+import { settleInterruptedApprovals } from './approval-recovery.js';
 import { createEngine } from './engine.js';
 import type { Engine, EngineOptions } from './engine.js';
 import type { EndpointActor } from './endpoint-actor.js';
@@ -125,7 +126,13 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       isEnabled,
       artifacts: base.artifacts,
     });
-    await engine.start();
+    const started = await engine.start();
+    // Issue 16: an approval a killed process took and never journalled an intent for is recorded not executed.
+    await settleInterruptedApprovals(started.approvalsWithoutIntent, {
+      gate: services.gate,
+      permits: services.permits,
+      ...(report ? { onError: report } : {}),
+    });
     const attached: string[] = [];
     const failed: HostRuntime['failed'] = [];
     const conns: Array<{ close(): Promise<void> }> = [];

@@ -43,7 +43,7 @@ export class OrphanAdopter {
     // Of several live processes that find the same orphan, only the one that takes the gate over reconciles it.
     const d = env.ledger as Partial<DurableLedger>;
     if (typeof d.takeOverGate === 'function' && !(await d.takeOverGate(commandId, owner))) return;
-    const { effects } = restoreCommand(env, p, ep.gates, 'owner_gone');
+    const { effects } = restoreCommand(env, p, ep, 'owner_gone');
     if (effects.some((f) => f.type === 'recordUnknown'))
       await env.ledger.append(unknownEntry(p, 'owner_gone', { owner }));
     await reconcileCommand(env, ep, p);

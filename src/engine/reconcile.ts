@@ -33,8 +33,8 @@ const running = new WeakMap<CallEnv, Map<string, Promise<ReconcileResult>>>();
 
 /**
  * Reconciles one unsettled command (HOST-091): asks `mhs__operations {command_id}` (a read; nothing executes).
- * No record at the endpoint after the command's deadline plus the transport margin has passed since its intent
- * → `not_executed`; no record before that → still `unknown` (the endpoint may yet execute it, issue 16), recorded,
+ * No record at the endpoint after the command's deadline plus the transport margin has passed since its send (or
+ * an upper bound of it) → `not_executed`; no record before that → still `unknown` (the endpoint may yet execute it, issue 16), recorded,
  * and reconciled again at `retryAt` through `env.scheduleReconcile`. A final receipt → confirmed with a same-id retry on a fresh
  * session, which the endpoint answers from retention with `replayed: true` and never executes again; when the
  * journaled input was redacted the operations receipt is used as is. `running` is followed. Every outcome is
@@ -57,7 +57,7 @@ async function reconcileOnce(env: CallEnv, ep: EndpointActor, p: PendingCommand)
   const base = { commandId: p.commandId, endpointId: p.endpointId, deviceId: p.deviceId };
   // HOST-090: operations on (and same-id retries to) a device the deployment refuses are not sent; the gate stays shut.
   await ep.admit('operations', p.deviceId, { command_id: p.commandId });
-  const cmd = commandOf(env, p, ep.gates);
+  const cmd = commandOf(env, p, ep);
   // The machine takes the reconciliation from `unknown` or `running`; one still in flight is its call's to settle.
   cmd.send({ type: 'reconcile', at: env.clock.now() });
   if (cmd.state.status !== 'reconciling')
@@ -74,7 +74,7 @@ async function askEndpoint(env: CallEnv, ep: EndpointActor, cmd: CommandActor): 
   const p = cmd.p;
   const base = { commandId: p.commandId, endpointId: p.endpointId, deviceId: p.deviceId };
   const meta = p.traceparent ? { meta: { traceparent: p.traceparent } } : {};
-  const ops = await ep.conn.callTool('mhs__operations', { command_id: p.commandId }, { timeoutMs: 10_000, ...meta });
+  const ops = await ep.callTool('mhs__operations', { command_id: p.commandId }, { timeoutMs: 10_000, ...meta });
   let receipt: Receipt | null = null;
   let method: ReconcileResult['method'] = 'operations';
   if (ops.isError) {
@@ -168,9 +168,9 @@ async function notYet(env: CallEnv, p: PendingCommand, settleAt: number): Promis
 
 /** The same command again, same `command_id` and input, on a fresh session: answered from retention. */
 async function sameIdRetry(ep: EndpointActor, p: PendingCommand): Promise<Receipt | null> {
-  const lease = await ep.sessions.acquire(RECONCILE_SCOPE, p.deviceId, [p.capabilityId]);
+  const lease = await ep.acquireSession(RECONCILE_SCOPE, p.deviceId, [p.capabilityId]);
   try {
-    const r = await ep.conn.callTool(
+    const r = await ep.callTool(
       p.tool,
       { ...p.input, _mhs: { session_id: lease.sessionId, command_id: p.commandId, deadline_ms: p.deadlineMs } },
       { timeoutMs: p.deadlineMs + 5_000, ...(p.traceparent ? { meta: { traceparent: p.traceparent } } : {}) },
@@ -178,7 +178,7 @@ async function sameIdRetry(ep: EndpointActor, p: PendingCommand): Promise<Receip
     return r.isError ? null : receiptFor(r.structuredContent, p);
   } finally {
     lease.release();
-    await ep.sessions.closeScope(RECONCILE_SCOPE).catch(() => undefined);
+    await ep.closeSessionScope(RECONCILE_SCOPE).catch(() => undefined);
   }
 }
 

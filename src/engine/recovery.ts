@@ -12,6 +12,12 @@ export interface RecoveryScan {
   usedPermits: Set<string>;
   scanned: number;
   /**
+   * Approvals granted (and permits issued for them) since `fromSeq` that no `command.intent` carries and that were
+   * not recorded `not_executed`: each was taken by a call that never journalled its intent, or is still waiting for
+   * its call. The caller settles the ones its approval store holds `consumed` ({@link settleInterruptedApprovals}).
+   */
+  approvalsWithoutIntent: Array<{ approvalId: string; permitId: string | null }>;
+  /**
    * Where the next start may begin reading: the seq of the oldest unsettled intent, or one past the last entry read
    * when every intent is settled.
    */
@@ -31,7 +37,9 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
   const lastStatus = new Map<string, Receipt>();
   const notBefore = new Map<string, LedgerEntry>();
   const usedPermits = new Set<string>();
+  const approvals = new Approvals();
   for (const e of entries) {
+    approvals.note(e);
     const cmd = typeof e.command_id === 'string' ? e.command_id : undefined;
     if (!cmd) continue;
     if (e.kind === 'command.intent') {
@@ -50,7 +58,34 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
     nextFrom = Math.min(nextFrom, e.seq);
     unsettled.push(pendingFromIntent(e, lastStatus.get(cmd), notBefore.get(cmd)));
   }
-  return { unsettled, usedPermits, scanned: entries.length, nextFrom };
+  return {
+    unsettled,
+    usedPermits,
+    scanned: entries.length,
+    nextFrom,
+    approvalsWithoutIntent: approvals.withoutIntent(),
+  };
+}
+
+/** The approvals a ledger range grants, and which of them an intent carries (HOST-041, 070). */
+class Approvals {
+  private readonly granted = new Map<string, string | null>();
+  private readonly done = new Set<string>();
+
+  note(e: LedgerEntry): void {
+    const id = typeof e.approval_id === 'string' ? e.approval_id : null;
+    if (!id) return;
+    if (e.kind === 'approval' && e.event === 'decided' && e.decision === 'approve' && !this.granted.has(id))
+      this.granted.set(id, null);
+    else if (e.kind === 'permit.issue' && typeof e.permit_id === 'string') this.granted.set(id, e.permit_id);
+    else if (e.kind === 'command.intent' || (e.kind === 'approval' && e.event === 'not_executed')) this.done.add(id);
+  }
+
+  withoutIntent(): Array<{ approvalId: string; permitId: string | null }> {
+    return [...this.granted]
+      .filter(([id]) => !this.done.has(id))
+      .map(([approvalId, permitId]) => ({ approvalId, permitId }));
+  }
 }
 
 /** This process's name on the gates it claims, and whether another owner is running (pid here, lease elsewhere). */
@@ -106,7 +141,6 @@ export function pendingFromIntent(e: LedgerEntry, last?: Receipt, waiting?: Ledg
     inputDigest: String(e.input_digest),
     input: e.input && typeof e.input === 'object' ? (e.input as Record<string, unknown>) : null,
     deadlineMs: typeof e.deadline_ms === 'number' ? e.deadline_ms : 5_000,
-    ...(Number.isFinite(Date.parse(e.ts)) ? { intentAt: Date.parse(e.ts) } : {}),
     effectful: e.effect !== 'read',
     operationId: last?.operation_id ?? null,
     traceparent: typeof e.traceparent === 'string' ? e.traceparent : null,

@@ -182,7 +182,7 @@ export async function resumeTask(
       [...groups.keys()].map((id) =>
         deps.engine
           .endpoint(id)
-          ?.sessions.closeScope(taskId)
+          ?.closeSessionScope(taskId)
           .catch(() => undefined),
       ),
     );

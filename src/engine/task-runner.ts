@@ -214,7 +214,7 @@ export async function runTask(
       [...groups.keys()].map((id) =>
         deps
           .endpoint(id)
-          ?.sessions.closeScope(taskId)
+          ?.closeSessionScope(taskId)
           .catch(() => undefined),
       ),
     );

@@ -66,7 +66,7 @@ export async function safetyResult(
   const deviceId = String(args.device_id);
   const ep = endpointForDevice(engine, deviceId, args.endpoint_id as string | undefined);
   await ep.admit('safety', deviceId); // HOST-090: refused only while the deployment is disabled
-  const r = await ep.conn
+  const r = await ep
     .callTool('mhs__safety', { device_id: deviceId }, { timeoutMs: READ_TIMEOUT_MS, meta: { traceparent } })
     .catch((e: unknown) => {
       throw toHostError(e);
@@ -98,7 +98,7 @@ export async function operationsResult(
       'Use a command_id from an earlier capability tool result.',
     );
   await ep.admit('operations', String(intent?.device_id), { command_id: commandId }); // HOST-090
-  const r = await ep.conn
+  const r = await ep
     .callTool('mhs__operations', { command_id: commandId }, { timeoutMs: READ_TIMEOUT_MS, meta: { traceparent } })
     .catch((e: unknown) => {
       throw toHostError(e);

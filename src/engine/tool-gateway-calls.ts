@@ -65,7 +65,7 @@ export async function evidenceResult(
   }
   const endpoints = [];
   for (const ep of eps) {
-    const r = await ep.conn
+    const r = await ep
       .callTool('mhs__evidence', { action: 'verify' }, { timeoutMs: EVIDENCE_TIMEOUT_MS, meta: { traceparent } })
       .catch((e: unknown) => {
         throw toHostError(e);

@@ -223,7 +223,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     await page.locator('#status.ok', { hasText: /^E-stop liquid-handler: done$/ }).waitFor();
     const safety = await host.engine
       .endpoint(host.endpointId)!
-      .conn.callTool('mhs__safety', { device_id: 'liquid-handler' });
+      .callTool('mhs__safety', { device_id: 'liquid-handler' });
     expect(safety.structuredContent).toMatchObject({ estop: { engaged: true } });
     expect((await host.services.gate.get(req.approval_id))?.status).toBe('pending');
     const pair = await entries(host, (e) => e.kind === 'estop.request' || e.kind === 'estop.receipt');
@@ -240,9 +240,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
       .getByRole('button', { name: /^Reset/ })
       .click();
     await page.locator('#status.ok', { hasText: 'Reset liquid-handler: done' }).waitFor();
-    const after = await host.engine
-      .endpoint(host.endpointId)!
-      .conn.callTool('mhs__safety', { device_id: 'liquid-handler' });
+    const after = await host.engine.endpoint(host.endpointId)!.callTool('mhs__safety', { device_id: 'liquid-handler' });
     expect(after.structuredContent).toMatchObject({ estop: { engaged: false } });
   });
 
@@ -251,7 +249,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
     const actor = host.engine.endpoint(host.endpointId)!;
     let release!: () => void;
     // An earlier job still occupies the device's lane, so the approved command waits to be sent.
-    const blocker = actor.lane.submit('liquid-handler', () => new Promise<void>((r) => (release = r)));
+    const blocker = actor.runInLane('liquid-handler', () => new Promise<void>((r) => (release = r)));
     const asked = nextRequest(host);
     const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 28 });
     const req = await asked;

@@ -74,7 +74,7 @@ describe('issue 16: sessions and approvals', () => {
     expect(closedBefore.filter((e) => e.session_id === intent?.session_id)).toEqual([]);
     expect(entries.filter((e) => e.kind === 'error' && e.phase === 'endpoint_fault')).toEqual([]);
     // Released after the call: the idle ad-hoc session closes on its own.
-    await vi.waitFor(() => expect(rt.engine.endpoint(EP)?.sessions.list() ?? []).toEqual([]), { timeout: 5_000 });
+    await vi.waitFor(() => expect(rt.engine.endpoint(EP)?.sessionList() ?? []).toEqual([]), { timeout: 5_000 });
   });
 
   it('HOST-047: a call refused after its approval (intent refused) revokes its permit and records it', async () => {
@@ -134,9 +134,9 @@ describe('issue 16: sessions and approvals', () => {
 
   it('HOST-047: a call whose device gate shut while the operator decided gets no permit at all', async () => {
     const head = (await rt.ledger.head()).seq;
-    const gates = rt.engine.endpoint(EP)!.gates;
+    const ep = rt.engine.endpoint(EP)!;
     const asked = onNextRequest(async (r) => {
-      gates.acquire(DEVICE, 'cmd_local_other', Date.now());
+      ep.acquireGate(DEVICE, 'cmd_local_other', Date.now());
       await approve(r.approval_id);
     });
     try {
@@ -148,7 +148,7 @@ describe('issue 16: sessions and approvals', () => {
       expect(entries.filter((e) => e.kind === 'permit.issue')).toEqual([]);
       expect((await rt.services.gate.get(req.approval_id))?.status).toBe('approved_not_executed');
     } finally {
-      gates.release(DEVICE, 'cmd_local_other');
+      ep.releaseGate(DEVICE, 'cmd_local_other');
     }
   });
 });

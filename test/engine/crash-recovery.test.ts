@@ -1,7 +1,9 @@
 // Guarantees (HOST-091, HOST-070 recovery): a host process SIGKILLed after sending a command and before its
 // receipt leaves a durable intent; on restart the intent becomes MHS.OUTCOME.UNKNOWN (recorded), shuts its device
 // gate, and is reconciled before the device takes another command: an executed command is settled from the
-// endpoint's retention (replayed:true) and a never-executed one as not_executed. Nothing executes twice.
+// endpoint's retention (replayed:true) and a never-executed one as not_executed. Nothing executes twice. Issue 16:
+// "not executed" is never concluded before an upper bound of the send + deadline + margin, even when the intent
+// was journalled long before the send and a slow conforming endpoint executes it late.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -21,15 +23,19 @@ afterEach(async () => {
   await store?.close();
 });
 
-/** Runs the host child until its intent is durable and `ready()` holds, then SIGKILLs it. */
+/**
+ * Runs the host child until its intent is durable and `ready()` holds, then SIGKILLs it. `childArgs`: the child's
+ * optional hold between intent and send, and deadline (fixtures/host-child.ts).
+ */
 async function crashAfterSend(
   dbPath: string,
   s: SimHttp,
   ready: (commandId: string) => Promise<boolean>,
+  childArgs: string[] = [],
 ): Promise<string> {
   const child = spawn(
     process.execPath,
-    [...entryArgs('test/engine/fixtures/host-child.ts'), dbPath, s.mcpUrl, s.endpointId],
+    [...entryArgs('test/engine/fixtures/host-child.ts'), dbPath, s.mcpUrl, s.endpointId, ...childArgs],
     {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -57,12 +63,17 @@ afterAll(async () => {
   for (const c of clients.values()) await c.close().catch(() => undefined);
 });
 
-/** The simulator's execution count for `commandId` (resource `_counters`), over one observer connection. */
-async function counter(s: SimHttp, commandId: string): Promise<number> {
+/** The simulator's `_counters` (executions per command, capability calls received), over one observer connection. */
+async function counters(s: SimHttp): Promise<{ executions: Record<string, number>; capability_calls: number }> {
   let c = clients.get(s.mcpUrl);
   if (!c) clients.set(s.mcpUrl, (c = await connectMcpClient({ mcpUrl: s.mcpUrl })));
   const r = await callMhs(c, 'mhs__read', { device_id: 'conveyor-workcell', resource: '_counters' });
-  return ((r.body.state as { executions: Record<string, number> }).executions[commandId] ?? 0) as number;
+  return r.body.state as { executions: Record<string, number>; capability_calls: number };
+}
+
+/** The simulator's execution count for `commandId`. */
+async function counter(s: SimHttp, commandId: string): Promise<number> {
+  return (await counters(s)).executions[commandId] ?? 0;
 }
 
 describe('crash recovery', () => {
@@ -75,7 +86,7 @@ describe('crash recovery', () => {
     const engine = await startEngine(store, { reconcileOnAttach: false });
     expect(engine.pending().map((p) => p.commandId)).toEqual([commandId]);
     const ep = await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
-    const gate = ep.gates.state('conveyor-workcell');
+    const gate = ep.gateOf('conveyor-workcell');
     expect(gate).toMatchObject({ status: 'shut', commandId, reason: 'unknown' });
     const refused = await engine
       .invoke({
@@ -111,7 +122,7 @@ describe('crash recovery', () => {
     store = await openStore();
     const s = sim;
     // The request has left the host once the intent is durable and the child is blocked on the stalled call.
-    const commandId = await crashAfterSend(store.path, s, async () => true);
+    const commandId = await crashAfterSend(store.path, s, async () => true, ['0', '3000']);
     const engine = await startEngine(store);
     await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
     // Issue 16: not_executed only once the command's deadline has passed since its intent.
@@ -120,6 +131,43 @@ describe('crash recovery', () => {
     const rec = (await store.ledger.byCommand(commandId)).filter((e) => e.kind === 'reconcile').at(-1);
     expect(rec).toMatchObject({ outcome: 'not_executed' });
     expect(await counter(s, commandId)).toBe(0);
+    await engine.stop();
+  }, 90_000);
+  test('issue 16: an intent journalled long before its send; after a crash the slow endpoint executes it, recorded, executed once, never concluded not_executed', async () => {
+    const DEADLINE = 3_000;
+    const MARGIN = 300;
+    // The child holds longer than deadline + margin between its durable intent and the send (a long lane wait):
+    // measured from the intent, the command's deadline has passed before it even left the host.
+    const HOLD = DEADLINE + MARGIN + 700;
+    // A slow conforming endpoint: no record of the command until it executes it, at 0.9 × its deadline.
+    sim = await startSimHttp('conveyor', ['--execute-after-ms', String(0.9 * DEADLINE), '--execute-after-nth', '1']);
+    store = await openStore();
+    const s = sim;
+    const arrived = async (): Promise<boolean> => (await counters(s)).capability_calls === 1;
+    const commandId = await crashAfterSend(store.path, s, arrived, [String(HOLD), String(DEADLINE)]);
+
+    const engine = await startEngine(store, { transportMarginMs: MARGIN });
+    await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
+    await engine.reconcile({ commandId, untilSettled: true });
+    expect(engine.pending()).toEqual([]);
+    const entries = await store.ledger.byCommand(commandId);
+    expect(entries.filter((e) => e.kind === 'reconcile' && e.outcome === 'not_executed')).toEqual([]);
+    expect(entries.filter((e) => e.kind === 'receipt').map((e) => e.receipt)).toEqual([
+      expect.objectContaining({ status: 'completed', replayed: true }),
+    ]);
+    expect(entries.at(-1)).toMatchObject({ kind: 'reconcile', outcome: 'receipt' });
+    expect(await counter(s, commandId)).toBe(1);
+    // The device takes the next step; the first one was never run again.
+    const next = await engine.invoke({
+      endpointId: s.endpointId,
+      deviceId: 'conveyor-workcell',
+      capabilityId: 'cap.world.step.v1',
+      input: { ticks: 1 },
+      deadlineMs: DEADLINE,
+    });
+    expect(next.receipt.status).toBe('completed');
+    expect(await counter(s, commandId)).toBe(1);
+    expect((await store.ledger.verify()).ok).toBe(true);
     await engine.stop();
   }, 90_000);
   test('HOST-091: a running host takes over the command of another host process that crashed after its intent, reconciles it, and the device takes commands again', async () => {
@@ -163,10 +211,10 @@ describe('crash recovery', () => {
     const other = await startSimHttp('conveyor', ['--stall', '1']);
     try {
       store = await openStore();
-      const mine = await crashAfterSend(store.path, sim, async () => true);
+      const mine = await crashAfterSend(store.path, sim, async () => true, ['0', '3000']);
       // A second host process crashes on the other endpoint; it never attached the first, so it recorded nothing
       // about the first one's command.
-      const theirs = await crashAfterSend(store.path, other, async () => true);
+      const theirs = await crashAfterSend(store.path, other, async () => true, ['0', '3000']);
       expect((await store.ledger.byCommand(mine)).map((e) => e.kind)).toEqual(['command.intent']);
 
       const engine = await startEngine(store);

@@ -93,7 +93,7 @@ describe('device gates shared by host processes on one store', () => {
     await first.done;
     expect(await gates()).toEqual([expect.objectContaining({ command_id: held, owner_running: false })]);
 
-    // Issue 16: --wait, since "no record" settles it only once its deadline has passed since the intent.
+    // Issue 16: --wait, since "no record" settles it only once its deadline has passed since an upper bound of its send (its takeover here).
     const rec = await cli(['reconcile', host.connectors.conv, '--db', host.dbPath, '--wait']);
     expect(rec.code).toBe(0);
     const lines = rec.stdout

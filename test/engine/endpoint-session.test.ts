@@ -91,6 +91,23 @@ describe('endpoint session machine', () => {
     expect(calls.recorded).toEqual(['open', 'heartbeat', 'heartbeat', 'closed']);
   });
 
+  test('HOST-036, issue 16: a heartbeated session stays open past its first and later expiry times', async () => {
+    const clock = new SimulatedClock();
+    const { logic, calls } = scripted(clock);
+    const actor = startSessionActor(logic, { clock, input: INPUT });
+    await waitFor(actor, (s) => s.matches({ open: 'idle' }));
+    const firstExpiry = actor.getSnapshot().context.expiresAt ?? 0;
+    // Three lifetimes of the first grant, a second at a time, letting each heartbeat's answer arrive.
+    while (clock.now() < firstExpiry + 2 * INPUT.ttlMs) {
+      clock.advance(1_000);
+      await flush();
+    }
+    expect(actor.getSnapshot().matches('open')).toBe(true);
+    expect(calls.recorded).not.toContain('expired');
+    expect(actor.getSnapshot().context.expiresAt).toBeGreaterThan(clock.now());
+    actor.stop();
+  });
+
   test('HOST-036: expiry when heartbeats hang, then reopen on demand with a new session', async () => {
     const clock = new SimulatedClock();
     const { logic, calls } = scripted(clock, { heartbeatHangs: true });

@@ -110,7 +110,7 @@ describe('endpoint disclosure and evidence export', () => {
     // The heads equal what `mhs__evidence export` returns from the endpoint itself.
     const heads = new Map<string, string>();
     for (const id of [BELT, THERMO]) {
-      const r = await engine.endpoint(id)!.conn.callTool('mhs__evidence', { action: 'export' }, { timeoutMs: 10_000 });
+      const r = await engine.endpoint(id)!.callTool('mhs__evidence', { action: 'export' }, { timeoutMs: 10_000 });
       const bundle = r.structuredContent as unknown as EvidenceBundle;
       heads.set(id, bundle.head_digest);
       const c = collected.find((e) => e.endpointId === id)!;

@@ -38,7 +38,7 @@ async function unknownCommand(ticks: number): Promise<{ commandId: string; sentA
     () => undefined,
     (e: unknown) => e,
   );
-  while (engine.endpoint(EP)!.lane.stats().running === 0) await new Promise((r) => setImmediate(r));
+  while (engine.endpoint(EP)!.laneStats().running === 0) await new Promise((r) => setImmediate(r));
   await new Promise((r) => setTimeout(r, 100));
   abort.abort();
   const err = await p;

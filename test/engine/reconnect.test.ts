@@ -100,8 +100,8 @@ function status(ep: EndpointActor, want: EndpointStatus): Promise<EndpointStatus
 
 /** Resolves once the lane of `ep` has a job running (the call left the governed path for the transport). */
 async function running(ep: EndpointActor): Promise<void> {
-  for (let i = 0; i < 2000 && ep.lane.stats().running === 0; i++) await new Promise((r) => setImmediate(r));
-  expect(ep.lane.stats().running).toBeGreaterThan(0);
+  for (let i = 0; i < 2000 && ep.laneStats().running === 0; i++) await new Promise((r) => setImmediate(r));
+  expect(ep.laneStats().running).toBeGreaterThan(0);
 }
 
 describe('reconnect over HTTP (real sim killed and restarted on the same port)', () => {
@@ -240,7 +240,7 @@ describe('reconnect over stdio (child SIGKILLed)', () => {
     const EP = ep.endpointId;
     const call = { endpointId: EP, deviceId: CONVEYOR, capabilityId: STEP, deadlineMs: 4_000 };
     expect((await f.engine.invoke({ ...call, input: { ticks: 1 } })).receipt.status).toBe('completed');
-    const pid = (ep.conn as unknown as { pid: number }).pid;
+    const pid = ep.childPid!;
     const inflight = failure(f.engine.invoke({ ...call, input: { ticks: 2 } }));
     await running(ep);
     await f.engine.read(EP, CONVEYOR);
@@ -250,7 +250,7 @@ describe('reconnect over stdio (child SIGKILLed)', () => {
     expect(unknown.code).toBe(ErrorCode.OUTCOME_UNKNOWN);
     await down;
     await status(ep, 'connected');
-    expect((ep.conn as unknown as { pid: number }).pid).not.toBe(pid);
+    expect(ep.childPid).not.toBe(pid);
     const lost = unknown.details.command_id as string;
     // Issue 16: settled not_executed only once its deadline has passed.
     await f.engine.reconcile({ commandId: lost, untilSettled: true });

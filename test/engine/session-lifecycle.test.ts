@@ -53,7 +53,7 @@ describe('session lifecycle on a simulated clock', () => {
       capabilities: ['cap.world.step.v1'],
       principal: { kind: 'agent', id: 'host:mhs-host' },
     });
-    const lease = engine.endpoint(sim.endpointId)!.sessions.list()[0]!;
+    const lease = engine.endpoint(sim.endpointId)!.sessionList()[0]!;
     expect(lease.sessionId).toBe(first.receipt.session_id);
 
     // Heartbeat interval or a fifth of the ttl before expiry, whichever first: by 24 s one heartbeat has gone out.
@@ -63,7 +63,7 @@ describe('session lifecycle on a simulated clock', () => {
     expect(hb).toMatchObject({ session_id: first.receipt.session_id });
 
     // The endpoint reports the session gone (as a call answered MHS.SESSION.EXPIRED would): the next call reopens.
-    engine.endpoint(sim.endpointId)!.sessions.expired(first.receipt.session_id);
+    engine.endpoint(sim.endpointId)!.sessionExpired(first.receipt.session_id);
     await flush();
     const second = await engine.invoke(call());
     expect(second.receipt.status).toBe('completed');

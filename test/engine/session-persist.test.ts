@@ -78,7 +78,7 @@ describe('session snapshots across a host restart', () => {
     let e = await startHost();
     const first = await e.invoke(step());
     const s1 = first.receipt.session_id;
-    await e.endpoint(sim.endpointId)!.sessions.flush();
+    await e.endpoint(sim.endpointId)!.flushSessions();
     const rows = await store!.db.all<{ session_id: string }>('SELECT session_id FROM endpoint_sessions');
     expect(rows.map((r) => r.session_id)).toEqual([s1]);
     await stopHost();
@@ -86,7 +86,7 @@ describe('session snapshots across a host restart', () => {
     // Restart 5 s later: the heartbeat (due 10 s after the grant) is re-armed from the snapshot and goes out.
     clock.advance(5_000);
     e = await startHost();
-    expect(e.endpoint(sim.endpointId)!.sessions.list()).toMatchObject([{ sessionId: s1, deviceId: DEVICE }]);
+    expect(e.endpoint(sim.endpointId)!.sessionList()).toMatchObject([{ sessionId: s1, deviceId: DEVICE }]);
     expect(await entries('session.heartbeat', s1)).toHaveLength(0);
     clock.advance(5_000);
     await vi.waitFor(async () => expect(await entries('session.heartbeat', s1)).toHaveLength(1), { timeout: 10_000 });
@@ -119,7 +119,7 @@ describe('session snapshots across a host restart', () => {
 
     clock.advance(1_000);
     e = await startHost();
-    expect(e.endpoint(sim.endpointId)!.sessions.list()).toMatchObject([{ sessionId: s }]);
+    expect(e.endpoint(sim.endpointId)!.sessionList()).toMatchObject([{ sessionId: s }]);
     clock.advance(10_000);
     await vi.waitFor(async () => expect(await entries('session.expired', s)).toHaveLength(1), { timeout: 10_000 });
     const after = await e.invoke(step());
@@ -160,7 +160,7 @@ describe('session snapshots of a stdio endpoint', () => {
     });
     await run(async (e, st) => {
       const ep = await e.attach(await connectStdio('conveyor', [], 'mhs-persist-stdio'));
-      expect(ep.sessions.list()).toMatchObject([{ sessionId: old, state: '"expired"' }]);
+      expect(ep.sessionList()).toMatchObject([{ sessionId: old, state: '"expired"' }]);
       const r = await e.invoke(call(ep.endpointId));
       expect(r.receipt.status).toBe('completed');
       const opened = (await st.ledger.range(0)).filter(

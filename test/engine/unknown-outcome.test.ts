@@ -83,7 +83,7 @@ describe('pre-send failures', () => {
       deadlineMs: 1_000,
     });
     // Wait until the stalled command holds the lane (its intent is durable and it is in flight).
-    while (engine.endpoint(EP)!.lane.stats().running === 0) await new Promise((r) => setImmediate(r));
+    while (engine.endpoint(EP)!.laneStats().running === 0) await new Promise((r) => setImmediate(r));
     const read = { endpointId: EP, deviceId: 'thermostat', capabilityId: 'cap.thermal.read.v1', input: {} };
     const full = await failure(engine.invoke(read));
     expect(full.code).toBe(ErrorCode.LIMIT_RATE);

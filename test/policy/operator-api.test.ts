@@ -280,8 +280,8 @@ describe('e-stop, reset, permits and enablement', () => {
       device_id: 'liquid-handler',
     });
     expect(stop.body.status).toBe('sent');
-    const conn = host.engine.endpoint(host.endpointId)!.conn;
-    const safety = await conn.callTool('mhs__safety', { device_id: 'liquid-handler' });
+    const ep = host.engine.endpoint(host.endpointId)!;
+    const safety = await ep.callTool('mhs__safety', { device_id: 'liquid-handler' });
     expect(safety.structuredContent).toMatchObject({ estop: { engaged: true } });
     // The pending approval did not block the stop; approving now cannot make the device run: the
     // host re-reads safety after the wait and refuses before sending anything.
@@ -348,7 +348,7 @@ describe('e-stop, reset, permits and enablement', () => {
   it('HOST-047: a permit revoked by an operator is never sent, even before the endpoint saw it', async () => {
     const actor = host.engine.endpoint(host.endpointId)!;
     let release!: () => void;
-    const blocker = actor.lane.submit('liquid-handler', () => new Promise<void>((r) => (release = r)));
+    const blocker = actor.runInLane('liquid-handler', () => new Promise<void>((r) => (release = r)));
     const asked = nextRequest(host);
     const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 14 });
     const req = await asked;

@@ -20,6 +20,7 @@ import { promptOpenApiPaths, registerPromptRoutes } from './prompt-routes.js';
 import { agentOpenApiPaths, registerAgentRoutes } from './agent-routes.js';
 import { agentInventoryOf } from '../openwop/agents/agent-inventory.js';
 import { promptLibraryApiOf } from '../openwop/services/prompt-library-family.js';
+import { envelopeCatalogOf } from '../openwop/services/ai-envelope-family.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { registerMcpRoute } from './mcp-route.js';
 import type { McpMount } from './mcp-route.js';
@@ -154,7 +155,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   app.get('/.well-known/openwop', (req, reply) => serveDiscovery(deps.host.capabilities(), req, reply));
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
-  if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host);
+  if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host, { envelopes: envelopeCatalogOf(deps.families) });
   if (deps.testSeams === true) registerLlmCacheKeyRoute(app);
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);
@@ -171,7 +172,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     ? await mountOptional(app, deps.operator)
     : { operatorRoutes: false, console: false, skipped: ['operator deps not given'] };
   // One OpenAPI document for everything this app serves, the operator API included when mounted.
-  const doc = openApiDocument({ testSeams: deps.testSeams === true }) as { paths: Record<string, unknown> };
+  const doc = openApiDocument({
+    testSeams: deps.testSeams === true,
+    envelopeSeam: envelopeCatalogOf(deps.families) !== undefined,
+  }) as { paths: Record<string, unknown> };
   doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);

@@ -9,6 +9,7 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { refuseUnencodableInput } from './request-hygiene.js';
 import { registerEventRoutes } from './event-routes.js';
 import { openApiDocument } from './openapi.js';
+import { servedMajors, withServedVersions } from './served-majors.js';
 import { operatorOpenApi } from './operator-openapi.js';
 import { registerAncestryRoute } from './ancestry-route.js';
 import { registerRunRoutes } from './run-routes.js';
@@ -152,7 +153,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     req.principal = await principalOf(req, deps.auth);
   });
 
-  app.get('/.well-known/openwop', (req, reply) => serveDiscovery(deps.host.capabilities(), req, reply));
+  const served = servedMajors(deps);
+  app.get('/.well-known/openwop', (req, reply) =>
+    serveDiscovery(withServedVersions(deps.host.capabilities(), served), req, reply),
+  );
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
   if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host, { envelopes: envelopeCatalogOf(deps.families) });

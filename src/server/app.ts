@@ -10,6 +10,8 @@ import { refuseUnencodableInput } from './request-hygiene.js';
 import { registerEventRoutes } from './event-routes.js';
 import { openApiDocument } from './openapi.js';
 import { servedMajors, withServedVersions } from './served-majors.js';
+import { registerForceEngineVersion } from './force-engine-version.js';
+import { mergeCapabilities } from '../openwop/service-family.js';
 import { operatorOpenApi } from './operator-openapi.js';
 import { registerAncestryRoute } from './ancestry-route.js';
 import { registerRunRoutes } from './run-routes.js';
@@ -154,9 +156,18 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   });
 
   const served = servedMajors(deps);
-  app.get('/.well-known/openwop', (req, reply) =>
-    serveDiscovery(withServedVersions(deps.host.capabilities(), served), req, reply),
-  );
+  // The test seams make every caller a test caller, so the forced-version header is honoured only with them.
+  const engine = Number(deps.host.capabilities().engineVersion);
+  const forceRange = deps.testSeams === true ? { min: engine, max: engine } : undefined;
+  registerForceEngineVersion(app, forceRange);
+  app.get('/.well-known/openwop', (req, reply) => {
+    const doc = withServedVersions(deps.host.capabilities(), served);
+    return serveDiscovery(
+      forceRange ? mergeCapabilities(doc, { testing: { forceEngineVersionRange: forceRange } }) : doc,
+      req,
+      reply,
+    );
+  });
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
   if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host, { envelopes: envelopeCatalogOf(deps.families) });

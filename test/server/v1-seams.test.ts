@@ -11,7 +11,11 @@
 //   accepted whatever the node's accepts; a malformed universal payload is invalid with details; a kind outside the
 //   host catalog is gated before the node gate, a kind outside the node's accepts is gated listing universals plus
 //   accepts; a configured kind is checked against its schema; with host.aiEnvelope.supported toggled off every
-//   envelope is invalid / capability_required, and toggled on the contract gates run again; no envelope is 400.
+//   envelope is invalid / capability_required, and toggled on the contract gates run again; no envelope is 400;
+// - X-Force-Engine-Version (fixtures.md conformance-version-fold): discovery advertises
+//   testing.forceEngineVersionRange; a run of conformance-version-fold forced to each version of [min, current, max]
+//   completes with a readable snapshot and a non-empty log; a version outside the range is 400
+//   unsupported_force_engine_version.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -211,5 +215,31 @@ describe.each(BACKENDS)('v1 conformance seams ($name)', (backend) => {
     });
     expect(through.body.status).toBe('gated');
     expect(through.body.reason).not.toBe('capability_required');
+  });
+
+  it('conformance-version-fold under X-Force-Engine-Version across the advertised range', async () => {
+    const doc = (await api.get('/.well-known/openwop')).body;
+    const range = doc.testing?.forceEngineVersionRange as { min: number; max: number };
+    expect(Number.isInteger(range.min) && range.min <= range.max).toBe(true);
+    expect(doc.fixtures).toContain('conformance-version-fold');
+    for (const v of new Set([range.min, doc.engineVersion as number, range.max])) {
+      const create = await api.post(
+        '/v1/runs',
+        { workflowId: 'conformance-version-fold' },
+        { 'x-force-engine-version': String(v) },
+      );
+      expect(create.status, String(v)).toBe(201);
+      expect((await api.until(create.body.runId, terminal)).status).toBe('completed');
+      const poll = await api.get(`/v1/runs/${create.body.runId}/events/poll?lastSequence=0&timeout=1`);
+      expect(poll.status).toBe(200);
+      expect(poll.body.events.length).toBeGreaterThan(0);
+    }
+    const out = await api.post(
+      '/v1/runs',
+      { workflowId: 'conformance-version-fold' },
+      { 'x-force-engine-version': String(range.max + 1) },
+    );
+    expect([out.status, out.body.error]).toEqual([400, 'unsupported_force_engine_version']);
+    expect(out.body.details).toMatchObject({ min: range.min, max: range.max });
   });
 });

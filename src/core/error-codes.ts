@@ -141,6 +141,16 @@ export const ErrorCode = {
    * data: path.
    */
   INVALID_ARGUMENT: 'invalid_argument',
+  /**
+   * `X-Force-Engine-Version` on `POST /v1/runs` of a host whose test seams are off (version-negotiation.md
+   * §"Conformance via X-Force-Engine-Version": test keys only): 403. data: path.
+   */
+  FORCE_ENGINE_VERSION_FORBIDDEN: 'force_engine_version_forbidden',
+  /**
+   * `X-Force-Engine-Version` names a version outside `testing.forceEngineVersionRange` (or is no integer): 400.
+   * data: requested, min, max.
+   */
+  UNSUPPORTED_FORCE_ENGINE_VERSION: 'unsupported_force_engine_version',
   NOT_FOUND: 'not_found',
   UNAUTHORIZED: 'unauthorized',
   FORBIDDEN: 'forbidden',

@@ -261,7 +261,12 @@ export class RunActor {
               {
                 type: 'cap.breached',
                 nodeId: node.id,
-                payload: { kind: 'node-executions', limit: this.deps.maxNodeExecutions, observed: this.executions + 1 },
+                payload: {
+                  kind: 'node-executions',
+                  limit: this.deps.maxNodeExecutions,
+                  observed: this.executions + 1,
+                  nodeId: node.id,
+                },
               },
             ]);
             this.fail(

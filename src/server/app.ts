@@ -9,6 +9,9 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { refuseUnencodableInput } from './request-hygiene.js';
 import { registerEventRoutes } from './event-routes.js';
 import { openApiDocument } from './openapi.js';
+import { servedMajors, withServedVersions } from './served-majors.js';
+import { registerForceEngineVersion } from './force-engine-version.js';
+import { mergeCapabilities } from '../openwop/service-family.js';
 import { operatorOpenApi } from './operator-openapi.js';
 import { registerAncestryRoute } from './ancestry-route.js';
 import { registerRunRoutes } from './run-routes.js';
@@ -20,6 +23,7 @@ import { promptOpenApiPaths, registerPromptRoutes } from './prompt-routes.js';
 import { agentOpenApiPaths, registerAgentRoutes } from './agent-routes.js';
 import { agentInventoryOf } from '../openwop/agents/agent-inventory.js';
 import { promptLibraryApiOf } from '../openwop/services/prompt-library-family.js';
+import { envelopeCatalogOf } from '../openwop/services/ai-envelope-family.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { registerMcpRoute } from './mcp-route.js';
 import type { McpMount } from './mcp-route.js';
@@ -151,10 +155,22 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     req.principal = await principalOf(req, deps.auth);
   });
 
-  app.get('/.well-known/openwop', (req, reply) => serveDiscovery(deps.host.capabilities(), req, reply));
+  const served = servedMajors(deps);
+  // The test seams make every caller a test caller, so the forced-version header is honoured only with them.
+  const engine = Number(deps.host.capabilities().engineVersion);
+  const forceRange = deps.testSeams === true ? { min: engine, max: engine } : undefined;
+  registerForceEngineVersion(app, forceRange);
+  app.get('/.well-known/openwop', (req, reply) => {
+    const doc = withServedVersions(deps.host.capabilities(), served);
+    return serveDiscovery(
+      forceRange ? mergeCapabilities(doc, { testing: { forceEngineVersionRange: forceRange } }) : doc,
+      req,
+      reply,
+    );
+  });
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
-  if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host);
+  if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host, { envelopes: envelopeCatalogOf(deps.families) });
   if (deps.testSeams === true) registerLlmCacheKeyRoute(app);
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);
@@ -171,7 +187,10 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     ? await mountOptional(app, deps.operator)
     : { operatorRoutes: false, console: false, skipped: ['operator deps not given'] };
   // One OpenAPI document for everything this app serves, the operator API included when mounted.
-  const doc = openApiDocument({ testSeams: deps.testSeams === true }) as { paths: Record<string, unknown> };
+  const doc = openApiDocument({
+    testSeams: deps.testSeams === true,
+    envelopeSeam: envelopeCatalogOf(deps.families) !== undefined,
+  }) as { paths: Record<string, unknown> };
   doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);

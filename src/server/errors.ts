@@ -4,6 +4,9 @@ import { frameworkError } from './request-hygiene.js';
 
 const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.VALIDATION_ERROR]: 400,
+  [ErrorCode.INVALID_ARGUMENT]: 400,
+  [ErrorCode.FORCE_ENGINE_VERSION_FORBIDDEN]: 403,
+  [ErrorCode.UNSUPPORTED_FORCE_ENGINE_VERSION]: 400,
   [ErrorCode.UNAUTHORIZED]: 401,
   [ErrorCode.FORBIDDEN]: 403,
   [ErrorCode.NOT_FOUND]: 404,

@@ -73,14 +73,41 @@ const testSeamPaths = {
       },
     },
   },
+  '/v1/host/sample/test/capability-toggle': {
+    post: {
+      summary:
+        'Set ({name, value}), remove ({name, value: null}) or clear ({reset: true}) a capability overlay entry (RFC 0022 §C refusal cases)',
+      requestBody: { required: true, content: json({ type: 'object' }) },
+      responses: { '200': { description: '{overlay, set} or {overlay, reset}' }, ...errors },
+    },
+  },
+  '/v1/host/sample/workflows': {
+    post: {
+      summary:
+        'Register a workflow at run time ({workflowId, nodes[{nodeId, typeId, config}], edges?} or a full definition); mappings need their capability (RFC 0022 §C)',
+      requestBody: { required: true, content: json({ type: 'object' }) },
+      responses: { '201': { description: '{workflowId, version}' }, ...errors },
+    },
+  },
+};
+
+// Served with the test seams only where the host claims the aiEnvelope family.
+const envelopeSeamPaths = {
+  '/v1/host/sample/envelope/accept': {
+    post: {
+      summary: 'The EnvelopeOutcome of a candidate AI envelope (RFC 0021 §A; ai-envelope.md §Primitive)',
+      requestBody: { required: true, content: json({ type: 'object', required: ['envelope'] }) },
+      responses: { '200': { description: 'EnvelopeOutcome {status: accepted | gated | invalid, ...}' }, ...errors },
+    },
+  },
 };
 
 /**
  * The OpenAPI 3.1 description of the OpenWOP REST surface served at `/v1/openapi.json`. Response
  * bodies reference the shared OpenWOP schemas by their `$id`. The test seam paths are listed only with
- * `testSeams` (the app serves them only then).
+ * `testSeams` (the app serves them only then), the envelope/accept seam only with `envelopeSeam` too.
  */
-export function openApiDocument(opts: { testSeams?: boolean } = {}): Record<string, unknown> {
+export function openApiDocument(opts: { testSeams?: boolean; envelopeSeam?: boolean } = {}): Record<string, unknown> {
   const doc = {
     openapi: '3.1.0',
     info: { title: 'mhs-host OpenWOP REST API', version: '1' },
@@ -273,5 +300,6 @@ export function openApiDocument(opts: { testSeams?: boolean } = {}): Record<stri
       },
     },
   };
-  return opts.testSeams ? { ...doc, paths: { ...doc.paths, ...testSeamPaths } } : doc;
+  if (!opts.testSeams) return doc;
+  return { ...doc, paths: { ...doc.paths, ...testSeamPaths, ...(opts.envelopeSeam ? envelopeSeamPaths : {}) } };
 }

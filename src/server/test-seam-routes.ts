@@ -4,6 +4,11 @@ import type { OpenwopHost } from '../openwop/host.js';
 import { MAX_PROGRAM_ENTRIES } from '../openwop/nodes/structured-output-node.js';
 import { callerOf } from './auth.js';
 import { LLM_CACHE_KEY_SEAM_PATH } from './llm-cache-key-route.js';
+import { CapabilityOverlay } from './capability-overlay.js';
+import { CAPABILITY_TOGGLE_SEAM_PATH, registerCapabilityToggleSeam } from './capability-toggle-seam.js';
+import { ENVELOPE_ACCEPT_SEAM_PATH, registerEnvelopeAcceptSeam } from './envelope-accept-seam.js';
+import { WORKFLOW_REGISTER_SEAM_PATH, registerWorkflowRegisterSeam } from './workflow-register-seam.js';
+import type { EnvelopeCatalog } from '../openwop/services/envelope-validation.js';
 
 /** The conformance-only seam paths this host serves when the operator turns them on. */
 export const TEST_SEAM_PATHS = [
@@ -12,6 +17,10 @@ export const TEST_SEAM_PATHS = [
   '/v1/host/sample/test/runs/{runId}/variables',
   '/v1/host/sample/test/runs/{runId}/events',
   LLM_CACHE_KEY_SEAM_PATH,
+  CAPABILITY_TOGGLE_SEAM_PATH,
+  WORKFLOW_REGISTER_SEAM_PATH,
+  // Only where the host claims the aiEnvelope family.
+  ENVELOPE_ACCEPT_SEAM_PATH,
 ] as const;
 
 /** The filters of the event-log seam; each given one must match (`correlationId` is read from the payload). */
@@ -42,8 +51,20 @@ function invalid(message: string, path: string): HostError {
  *   unknown run, 409 terminal or ending run, 400 `validation_error` for a refused body (nothing written).
  * - `GET /v1/host/sample/test/runs/{runId}/events?type=&nodeId=&causationId=&correlationId=` → `{events}`: the run's
  *   stored log, filtered (the conformance `queryTestEvents` helper; durability-poison-exhaustion). 404 unknown run.
+ * - `POST /v1/host/sample/test/capability-toggle` (capability-toggle-seam.ts), `POST /v1/host/sample/workflows`
+ *   (workflow-register-seam.ts) and, when `envelopes` is given (the aiEnvelope family is installed),
+ *   `POST /v1/host/sample/envelope/accept` (envelope-accept-seam.ts); the toggle's overlay is what the other two read.
  */
-export function registerTestSeamRoutes(app: FastifyInstance, host: OpenwopHost): void {
+export function registerTestSeamRoutes(
+  app: FastifyInstance,
+  host: OpenwopHost,
+  o: { envelopes?: EnvelopeCatalog | undefined } = {},
+): void {
+  const overlay = new CapabilityOverlay();
+  registerCapabilityToggleSeam(app, overlay);
+  registerWorkflowRegisterSeam(app, host, overlay);
+  if (o.envelopes) registerEnvelopeAcceptSeam(app, host, o.envelopes, overlay);
+
   app.get<{ Querystring: { runId?: string } }>('/v1/host/sample/replay/effect-count', async (req) => {
     callerOf(req);
     const runId = req.query.runId;

@@ -78,6 +78,33 @@ async function run(workflowId: string, key?: string) {
 /** One behaviour check per advertised family. */
 const CHECKS: Record<string, (doc: Record<string, any>) => Promise<void>> = {
   protocolVersion: async (doc) => expect(doc.protocolVersion).toBe('1.0'),
+  // The majors served: major 1 alone here, so `OpenWOP-Version: 2` is refused naming exactly this list.
+  protocolVersions: async (doc) => {
+    expect(doc.protocolVersions).toEqual(['1.0']);
+    const two = await app.inject({ method: 'GET', url: '/.well-known/openwop', headers: { 'openwop-version': '2' } });
+    expect(two.statusCode).toBe(406);
+    expect(two.json().details.protocolVersions).toEqual(doc.protocolVersions);
+  },
+  // A single-major host prefers that major, and a header-less request is served under it.
+  preferredVersion: async (doc) => {
+    expect(doc.preferredVersion).toBe(doc.protocolVersion);
+    const plain = await app.inject({ method: 'GET', url: '/.well-known/openwop' });
+    expect(plain.headers['openwop-version']).toBe(doc.preferredVersion);
+  },
+  // With the test seams: X-Force-Engine-Version inside the range runs, outside it is refused.
+  testing: async (doc) => {
+    const { min, max } = doc.testing.forceEngineVersionRange as { min: number; max: number };
+    const post = (v: number) =>
+      app.inject({
+        method: 'POST',
+        url: '/v1/runs',
+        headers: { ...auth, 'content-type': 'application/json', 'x-force-engine-version': String(v) },
+        payload: { workflowId: 'conformance-noop' },
+      });
+    expect((await post(max)).statusCode).toBe(201);
+    expect((await post(min)).statusCode).toBe(201);
+    expect((await post(max + 1)).json().error).toBe('unsupported_force_engine_version');
+  },
   // Nothing here emits AI envelopes: the catalog is empty and the versions map too.
   supportedEnvelopes: async (doc) => expect(doc.supportedEnvelopes).toEqual([]),
   schemaVersions: async (doc) => expect(doc.schemaVersions).toEqual({}),

@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenStore } from '../../src/policy/tokens.js';
 import { buildApp } from '../../src/server/app.js';
 import { TEST_SEAM_PATHS } from '../../src/server/test-seam-routes.js';
+import { ScriptedProvider } from '../../src/ai/scripted-provider.js';
+import { createAiEnvelopeFamily } from '../../src/openwop/services/ai-envelope-family.js';
 import { HostFixture, clock } from '../openwop/service-test-kit.js';
 import { client, makeToken, serve, tempDb } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
@@ -39,6 +41,24 @@ const SEAMS = [
     path: TEST_SEAM_PATHS[4],
     payload: { provider: 'openai', model: 'gpt-4', messages: [{ role: 'user', content: 'probe' }] },
   },
+  {
+    method: 'POST' as const,
+    url: '/v1/host/sample/test/capability-toggle',
+    path: TEST_SEAM_PATHS[5],
+    payload: { name: '__probe__', value: null },
+  },
+  {
+    method: 'POST' as const,
+    url: '/v1/host/sample/workflows',
+    path: TEST_SEAM_PATHS[6],
+    payload: { workflowId: 'seams-probe', nodes: [{ nodeId: 'n', typeId: 'core.noop' }] },
+  },
+  {
+    method: 'POST' as const,
+    url: '/v1/host/sample/envelope/accept',
+    path: TEST_SEAM_PATHS[7],
+    payload: { envelope: {} },
+  },
 ];
 
 const fx = new HostFixture(() => Promise.resolve({}));
@@ -51,7 +71,9 @@ beforeAll(async () => {
   const tokens = createTokenStore(fx.db, clock);
   auth = { authorization: `Bearer ${(await tokens.add('seams', 'client')).token}` };
   ({ app: off } = await buildApp({ host, auth: tokens, clock }));
-  ({ app: on } = await buildApp({ host, auth: tokens, clock, testSeams: true }));
+  // The envelope/accept seam is served only where the aiEnvelope family is installed.
+  const families = [createAiEnvelopeFamily({ model: new ScriptedProvider({ turns: [] }) })];
+  ({ app: on } = await buildApp({ host, auth: tokens, clock, testSeams: true, families }));
 });
 
 afterAll(async () => {

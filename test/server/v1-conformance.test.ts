@@ -6,7 +6,9 @@
 // - a fork whose `fromSeq` is past the source log is refused 422 (replay-fork scenario), a negative one 400;
 // - two replay forks of one run record identical logs (durations are the recorded ones, not re-measured);
 // - a refine approval's `interrupt.resolved` carries the top-level `action` and its `refineFeedback` (RFC 0183);
-// - discovery answers with `Cache-Control` and `ETag`, and 304 to a matching `If-None-Match`;
+// - discovery answers with `Cache-Control` and `ETag`, and 304 to a matching `If-None-Match`; it lists the majors the
+//   server serves in `protocolVersions` with a 1.x `preferredVersion` (v2 versioning.md §1.1): ["1.0"] alone, and
+//   with `--openwop-v2` the same list as the v2 root, still valid against the v1 capabilities schema;
 // - the supervisor of `conformance-dispatch-loop` (no mock plan, no model) dispatches one worker and then terminates,
 //   and the dispatch records one `node.dispatched` naming the child run (RFC 0007 §D).
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
@@ -14,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import type { RunEvent } from '../../src/openwop/types.js';
-import { client, logProblems, makeToken, serve } from './serve-helpers.js';
+import { openwopSchemas, schemaId } from '../../src/openwop/schemas.js';
+import { client, logProblems, makeToken, serve, tempDb } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 
 const terminal = (s: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(s.status as string);
@@ -131,6 +134,9 @@ describe.each(BACKENDS)('v1 wire rules ($name)', (backend) => {
     expect(etag).toMatch(/^"[^"]+"$/);
     const doc = (await first.json()) as Record<string, unknown>;
     expect(doc.protocolVersion).toBe('1.0');
+    // A single-major host: protocolVersions is that major, preferredVersion equals protocolVersion (RFC 0179 §A.1).
+    expect([doc.protocolVersions, doc.preferredVersion]).toEqual([['1.0'], '1.0']);
+    expect(openwopSchemas().check(schemaId('capabilities'), doc)).toEqual([]);
     const cached = await fetch(`${srv.url}/.well-known/openwop`, { headers: { 'if-none-match': etag! } });
     expect(cached.status).toBe(304);
     expect(await cached.text()).toBe('');
@@ -158,4 +164,21 @@ describe.each(BACKENDS)('v1 wire rules ($name)', (backend) => {
       childStatus: 'completed',
     });
   });
+});
+
+describe('v1 discovery beside major 2', () => {
+  it('with --openwop-v2 the v1 document lists both majors as the v2 root does, preferring 1.0', async () => {
+    const srv = await serve(tempDb(), ['--no-workflows', '--no-mhs', '--openwop-v2']);
+    try {
+      const v1 = (await (await fetch(`${srv.url}/.well-known/openwop`)).json()) as Record<string, unknown>;
+      const v2 = (await (
+        await fetch(`${srv.url}/.well-known/openwop`, { headers: { 'openwop-version': '2' } })
+      ).json()) as Record<string, unknown>;
+      expect([v1.protocolVersion, v1.protocolVersions, v1.preferredVersion]).toEqual(['1.0', ['1.0', '2.0'], '1.0']);
+      expect([v1.protocolVersions, v1.preferredVersion]).toEqual([v2.protocolVersions, v2.preferredVersion]);
+      expect(openwopSchemas().check(schemaId('capabilities'), v1)).toEqual([]);
+    } finally {
+      expect(await srv.stop()).toBe(0);
+    }
+  }, 60_000);
 });

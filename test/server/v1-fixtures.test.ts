@@ -12,7 +12,14 @@
 // - conformance-clarification: waiting-input on a clarification; `{answers: {q1}}` completes it, missing answers 400;
 // - conformance-interrupt-parent-child-cancel: while the child's gate is open the parent reads waiting-approval and
 //   lists the child in `childRuns`; cancelling the parent cascades (child cancelled, reason parent-cancelled, with
-//   parentRunId) and a late resolve of the child's gate is 410 interrupt_gone (interrupt-profiles.md).
+//   parentRunId) and a late resolve of the child's gate is 410 interrupt_gone (interrupt-profiles.md);
+// - conformance-cap-breach with configurable.recursionLimit 3: terminal failed recursion_limit_exceeded, exactly one
+//   cap.breached {kind: node-executions, limit: 3, observed > 3, nodeId} before run.failed, at most 3 node.started;
+// - conformance-version-fold is advertised; without the test seams X-Force-Engine-Version is 403
+//   force_engine_version_forbidden (its forced legs run in test/server/v1-seams.test.ts);
+// - conformance-interrupt-quorum and conformance-channel-ttl are seeded but not advertised: this host has no quorum
+//   gate (a gate with requiredApprovals > 1 is refused at registration, not run as one approval) and no
+//   core.channelWrite.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../ledger/helpers.js';
@@ -164,5 +171,67 @@ describe.each(BACKENDS)('seeded v1 fixtures run as documented ($name)', (backend
     expect(parentEnd.payload.parentRunId).toBeUndefined();
     const late = await api.post(`/v1/runs/${childId}/interrupts/child-gate`, { resumeValue: { action: 'accept' } });
     expect([late.status, late.body.error]).toEqual([410, 'interrupt_gone']);
+  });
+
+  it('conformance-cap-breach: recursionLimit 3 fails the run with one cap.breached before the 4th node', async () => {
+    const limit = 3;
+    const { status, body } = await api.post('/v1/runs', {
+      workflowId: 'conformance-cap-breach',
+      configurable: { recursionLimit: limit },
+    });
+    expect(status).toBe(201);
+    const snap = await api.until(body.runId, terminal);
+    expect(snap.status).toBe('failed');
+    expect(snap.error.code).toBe('recursion_limit_exceeded');
+    expect(typeof snap.error.message).toBe('string');
+    const events = await api.events(body.runId);
+    expect(logProblems(events)).toEqual([]);
+    const breaches = events.filter((e) => e.type === 'cap.breached');
+    expect(breaches).toHaveLength(1);
+    const p = breaches[0]!.payload as Record<string, any>;
+    expect([p.kind, p.limit, typeof p.nodeId]).toEqual(['node-executions', limit, 'string']);
+    expect(p.observed).toBeGreaterThan(limit);
+    const failed = events.find((e) => e.type === 'run.failed')!;
+    expect(breaches[0]!.sequence).toBeLessThan(failed.sequence);
+    const started = events.filter((e) => e.type === 'node.started');
+    expect(started.length).toBeGreaterThan(0);
+    expect(started.length).toBeLessThanOrEqual(limit);
+    expect(started.map((e) => e.nodeId)).not.toContain(p.nodeId);
+  });
+
+  it('version-fold is advertised; quorum and channel-ttl are not; X-Force-Engine-Version needs the test seams', async () => {
+    const doc = (await api.get('/.well-known/openwop')).body;
+    expect(doc.fixtures).toEqual(expect.arrayContaining(['conformance-cap-breach', 'conformance-version-fold']));
+    expect(doc.fixtures).not.toContain('conformance-interrupt-quorum');
+    expect(doc.fixtures).not.toContain('conformance-channel-ttl');
+    expect(doc.testing).toBeUndefined();
+    const forced = await api.post(
+      '/v1/runs',
+      { workflowId: 'conformance-version-fold' },
+      { 'x-force-engine-version': String(doc.engineVersion) },
+    );
+    expect([forced.status, forced.body.error]).toEqual([403, 'force_engine_version_forbidden']);
+    const quorum = await api.post('/v1/workflows', {
+      id: `quorum-${backend.name}`,
+      name: 'quorum',
+      version: '1.0',
+      nodes: [
+        {
+          id: 'gate',
+          typeId: 'core.approvalGate',
+          name: 'Gate',
+          position: { x: 0, y: 0 },
+          config: { requiredApprovals: 3, rejectionPolicy: 'majority' },
+          inputs: {},
+        },
+      ],
+      edges: [],
+      triggers: [],
+      variables: [],
+      metadata: {},
+      settings: {},
+    });
+    expect([quorum.status, quorum.body.error]).toEqual([400, 'validation_error']);
+    expect(JSON.stringify(quorum.body.details)).toContain('/nodes/0/config/requiredApprovals');
   });
 });

@@ -61,10 +61,15 @@ export async function approvalWait(ctx: NodeContext, data: Record<string, unknow
 /** `core.approvalGate`: an approval interrupt resolved through `POST /v1/runs/{runId}/interrupts/{nodeId}`. */
 export const approvalGateNode: NodeModule = {
   typeId: 'core.approvalGate',
-  validate: (node) =>
-    approvalActions(node.config).every((a) => APPROVAL_ACTIONS.has(a))
+  validate: (node) => [
+    ...(approvalActions(node.config).every((a) => APPROVAL_ACTIONS.has(a))
       ? []
-      : [{ path: '/config/actions', message: 'actions must be among accept, reject, refine, edit-accept' }],
+      : [{ path: '/config/actions', message: 'actions must be among accept, reject, refine, edit-accept' }]),
+    // A quorum gate (interrupt-profiles.md openwop-interrupt-quorum) is refused, not run as a single approval.
+    ...(typeof node.config.requiredApprovals === 'number' && node.config.requiredApprovals > 1
+      ? [{ path: '/config/requiredApprovals', message: 'quorum approvals are not supported on this host' }]
+      : []),
+  ],
   execute: (ctx) => approvalWait(ctx),
 };
 

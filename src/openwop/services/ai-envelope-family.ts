@@ -32,7 +32,9 @@ export interface AiEnvelopeFamilyOptions {
  * expose or advertise `aiEnvelope.await`. Installs the `local.ai.envelope` node.
  * @throws HostError `MHS.HOST.CONFIG_INVALID` for a bad envelope kind or schema.
  */
-export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamily {
+export function createAiEnvelopeFamily(
+  o: AiEnvelopeFamilyOptions,
+): ServiceFamily & { readonly catalog: EnvelopeCatalog } {
   const catalog = new EnvelopeCatalog(o.envelopes ?? {});
   const limits: EnvelopeLimits = {
     clarificationRounds: o.clarificationRounds ?? 2,
@@ -41,6 +43,7 @@ export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamil
   };
   return {
     name: 'aiEnvelope',
+    catalog,
     capabilities: () => ({
       aiEnvelope: { supported: true },
       supportedEnvelopes: catalog.kinds(),
@@ -66,4 +69,10 @@ export function createAiEnvelopeFamily(o: AiEnvelopeFamilyOptions): ServiceFamil
       },
     }),
   };
+}
+
+/** The envelope catalog of the installed `aiEnvelope` family, if any (the conformance envelope/accept seam uses it). */
+export function envelopeCatalogOf(families: readonly ServiceFamily[] | undefined): EnvelopeCatalog | undefined {
+  const f = families?.find((x) => x.name === 'aiEnvelope') as { catalog?: unknown } | undefined;
+  return f?.catalog instanceof EnvelopeCatalog ? f.catalog : undefined;
 }

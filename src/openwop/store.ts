@@ -177,14 +177,14 @@ export class OpenwopStore {
   async putWorkflow(def: WorkflowDefinition, source: string): Promise<void> {
     await this.ready;
     const now = isoAt(this.clock.now());
+    // One upsert: processes starting together on one store register the same fixtures at once (issue 19).
     await this.write('put_workflow', () =>
-      this.db.tx(async (t) => {
-        await t.run('DELETE FROM openwop_workflows WHERE workflow_id = ?', [def.id]);
-        await t.run(
-          'INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)',
-          [def.id, def.version, JSON.stringify(def), source, now],
-        );
-      }),
+      this.db.run(
+        `INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (workflow_id) DO UPDATE SET version = excluded.version, definition = excluded.definition,
+           source = excluded.source, registered_at = excluded.registered_at`,
+        [def.id, def.version, JSON.stringify(def), source, now],
+      ),
     );
   }
 

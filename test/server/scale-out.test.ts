@@ -5,12 +5,15 @@
 // and every log is gap-free and schema-valid. A process paused with SIGSTOP until its leases lapsed loses its runs to
 // another process; after SIGCONT it writes nothing more to them (the fence refuses it, or its renewal tells it
 // first, and it reports MHS.HOST.RUN_LEASE_LOST) and the runs complete on the process that took them over.
+// `GET /v1/operator/hosts` (and `mhs-host hosts`) lists the processes and the runs each holds.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/openwop/types.js';
 import { PG_URL, postgresBackend } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
-import { client, logProblems, makeToken, serve } from './serve-helpers.js';
+import { spawnSync } from 'node:child_process';
+import { cliEntry } from '../helpers/cli-entry.js';
+import { ROOT, client, logProblems, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 
 // Short leases keep the takeovers within seconds; the defaults are 15 s and 5 s.
@@ -131,6 +134,14 @@ describe.skipIf(!PG_URL)('several serve processes on one PostgreSQL store', () =
         return true;
       }),
     ).toBe(true);
+    // The operator view: every process listed as running, each holding only runs that were started through it.
+    const hosts = (await reader.get('/v1/operator/hosts')).body;
+    const ownerOf = (p: Served) => hosts.processes.find((h: any) => h.owner.endsWith(`:${p.child.pid}`));
+    for (const [i, p] of procs.entries()) {
+      expect(ownerOf(p)?.running).toBe(true);
+      for (const r of ownerOf(p).runs) expect(byProc[i]).toContain(r.run_id);
+    }
+    expect(ownerOf(procs[1]!).self).toBe(true);
     await victim.kill();
     const unfinished: string[] = [];
     for (const id of byProc[0]!)
@@ -146,6 +157,14 @@ describe.skipIf(!PG_URL)('several serve processes on one PostgreSQL store', () =
     }
     // The victim's unfinished runs were resumed from their logs elsewhere.
     for (const id of unfinished) expect((await reader.events(id)).some((e) => e.type === 'run.resuming')).toBe(true);
+    // Every lease ended with its run; `mhs-host hosts` reads the same view from the store.
+    const cli = spawnSync(cliEntry().command, [...cliEntry().args, 'hosts', '--db', store.location, '--json'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    expect(cli.status).toBe(0);
+    const listed = (JSON.parse(cli.stdout) as { processes: Array<{ runs: unknown[] }> }).processes;
+    expect(listed.flatMap((p) => p.runs)).toEqual([]);
   }, 180_000);
 
   it('SIGSTOP past the lease: the paused owner is fenced off after SIGCONT and its runs complete on another process', async () => {

@@ -124,7 +124,7 @@ export const ErrorCode = {
    * This host process no longer holds the lease of an OpenWOP run on a shared store (issue 19): another process took
    * it over (a higher fencing token) after this one's lease lapsed, so the append or patch was refused in the same
    * transaction and nothing was written. The process stops driving that run (it steps down, never retries the write).
-   * data: runId, owner, token, heldBy?, heldToken?.
+   * data: runId, owner, token, heldBy?, heldToken? (the refused write); runId, owner, detectedBy (the step-down, logged).
    */
   HOST_RUN_LEASE_LOST: 'MHS.HOST.RUN_LEASE_LOST',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',

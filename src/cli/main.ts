@@ -27,6 +27,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   mcp: async () => (await import('./mcp-command.js')).mcpCommand(),
   'conformance-report': async () => (await import('./conformance-command.js')).conformanceCommand(),
   replay: async () => (await import('./replay-command.js')).replayCommand(),
+  hosts: async () => (await import('./hosts-command.js')).hostsCommand(),
 };
 
 async function main(argv: string[]): Promise<void> {

@@ -15,6 +15,7 @@ import { installLastResort } from './last-resort.js';
 import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
 import { positiveMs } from './cli-runtime.js';
+import { runLeaseTimingFromEnv } from '../openwop/run-ownership.js';
 
 /** `serve`'s SQLite busy timeout unless `MHS_SQLITE_BUSY_MS` says otherwise (ms). */
 const SERVE_BUSY_MS = 500;
@@ -92,6 +93,8 @@ export function serveCommand(): Command {
         // Conformance-only seams answer 404 unless the operator turns them on (host-sample-test-seams.md).
         const testSeams = opts.enableTestSeams === true || process.env[TEST_SEAM_ENV_VAR] === 'true';
         const policy = opts.policy ? loadPolicyFile(opts.policy) : DEFAULT_POLICY;
+        // Issue 19: how long this process's run leases last on a shared PostgreSQL store (MHS_RUN_LEASE_*_MS).
+        const runLeases = runLeaseTimingFromEnv();
         // Issue 16: a port in use is refused before the store is opened (nothing attached, recovered or resumed).
         await assertPortFree(opts.port, opts.host);
         const location = resolveDbLocation({ flag: opts.db });
@@ -146,6 +149,7 @@ export function serveCommand(): Command {
           families,
           hostId,
           testSeams,
+          runLeases,
           ...(opts.openwopV2 ? { openwopV2: true } : {}),
           onBackgroundError: logBackgroundError(log),
           ...(gateway

@@ -132,6 +132,13 @@ export const ErrorCode = {
    * data: approval_id, permit_id?.
    */
   HOST_INTERRUPTED: 'MHS.HOST.INTERRUPTED',
+  /**
+   * This host process no longer holds the lease of an OpenWOP run on a shared store (issue 19): another process took
+   * it over (a higher fencing token) after this one's lease lapsed, so the append or patch was refused in the same
+   * transaction and nothing was written. The process stops driving that run (it steps down, never retries the write).
+   * data: runId, owner, token, heldBy?, heldToken? (the refused write); runId, owner, detectedBy (the step-down, logged).
+   */
+  HOST_RUN_LEASE_LOST: 'MHS.HOST.RUN_LEASE_LOST',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -16,6 +16,8 @@ import type { Caller } from './node-registry.js';
 import { ForkStore, ReplayControl } from './replay.js';
 import { controlSubWorkflowNode, subWorkflowNode } from './nodes/subworkflow-node.js';
 import { RunManager } from './run-manager.js';
+import { RunOwnership } from './run-ownership.js';
+import type { RunLeaseTiming } from './run-ownership.js';
 import { mergeCapabilities } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
 import { REPO_ROOT } from './schemas.js';
@@ -58,6 +60,8 @@ export interface OpenwopHostOptions {
   onBackgroundError?: (err: HostError) => void;
   /** Told of every run-store write refused as unavailable (e.g. to probe the ledger, so its status shows it). */
   onStoreOutage?: (err: HostError) => void;
+  /** Lease timing of this process's runs on a shared PostgreSQL store (issue 19; unused on SQLite). */
+  runLeases?: RunLeaseTiming;
 }
 
 /** The assembled OpenWOP host: store, registry, catalog, run manager and the discovery document. */
@@ -66,6 +70,8 @@ export interface OpenwopHost {
   registry: NodeRegistry;
   catalog: WorkflowCatalog;
   runs: RunManager;
+  /** This process's run leases on a shared PostgreSQL store (issue 19); undefined on SQLite (it drives every run). */
+  ownership: RunOwnership | undefined;
   limits: HostLimits;
   /** This host's id (RFC 0040): the `hostId` of its ancestry answers and the `causationHostId` it recognises. */
   hostId: string;
@@ -98,6 +104,15 @@ export interface OpenwopHost {
 export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopHost> {
   ensureTracerProvider();
   const store = new OpenwopStore(o.db, o.clock, o.onStoreOutage);
+  // Issue 19: on a store several processes share, each drives only the runs whose lease it holds.
+  const ownership =
+    o.db.dialect === 'postgres'
+      ? new RunOwnership(o.db, o.clock, {
+          ...(o.runLeases ? { timing: o.runLeases } : {}),
+          ...(o.onBackgroundError ? { onError: o.onBackgroundError } : {}),
+        })
+      : undefined;
+  store.fence = ownership;
   await store.init();
   const forks = new ForkStore(o.db, o.clock);
   await forks.init();
@@ -128,6 +143,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     families,
     hostId: o.hostId ?? 'mhs-host',
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+    ...(ownership ? { ownership } : {}),
   });
   // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
   const base = mergeCapabilities(
@@ -149,6 +165,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     registry,
     catalog,
     runs,
+    ownership,
     limits,
     hostId: o.hostId ?? 'mhs-host',
     capabilities: () => ({ ...base, fixtures: fixtureIds }),

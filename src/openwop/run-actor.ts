@@ -38,6 +38,8 @@ export interface RunActorDeps {
   hostId?: string;
   /** Where failures no caller sees go (a store outage the run waits out, a fault of the actor itself; HOST-093). */
   onBackgroundError?: (err: HostError) => void;
+  /** Told when the fence refused this run's write (issue 19): another process drives the run now. */
+  onLeaseLost?: (runId: string) => void;
 }
 
 type Outcome = { ok: true; result: NodeResult } | { ok: false; error: unknown };
@@ -52,6 +54,10 @@ export class RunActor {
   readonly runId: string;
   readonly done: Promise<RunStatus>;
   private resolveDone!: (s: RunStatus) => void;
+  /** Resolves when this process stops driving the run without ending it (its lease was taken over; issue 19). */
+  readonly steppedDown: Promise<void>;
+  private resolveSteppedDown!: () => void;
+  private stepped = false;
   private readonly graph: Graph;
   private state: GraphState;
   private variables: Record<string, unknown>;
@@ -86,6 +92,7 @@ export class RunActor {
     this.status = run.status;
     this.spanCtx = contextFrom(run.traceparent);
     this.done = new Promise((r) => (this.resolveDone = r));
+    this.steppedDown = new Promise((r) => (this.resolveSteppedDown = r));
     this.interrupts = {
       runId: this.runId,
       pending: this.pending,
@@ -167,11 +174,39 @@ export class RunActor {
 
   private async append(inputs: RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
     // Issue 16: a store outage delays the event until the store is back; it is never dropped.
-    const events = await this.untilStoreBack(() => this.deps.store.append(this.runId, inputs, patch));
+    const events = await this.fenced(() => this.deps.store.append(this.runId, inputs, patch));
     if (patch.status) this.status = patch.status;
     if (patch.variables) this.variables = patch.variables;
     for (const e of events) if (e.nodeId && !e.type.startsWith('node.started')) this.history.get(e.nodeId)?.push(e);
     return events;
+  }
+
+  /**
+   * A write of this run: waits out a store outage; a write the lease fence refused (issue 19) makes the actor step
+   * down (never retried) and ends the caller's work as a halt.
+   */
+  private async fenced<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await this.untilStoreBack(fn);
+    } catch (err) {
+      if (!(err instanceof HostError) || err.code !== ErrorCode.HOST_RUN_LEASE_LOST) throw err;
+      this.stepDown();
+      this.deps.onLeaseLost?.(this.runId);
+      throw new RunHalted(`run ${this.runId}: ${err.message}`);
+    }
+  }
+
+  /**
+   * Stops driving the run without ending it or writing anything (another process holds its lease): waits are
+   * released, timers cleared, node work still in flight finds the halt and records nothing.
+   */
+  stepDown(): void {
+    if (this.terminal || this.stepped) return;
+    this.stepped = true;
+    this.halt.abort();
+    if (this.runTimer) this.deps.clock.clearTimeout(this.runTimer);
+    this.span?.end();
+    this.resolveSteppedDown();
   }
 
   private untilStoreBack<T>(fn: () => Promise<T>): Promise<T> {
@@ -489,7 +524,7 @@ export class RunActor {
       if (this.terminal || this.cancelRequest) return;
       this.cancelRequest = parentRunId ? { reason, by, parentRunId } : { reason, by };
       if (this.failure) this.failure = undefined;
-      await this.untilStoreBack(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }));
+      await this.fenced(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }));
       this.status = 'cancelling';
       this.stop.abort();
       await this.deps.cancelChildren(this.runId, 'parent-cancelled');

@@ -1,8 +1,10 @@
-import { ErrorCode, HostError, H } from '../core/index.js';
+import { ErrorCode, HostError, H, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { ChildRuns, NodeRegistry } from './node-registry.js';
 import type { ServiceFamily } from './service-family.js';
 import { RunActor } from './run-actor.js';
+import { RunHalted } from './run-context.js';
+import type { RunOwnership } from './run-ownership.js';
 import { buildSnapshot } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
 import type { OpenwopStore, StoredRun } from './store.js';
@@ -26,6 +28,11 @@ export interface RunManagerOptions {
   hostId?: string;
   /** Where the run actors report failures no caller sees (HOST-093; `serve` logs them). */
   onBackgroundError?: (err: HostError) => void;
+  /**
+   * The run leases of this process on a shared PostgreSQL store (issue 19): it drives only the runs it holds, takes
+   * over lapsed ones and steps down from lost ones. Absent (SQLite): this process drives every run of the store.
+   */
+  ownership?: RunOwnership;
 }
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
@@ -172,18 +179,62 @@ export class RunManager {
         families: this.o.families ?? [],
         ...(this.o.hostId ? { hostId: this.o.hostId } : {}),
         ...(this.o.onBackgroundError ? { onBackgroundError: this.o.onBackgroundError } : {}),
+        onLeaseLost: (runId) => this.stepDown(runId, 'write_refused'),
       },
       run,
     );
     this.actors.set(run.runId, actor);
     // `done` never rejects (it is only ever resolved), so this chain cannot fail unhandled.
     void actor.done.then(() => {
-      this.actors.delete(run.runId);
-      for (const w of this.waiters.get(run.runId) ?? []) w();
-      this.waiters.delete(run.runId);
+      this.o.ownership?.forget(run.runId);
+      if (this.actors.get(run.runId) === actor) this.actors.delete(run.runId);
+      this.wake(run.runId);
     });
-    await actor.start();
+    try {
+      await actor.start();
+    } catch (err) {
+      // Issue 19: the lease went to another process before the first write; that process drives the run.
+      if (!(err instanceof RunHalted) || this.actors.get(run.runId) === actor) throw err;
+    }
     return actor;
+  }
+
+  private wake(runId: string): void {
+    for (const w of this.waiters.get(runId) ?? []) w();
+    this.waiters.delete(runId);
+  }
+
+  /**
+   * Stops driving `runId` here (its lease was taken over, issue 19); waits on it read the store again. Reported, so
+   * the operator sees that this process was paused or cut off long enough to lose a run.
+   */
+  private stepDown(runId: string, detectedBy: 'write_refused' | 'renewal'): void {
+    const actor = this.actors.get(runId);
+    if (!actor) return;
+    this.actors.delete(runId);
+    actor.stepDown();
+    this.wake(runId);
+    this.o.onBackgroundError?.(
+      new HostError(
+        ErrorCode.HOST_RUN_LEASE_LOST,
+        `run ${runId}: another host process holds its lease now; this one stopped driving it`,
+        { runId, owner: this.o.ownership?.owner ?? null, detectedBy },
+        { remediation: 'Nothing to do: the run goes on in the process that took it over.' },
+      ),
+    );
+  }
+
+  /** Resumes runs whose leases this process took over, from their logs (the path of a restart). */
+  private async resumeClaimed(runIds: readonly string[]): Promise<void> {
+    for (const runId of runIds) {
+      if (this.closed || this.actors.has(runId)) continue;
+      const run = await this.o.store.getRun(runId);
+      if (!run || TERMINAL_STATUSES.has(run.status)) {
+        this.o.ownership?.forget(runId);
+        continue;
+      }
+      await this.spawn(run).catch((err: unknown) => this.o.onBackgroundError?.(toHostError(err)));
+    }
   }
 
   private childRuns(parent: StoredRun): ChildRuns {
@@ -229,7 +280,12 @@ export class RunManager {
       if (!r) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
       if (TERMINAL_STATUSES.has(r.status)) return r.status;
       const actor = this.actors.get(runId);
-      if (actor) return actor.done;
+      if (actor) {
+        const status = await Promise.race([actor.done, actor.steppedDown.then(() => undefined)]);
+        if (status) return status;
+        continue;
+      }
+      // A run driven by another process (issue 19) is read again after each lease sweep of this one.
       await new Promise<void>((res) => {
         const list = this.waiters.get(runId) ?? [];
         list.push(res);
@@ -247,6 +303,15 @@ export class RunManager {
 
   /** Resumes every run that is not terminal (host start). */
   async recover(): Promise<string[]> {
+    const own = this.o.ownership;
+    if (own)
+      return own.start({
+        claimed: (ids) => this.resumeClaimed(ids),
+        lost: (runId) => this.stepDown(runId, 'renewal'),
+        swept: () => {
+          for (const runId of [...this.waiters.keys()]) this.wake(runId);
+        },
+      });
     const resumed: string[] = [];
     for (const run of await this.o.store.activeRuns()) {
       if (this.actors.has(run.runId)) continue;
@@ -381,7 +446,10 @@ export class RunManager {
    */
   async shutdown(graceMs = 10_000): Promise<void> {
     this.closed = true;
+    this.o.ownership?.stopClaiming();
     await Promise.all([...this.actors.values()].map((a) => a.haltForShutdown(graceMs)));
     this.actors.clear();
+    // Issue 19: the leases go at once, so the other processes resume these runs without waiting for them to lapse.
+    await this.o.ownership?.close();
   }
 }

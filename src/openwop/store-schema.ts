@@ -1,5 +1,6 @@
 import { appendOnlyDdl, migrate } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
+import { ensureRunLeases } from './run-leases.js';
 
 /** DDL of the OpenWOP tables; `last_seq` on the run row is the per-run sequence counter (issue 7 §3). */
 const TABLES = `
@@ -57,8 +58,9 @@ const done = new WeakMap<Db, Promise<void>>();
 export function ensureOpenwopTables(db: Db): Promise<void> {
   let p = done.get(db);
   if (!p) {
-    p = migrate(db, 'openwop.v1', (dialect) => `${TABLES}\n${appendOnlyDdl(dialect, 'openwop_events')}`).then(
-      () => undefined,
+    p = migrate(db, 'openwop.v1', (dialect) => `${TABLES}\n${appendOnlyDdl(dialect, 'openwop_events')}`).then(() =>
+      // Issue 19: runs shared by several processes on one PostgreSQL store carry a fencing lease.
+      ensureRunLeases(db),
     );
     done.set(db, p);
     p.catch(() => done.delete(db));

@@ -5,6 +5,7 @@ import type { Db } from '../ledger/db.js';
 import { asStoreOutage } from '../ledger/store-outage.js';
 import { openwopSchemas } from './schemas.js';
 import { ensureOpenwopTables } from './store-schema.js';
+import { TERMINAL_STATUSES } from './types.js';
 import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
 
 /** Engine version stamped on events and snapshots. */
@@ -19,6 +20,19 @@ export interface RunPatch {
   error?: RunError | null;
   startedAt?: string;
   completedAt?: string;
+}
+
+/**
+ * Who may write a run (issue 19): each hook runs inside the store's write transaction. Absent on a store only one
+ * process drives (SQLite), where every run's lease is trivially held.
+ */
+export interface RunFence {
+  /** The inserting process takes the new run's lease. */
+  claim(t: Db, runId: string): Promise<void>;
+  /** Raises `MHS.HOST.RUN_LEASE_LOST` unless this process still holds `runId`'s lease; nothing is then written. */
+  check(t: Db, runId: string): Promise<void>;
+  /** The lease ends with the run (its terminal event). */
+  end(t: Db, runId: string): Promise<void>;
 }
 
 /** A new run as inserted. */
@@ -126,6 +140,8 @@ export class OpenwopStore {
   private readonly ids: IdFactory;
   private readonly bus = new EventEmitter();
   private readonly ready: Promise<void>;
+  /** Set once by the process's run ownership (a shared PostgreSQL store), before any run is created or resumed. */
+  fence: RunFence | undefined;
 
   constructor(
     readonly db: Db,
@@ -161,14 +177,14 @@ export class OpenwopStore {
   async putWorkflow(def: WorkflowDefinition, source: string): Promise<void> {
     await this.ready;
     const now = isoAt(this.clock.now());
+    // One upsert: processes starting together on one store register the same fixtures at once (issue 19).
     await this.write('put_workflow', () =>
-      this.db.tx(async (t) => {
-        await t.run('DELETE FROM openwop_workflows WHERE workflow_id = ?', [def.id]);
-        await t.run(
-          'INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)',
-          [def.id, def.version, JSON.stringify(def), source, now],
-        );
-      }),
+      this.db.run(
+        `INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (workflow_id) DO UPDATE SET version = excluded.version, definition = excluded.definition,
+           source = excluded.source, registered_at = excluded.registered_at`,
+        [def.id, def.version, JSON.stringify(def), source, now],
+      ),
     );
   }
 
@@ -239,6 +255,7 @@ export class OpenwopStore {
           isoAt(this.clock.now()),
         ],
       );
+      await this.fence?.claim(t, runId);
       const row = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE run_id = ?', [runId]);
       return { run: toRun(row!), created: true };
     });
@@ -303,7 +320,12 @@ export class OpenwopStore {
   /** Updates the run row without an event (e.g. `cancelling`, which is not itself an event). */
   async patchRun(runId: string, patch: RunPatch): Promise<void> {
     await this.ready;
-    await this.write('patch_run', () => this.db.tx((t) => this.applyPatch(t, runId, patch)));
+    await this.write('patch_run', () =>
+      this.db.tx(async (t) => {
+        await this.fence?.check(t, runId);
+        await this.applyPatch(t, runId, patch);
+      }),
+    );
   }
 
   private async applyPatch(t: Db, runId: string, patch: RunPatch): Promise<void> {
@@ -331,6 +353,7 @@ export class OpenwopStore {
   private async appendTx(runId: string, inputs: readonly RunEventInput[], patch: RunPatch): Promise<RunEvent[]> {
     const schemas = openwopSchemas();
     const events = await this.db.tx(async (t) => {
+      await this.fence?.check(t, runId);
       await t.run('UPDATE openwop_runs SET last_seq = last_seq + ? WHERE run_id = ?', [inputs.length, runId]);
       const row = await t.get<{ last_seq: number | string; status: RunStatus }>(
         'SELECT last_seq, status FROM openwop_runs WHERE run_id = ?',
@@ -377,6 +400,7 @@ export class OpenwopStore {
         out.push(e);
       }
       await this.applyPatch(t, runId, patch);
+      if (patch.status && TERMINAL_STATUSES.has(patch.status)) await this.fence?.end(t, runId);
       return out;
     });
     for (const e of events) this.bus.emit(runId, e);

@@ -14,6 +14,7 @@ import { registerForceEngineVersion } from './force-engine-version.js';
 import { mergeCapabilities } from '../openwop/service-family.js';
 import { operatorOpenApi } from './operator-openapi.js';
 import { registerAncestryRoute } from './ancestry-route.js';
+import { hostsOpenApiPaths, registerHostsRoute } from './hosts-route.js';
 import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
 import { registerTestSeamRoutes } from './test-seam-routes.js';
@@ -174,6 +175,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   if (deps.testSeams === true) registerLlmCacheKeyRoute(app);
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);
+  registerHostsRoute(app, { db: deps.host.store.db, clock: deps.clock, auth: deps.auth });
   registerPromptRoutes(app, promptLibraryApiOf(deps.families));
   registerAgentRoutes(app, agentInventoryOf(deps.families));
   if (deps.mcp) await registerMcpRoute(app, deps.mcp);
@@ -191,7 +193,7 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
     testSeams: deps.testSeams === true,
     envelopeSeam: envelopeCatalogOf(deps.families) !== undefined,
   }) as { paths: Record<string, unknown> };
-  doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths };
+  doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths, ...hostsOpenApiPaths };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);
   return { app, mounted };

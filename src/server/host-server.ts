@@ -4,6 +4,7 @@ import type { HostRuntime } from '../engine/host-runtime.js';
 import type { Db } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
 import type { OpenwopHost } from '../openwop/host.js';
+import type { RunLeaseTiming } from '../openwop/run-ownership.js';
 import type { NodeModule } from '../openwop/node-registry.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
@@ -42,6 +43,8 @@ export interface HostServerOptions {
   gateway?: GatewayHttpHandler;
   /** Where failures no request sees go (run actors waiting out a store outage; HOST-093). `serve` logs them. */
   onBackgroundError?: (err: HostError) => void;
+  /** Lease timing of this process's runs on a shared PostgreSQL store (issue 19), see `RunLeaseTiming`. */
+  runLeases?: RunLeaseTiming;
 }
 
 /** A listening host: the OpenWOP host, its app and URL. */
@@ -82,6 +85,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     ...(o.workflows === false ? { workflowsDir: false as const } : {}),
     ...(o.hostId ? { hostId: o.hostId } : {}),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+    ...(o.runLeases ? { runLeases: o.runLeases } : {}),
     // HOST-093: a run-store write refused as unavailable makes the ledger probe the store, so its status (operator
     // API, console, new commands refused) shows the outage until a probe succeeds.
     onStoreOutage: () => void o.mhs?.ledger.probe().catch(() => undefined),

@@ -18,27 +18,31 @@ const validBody = new Ajv2020({ strict: false }).compile({
  * non-conformant under major 2).
  */
 export function registerV2CancelRoute(app: FastifyInstance, host: OpenwopHost): void {
-  app.post<{ Params: { runId: string } }>('/runs/:runId/cancel', async (req) => {
-    const who = callerOf(req);
-    const body = req.body ?? {};
-    if (!validBody(body))
-      throw new HostError(ErrorCode.VALIDATION_ERROR, 'the cancel body is not valid', { field: 'reason' });
-    const runId = runIdFromParam(req.params.runId);
-    const run = await host.store.getRun(runId);
-    if (!run) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
-    const terminal = (status: string): HostError =>
-      new HostError(ErrorCode.RUN_TERMINAL, `the run is already ${status}`, { runStatus: status });
-    if (TERMINAL_STATUSES.has(run.status)) throw terminal(run.status);
-    let snap;
-    try {
-      snap = await host.runs.cancel(runId, who, (body as { reason?: string }).reason);
-    } catch (err) {
-      // It ended between the read and the cancel.
-      const now = await host.store.getRun(runId);
-      if (err instanceof HostError && err.code === ErrorCode.CONFLICT && now && TERMINAL_STATUSES.has(now.status))
-        throw terminal(now.status);
-      throw err;
-    }
-    return { runId: bindRunId(runId), status: snap.status === 'cancelled' ? 'cancelled' : 'cancelling' };
-  });
+  app.post<{ Params: { runId: string } }>(
+    '/runs/:runId/cancel',
+    { config: { operationId: 'cancelRun' } },
+    async (req) => {
+      const who = callerOf(req);
+      const body = req.body ?? {};
+      if (!validBody(body))
+        throw new HostError(ErrorCode.VALIDATION_ERROR, 'the cancel body is not valid', { field: 'reason' });
+      const runId = runIdFromParam(req.params.runId);
+      const run = await host.store.getRun(runId);
+      if (!run) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
+      const terminal = (status: string): HostError =>
+        new HostError(ErrorCode.RUN_TERMINAL, `the run is already ${status}`, { runStatus: status });
+      if (TERMINAL_STATUSES.has(run.status)) throw terminal(run.status);
+      let snap;
+      try {
+        snap = await host.runs.cancel(runId, who, (body as { reason?: string }).reason);
+      } catch (err) {
+        // It ended between the read and the cancel.
+        const now = await host.store.getRun(runId);
+        if (err instanceof HostError && err.code === ErrorCode.CONFLICT && now && TERMINAL_STATUSES.has(now.status))
+          throw terminal(now.status);
+        throw err;
+      }
+      return { runId: bindRunId(runId), status: snap.status === 'cancelled' ? 'cancelled' : 'cancelling' };
+    },
+  );
 }

@@ -50,7 +50,7 @@ function pageSize(raw: string | undefined): number {
  * path-projected (identity.md §5); a v1-minted id resolves the same run.
  */
 export function registerV2RunRoutes(app: FastifyInstance, host: OpenwopHost): void {
-  app.post('/runs', async (req, reply) => {
+  app.post('/runs', { config: { operationId: 'createRun' } }, async (req, reply) => {
     const body = toCreateRunRequest(req.body);
     const key = req.headers['idempotency-key'];
     if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255))
@@ -81,7 +81,7 @@ export function registerV2RunRoutes(app: FastifyInstance, host: OpenwopHost): vo
     });
   });
 
-  app.get<{ Params: { runId: string } }>('/runs/:runId', async (req, reply) => {
+  app.get<{ Params: { runId: string } }>('/runs/:runId', { config: { operationId: 'getRun' } }, async (req, reply) => {
     const snap = await v2Snapshot(host, runIdFromParam(req.params.runId));
     const ext = (snap.extensions as Record<string, { lastSequence: number }>)['mhs-host.run']!;
     // runs.md §Caching: a strong ETag from the latest persisted sequence.
@@ -93,18 +93,22 @@ export function registerV2RunRoutes(app: FastifyInstance, host: OpenwopHost): vo
     return snap;
   });
 
-  app.get<{ Querystring: Record<string, string | undefined> }>('/runs', async (req) => {
-    const q = req.query;
-    const limit = pageSize(q.limit);
-    const rows = await host.store.listRuns({
-      limit: limit + 1,
-      ...(q.status ? { status: q.status } : {}),
-      ...(q.workflowId ? { workflowId: q.workflowId } : {}),
-      ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
-    });
-    const page = rows.slice(0, limit);
-    const runs = await Promise.all(page.map((r) => v2Snapshot(host, r.runId)));
-    const last = page.at(-1);
-    return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last.createdAt, last.runId) } : { runs };
-  });
+  app.get<{ Querystring: Record<string, string | undefined> }>(
+    '/runs',
+    { config: { operationId: 'listRuns' } },
+    async (req) => {
+      const q = req.query;
+      const limit = pageSize(q.limit);
+      const rows = await host.store.listRuns({
+        limit: limit + 1,
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.workflowId ? { workflowId: q.workflowId } : {}),
+        ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
+      });
+      const page = rows.slice(0, limit);
+      const runs = await Promise.all(page.map((r) => v2Snapshot(host, r.runId)));
+      const last = page.at(-1);
+      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last.createdAt, last.runId) } : { runs };
+    },
+  );
 }

@@ -1,0 +1,23 @@
+import type { FastifyInstance, RouteOptions } from 'fastify';
+
+/** One route as the router holds it (`url` in Fastify's form, `/runs/:runId`), with its v2 operation id if any. */
+export interface ServedRoute {
+  method: string;
+  url: string;
+  operationId?: string;
+}
+
+/**
+ * Records every route registered on `app` (and in plugins registered under it) from now on; call it before any
+ * route. The v2 OpenAPI document lists the recorded operations, so it describes what is mounted, not a copy of the
+ * spec. Returns the live table.
+ */
+export function recordRoutes(app: FastifyInstance): readonly ServedRoute[] {
+  const table: ServedRoute[] = [];
+  app.addHook('onRoute', (r: RouteOptions) => {
+    const operationId = (r.config as { operationId?: unknown } | undefined)?.operationId;
+    for (const method of Array.isArray(r.method) ? r.method : [r.method])
+      table.push({ method, url: r.url, ...(typeof operationId === 'string' ? { operationId } : {}) });
+  });
+  return table;
+}

@@ -35,8 +35,9 @@ export interface OpenwopV2Deps {
   /** The host's service families: the prompt library and the manifest-agent inventory back their v2 twins. */
   families?: readonly ServiceFamily[];
   /**
-   * Serve major 2 (a preview: default off). v2 versioning.md §1.2: a host MUST NOT advertise a major until every
-   * path-manifest operation it serves under the other is reachable under it, and several v1 operations are not yet.
+   * Serve major 2 beside major 1 (default true; `false` serves major 1 alone). v2 versioning.md §1.2: a host
+   * advertises a major only while every path-manifest operation it serves under the other is reachable under it
+   * (test/openwop/v2/pairing.test.ts checks that against the route table).
    */
   openwopV2?: boolean;
 }
@@ -65,8 +66,9 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): vo
   const tableFile = process.env[ROUTE_TABLE_ENV_VAR];
   if (tableFile) app.addHook('onReady', async () => writeFileSync(tableFile, JSON.stringify(routes)));
   // Without major 2, `OpenWOP-Version: 2` is answered 406 with protocolVersions ["1.0"] (versioning.md §1.3).
-  registerNegotiation(app, deps.host, deps.openwopV2 === true ? [1, 2] : [1]);
-  if (deps.openwopV2 !== true) return;
+  const v2On = deps.openwopV2 !== false;
+  registerNegotiation(app, deps.host, v2On ? [1, 2] : [1]);
+  if (!v2On) return;
   void app.register(async (v2) => {
     v2.setErrorHandler(v2ErrorHandler);
     v2.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {

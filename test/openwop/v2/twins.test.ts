@@ -57,7 +57,7 @@ describe.each(BACKENDS)('v2 twins of the v1 registry operations on $name', (back
     h = await backend.fresh();
     client = await makeToken(h.location, 'client');
     operator = await makeToken(h.location, 'operator', 'op');
-    srv = await serve(h.location, ['--openwop-v2', '--prompts', '--agent-packs', packsDir()]);
+    srv = await serve(h.location, ['--prompts', '--agent-packs', packsDir()]);
   });
   afterAll(async () => {
     await srv?.stop();

@@ -15,9 +15,12 @@ export interface ServedRoute {
 export function recordRoutes(app: FastifyInstance): readonly ServedRoute[] {
   const table: ServedRoute[] = [];
   app.addHook('onRoute', (r: RouteOptions) => {
-    const operationId = (r.config as { operationId?: unknown } | undefined)?.operationId;
+    // `config.operationId` is one id or, for a route that serves several operations, a list.
+    const named = (r.config as { operationId?: unknown } | undefined)?.operationId;
+    const ids = (Array.isArray(named) ? named : [named]).filter((x): x is string => typeof x === 'string');
     for (const method of Array.isArray(r.method) ? r.method : [r.method])
-      table.push({ method, url: r.url, ...(typeof operationId === 'string' ? { operationId } : {}) });
+      for (const operationId of ids.length ? ids : [undefined])
+        table.push({ method, url: r.url, ...(operationId ? { operationId } : {}) });
   });
   return table;
 }

@@ -11,6 +11,7 @@ import {
   toCreateRunRequest,
 } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
+import { v2RunDiff } from './diff-route.js';
 import { runOwner } from './run-owner.js';
 
 /** The v2 snapshot of a run, or `not_found`. */
@@ -81,17 +82,24 @@ export function registerV2RunRoutes(app: FastifyInstance, host: OpenwopHost): vo
     });
   });
 
-  app.get<{ Params: { runId: string } }>('/runs/:runId', { config: { operationId: 'getRun' } }, async (req, reply) => {
-    const snap = await v2Snapshot(host, runIdFromParam(req.params.runId));
-    const ext = (snap.extensions as Record<string, { lastSequence: number }>)['mhs-host.run']!;
-    // runs.md §Caching: a strong ETag from the latest persisted sequence.
-    const etag = `"seq-${ext.lastSequence}"`;
-    void reply.header('etag', etag);
-    const inm = req.headers['if-none-match'];
-    if (typeof inm === 'string' && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))
-      return reply.status(304).send();
-    return snap;
-  });
+  // The router reads `{runId}:diff` as the one `:runId` parameter, so `diffRun` is matched here.
+  app.get<{ Params: { runId: string }; Querystring: Record<string, string | undefined> }>(
+    '/runs/:runId',
+    { config: { operationId: ['getRun', 'diffRun'] } },
+    async (req, reply) => {
+      const diff = /^(.+):diff$/.exec(req.params.runId);
+      if (diff) return v2RunDiff(host, diff[1]!, req.query.against);
+      const snap = await v2Snapshot(host, runIdFromParam(req.params.runId));
+      const ext = (snap.extensions as Record<string, { lastSequence: number }>)['mhs-host.run']!;
+      // runs.md §Caching: a strong ETag from the latest persisted sequence.
+      const etag = `"seq-${ext.lastSequence}"`;
+      void reply.header('etag', etag);
+      const inm = req.headers['if-none-match'];
+      if (typeof inm === 'string' && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))
+        return reply.status(304).send();
+      return snap;
+    },
+  );
 
   app.get<{ Querystring: Record<string, string | undefined> }>(
     '/runs',

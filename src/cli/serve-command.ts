@@ -63,10 +63,8 @@ export function serveCommand(): Command {
       'MCP gateway (/mcp): longest wait for an approval inside one tool call (default 50000); then it answers pending',
       positiveMs('--mcp-approval-wait'),
     )
-    .option(
-      '--openwop-v2',
-      'also serve OpenWOP major 2 (preview: not every v1 operation has its v2 twin yet; docs/openwop.md)',
-    )
+    .option('--openwop-v2', 'serve OpenWOP major 2 beside major 1 (the default; docs/openwop.md)')
+    .option('--no-openwop-v2', 'serve OpenWOP major 1 alone (OpenWOP-Version 2 is then 406)')
     .option(
       '--enable-test-seams',
       `serve the conformance test seams under /v1/host/sample/* (also ${TEST_SEAM_ENV_VAR}=true); never in production`,
@@ -150,7 +148,7 @@ export function serveCommand(): Command {
           hostId,
           testSeams,
           runLeases,
-          ...(opts.openwopV2 ? { openwopV2: true } : {}),
+          ...(opts.openwopV2 === false ? { openwopV2: false } : {}),
           onBackgroundError: logBackgroundError(log),
           ...(gateway
             ? {

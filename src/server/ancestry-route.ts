@@ -13,7 +13,8 @@ export interface RunAncestry {
 
 const RUN_ID = /^[\x21-\x7e]{1,128}$/;
 
-function advertised(host: OpenwopHost): boolean {
+/** True while the host advertises `crossHostCausation.ancestryEndpointSupported` (the route is served only then). */
+export function ancestryAdvertised(host: OpenwopHost): boolean {
   const caps = host.capabilities() as {
     multiAgent?: { executionModel?: { crossHostCausation?: { ancestryEndpointSupported?: unknown } } };
   };
@@ -55,7 +56,7 @@ export async function runAncestry(host: OpenwopHost, runId: string): Promise<Run
  */
 export function registerAncestryRoute(app: FastifyInstance, host: OpenwopHost): void {
   app.get<{ Params: { runId: string } }>('/v1/runs/:runId/ancestry', async (req) => {
-    if (!advertised(host))
+    if (!ancestryAdvertised(host))
       throw new HostError(ErrorCode.NOT_FOUND, 'this host does not serve the run ancestry endpoint', {});
     return runAncestry(host, req.params.runId);
   });

@@ -52,7 +52,7 @@ export interface AppDeps {
    * are not registered, so they answer 404 like any unknown route, and the OpenAPI document omits them.
    */
   testSeams?: boolean;
-  /** Serve OpenWOP major 2 beside major 1 (a preview, default false; see `OpenwopV2Deps.openwopV2`). */
+  /** Serve OpenWOP major 2 beside major 1 (default true; see `OpenwopV2Deps.openwopV2`). */
   openwopV2?: boolean;
   /** The MCP gateway's HTTP handler, mounted at `/mcp` (agent tokens only; see src/gateway). */
   mcp?: McpMount;

@@ -37,7 +37,7 @@ export interface HostServerOptions {
   hostId?: string;
   /** Serve the conformance test seams under `/v1/host/sample/*` (default false: 404), see `AppDeps.testSeams`. */
   testSeams?: boolean;
-  /** Serve OpenWOP major 2 beside major 1 (a preview, default false), see `OpenwopV2Deps.openwopV2`. */
+  /** Serve OpenWOP major 2 beside major 1 (default true), see `OpenwopV2Deps.openwopV2`. */
   openwopV2?: boolean;
   /** The MCP gateway's HTTP handler, served at `/mcp`; closed with the server. */
   gateway?: GatewayHttpHandler;
@@ -106,7 +106,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     },
     ...(o.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: o.sseKeepAliveMs } : {}),
     ...(o.testSeams ? { testSeams: true } : {}),
-    ...(o.openwopV2 ? { openwopV2: true } : {}),
+    ...(o.openwopV2 === false ? { openwopV2: false } : {}),
     ...(o.gateway ? { mcp: { handler: o.gateway, loopback: isLoopback(o.host ?? '127.0.0.1') } } : {}),
   });
   try {

@@ -15,11 +15,46 @@ interface ListQuery {
   limit?: string;
 }
 
-type IdRoute = { Params: { templateId: string }; Querystring: Record<string, string> };
-type IdRequest = FastifyRequest<IdRoute>;
+export type IdRoute = { Params: { templateId: string }; Querystring: Record<string, string> };
+export type IdRequest = FastifyRequest<IdRoute>;
 
-function templateIdOf(req: IdRequest): string {
+/** The checked `{templateId}` path parameter. */
+export function templateIdOf(req: IdRequest): string {
   return checkPromptInput<{ templateId: string }>('TemplateIdParam', req.params, 'path').templateId;
+}
+
+/** `listPromptTemplates` (both majors): filters checked against the request schema, then the library's page. */
+export async function listPrompts(api: PromptLibraryApi, req: FastifyRequest): Promise<unknown> {
+  const q = checkPromptInput<ListQuery>('ListPromptTemplatesQuery', req.query, 'query');
+  return api.list({
+    ...(q.kind ? { kind: q.kind } : {}),
+    ...(q.tag !== undefined ? { tags: Array.isArray(q.tag) ? q.tag : [q.tag] } : {}),
+    ...(q.modelClass ? { modelClass: q.modelClass } : {}),
+    ...(q.source ? { source: q.source } : {}),
+    ...(q.cursor ? { cursor: q.cursor } : {}),
+    ...(q.limit ? { limit: Number(q.limit) } : {}),
+  });
+}
+
+/** `getPromptTemplate` (both majors): the template with its `ETag` and `Cache-Control`, or `304`. */
+export async function getPrompt(api: PromptLibraryApi, req: IdRequest, reply: FastifyReply): Promise<unknown> {
+  const templateId = templateIdOf(req);
+  const q = checkPromptInput<{ version?: string }>('GetPromptTemplateQuery', req.query, 'query');
+  // Single-library host: `libraryId` has nothing to disambiguate and is accepted as is.
+  const t = await api.get(templateId, q.version);
+  const etag = `"sha256:${sha256Hex(jcs(t))}"`;
+  void reply.header('etag', etag);
+  void reply.header('cache-control', q.version ? 'public, max-age=31536000, immutable' : 'max-age=60');
+  const inm = req.headers['if-none-match'];
+  if (typeof inm === 'string' && inm.split(',').some((x) => x.trim() === etag || x.trim() === '*')) {
+    return reply.status(304).send();
+  }
+  return t;
+}
+
+/** `renderPromptTemplate` (both majors). */
+export async function renderPrompt(api: PromptLibraryApi, req: FastifyRequest): Promise<unknown> {
+  return api.render(checkPromptInput<RenderRequest>('RenderPromptRequest', req.body, 'body'));
 }
 
 /**
@@ -45,37 +80,9 @@ export function registerPromptRoutes(app: FastifyInstance, api: PromptLibraryApi
     return;
   }
 
-  app.get('/v1/prompts', async (req) => {
-    const q = checkPromptInput<ListQuery>('ListPromptTemplatesQuery', req.query, 'query');
-    return api.list({
-      ...(q.kind ? { kind: q.kind } : {}),
-      ...(q.tag !== undefined ? { tags: Array.isArray(q.tag) ? q.tag : [q.tag] } : {}),
-      ...(q.modelClass ? { modelClass: q.modelClass } : {}),
-      ...(q.source ? { source: q.source } : {}),
-      ...(q.cursor ? { cursor: q.cursor } : {}),
-      ...(q.limit ? { limit: Number(q.limit) } : {}),
-    });
-  });
-
-  app.get('/v1/prompts/:templateId', async (req: IdRequest, reply: FastifyReply) => {
-    const templateId = templateIdOf(req);
-    const q = checkPromptInput<{ version?: string }>('GetPromptTemplateQuery', req.query, 'query');
-    // Single-library host: `libraryId` has nothing to disambiguate and is accepted as is.
-    const t = await api.get(templateId, q.version);
-    const etag = `"sha256:${sha256Hex(jcs(t))}"`;
-    void reply.header('etag', etag);
-    void reply.header('cache-control', q.version ? 'public, max-age=31536000, immutable' : 'max-age=60');
-    const inm = req.headers['if-none-match'];
-    if (typeof inm === 'string' && inm.split(',').some((x) => x.trim() === etag || x.trim() === '*')) {
-      return reply.status(304).send();
-    }
-    return t;
-  });
-
-  app.post('/v1/prompts::render', { bodyLimit: MAX_RENDER_REQUEST_BYTES }, async (req) => {
-    const body = checkPromptInput<RenderRequest>('RenderPromptRequest', req.body, 'body');
-    return api.render(body);
-  });
+  app.get('/v1/prompts', async (req) => listPrompts(api, req));
+  app.get('/v1/prompts/:templateId', async (req: IdRequest, reply: FastifyReply) => getPrompt(api, req, reply));
+  app.post('/v1/prompts::render', { bodyLimit: MAX_RENDER_REQUEST_BYTES }, async (req) => renderPrompt(api, req));
 
   // The library steers every agent that resolves a PromptRef: changing it is an operator action.
   const operatorOnly = { preHandler: requireOperator };
@@ -95,7 +102,8 @@ export function registerPromptRoutes(app: FastifyInstance, api: PromptLibraryApi
   });
 }
 
-async function requireOperator(req: FastifyRequest): Promise<void> {
+/** The library steers every agent that resolves a PromptRef: changing it needs an operator token. */
+export async function requireOperator(req: FastifyRequest): Promise<void> {
   const role = (req as FastifyRequest & { principal?: Principal }).principal?.role;
   if (role !== 'operator')
     throw new HostError(ErrorCode.FORBIDDEN, 'changing the prompt library needs an operator token', { role });

@@ -1,9 +1,9 @@
 import { PREFERRED_VERSION, VERSION_OF } from '../openwop/v2/index.js';
 import type { Major } from '../openwop/v2/index.js';
 
-/** The OpenWOP majors this server serves: 1 always, 2 with `openwopV2` (v2 versioning.md §1.2). */
+/** The OpenWOP majors this server serves: 1 always, 2 unless `openwopV2: false` (v2 versioning.md §1.2). */
 export function servedMajors(o: { openwopV2?: boolean | undefined }): Major[] {
-  return o.openwopV2 === true ? [1, 2] : [1];
+  return o.openwopV2 === false ? [1] : [1, 2];
 }
 
 /**

@@ -78,14 +78,19 @@ async function run(workflowId: string, key?: string) {
 /** One behaviour check per advertised family. */
 const CHECKS: Record<string, (doc: Record<string, any>) => Promise<void>> = {
   protocolVersion: async (doc) => expect(doc.protocolVersion).toBe('1.0'),
-  // The majors served: major 1 alone here, so `OpenWOP-Version: 2` is refused naming exactly this list.
+  // The majors served (both by default): each one listed answers under its own major, and a major not listed is
+  // refused naming exactly this list.
   protocolVersions: async (doc) => {
-    expect(doc.protocolVersions).toEqual(['1.0']);
-    const two = await app.inject({ method: 'GET', url: '/.well-known/openwop', headers: { 'openwop-version': '2' } });
-    expect(two.statusCode).toBe(406);
-    expect(two.json().details.protocolVersions).toEqual(doc.protocolVersions);
+    expect(doc.protocolVersions).toEqual(['1.0', '2.0']);
+    for (const v of doc.protocolVersions as string[]) {
+      const r = await app.inject({ method: 'GET', url: '/.well-known/openwop', headers: { 'openwop-version': v } });
+      expect([r.statusCode, r.headers['openwop-version']]).toEqual([200, v]);
+    }
+    const three = await app.inject({ method: 'GET', url: '/.well-known/openwop', headers: { 'openwop-version': '3' } });
+    expect(three.statusCode).toBe(406);
+    expect(three.json().details.protocolVersions).toEqual(doc.protocolVersions);
   },
-  // A single-major host prefers that major, and a header-less request is served under it.
+  // Through the overlap the host prefers major 1, and a header-less request is served under it.
   preferredVersion: async (doc) => {
     expect(doc.preferredVersion).toBe(doc.protocolVersion);
     const plain = await app.inject({ method: 'GET', url: '/.well-known/openwop' });

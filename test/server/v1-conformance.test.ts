@@ -7,8 +7,8 @@
 // - two replay forks of one run record identical logs (durations are the recorded ones, not re-measured);
 // - a refine approval's `interrupt.resolved` carries the top-level `action` and its `refineFeedback` (RFC 0183);
 // - discovery answers with `Cache-Control` and `ETag`, and 304 to a matching `If-None-Match`; it lists the majors the
-//   server serves in `protocolVersions` with a 1.x `preferredVersion` (v2 versioning.md §1.1): ["1.0"] alone, and
-//   with `--openwop-v2` the same list as the v2 root, still valid against the v1 capabilities schema;
+//   server serves in `protocolVersions` with a 1.x `preferredVersion` (v2 versioning.md §1.1): ["1.0"] alone with
+//   `--no-openwop-v2`, else the same list as the v2 root, still valid against the v1 capabilities schema;
 // - the supervisor of `conformance-dispatch-loop` (no mock plan, no model) dispatches one worker and then terminates,
 //   and the dispatch records one `node.dispatched` naming the child run (RFC 0007 §D).
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
@@ -134,8 +134,8 @@ describe.each(BACKENDS)('v1 wire rules ($name)', (backend) => {
     expect(etag).toMatch(/^"[^"]+"$/);
     const doc = (await first.json()) as Record<string, unknown>;
     expect(doc.protocolVersion).toBe('1.0');
-    // A single-major host: protocolVersions is that major, preferredVersion equals protocolVersion (RFC 0179 §A.1).
-    expect([doc.protocolVersions, doc.preferredVersion]).toEqual([['1.0'], '1.0']);
+    // Both majors served by default; through the overlap the preferred version is 1.x (RFC 0179 §A.1).
+    expect([doc.protocolVersions, doc.preferredVersion]).toEqual([['1.0', '2.0'], '1.0']);
     expect(openwopSchemas().check(schemaId('capabilities'), doc)).toEqual([]);
     const cached = await fetch(`${srv.url}/.well-known/openwop`, { headers: { 'if-none-match': etag! } });
     expect(cached.status).toBe(304);
@@ -167,8 +167,15 @@ describe.each(BACKENDS)('v1 wire rules ($name)', (backend) => {
 });
 
 describe('v1 discovery beside major 2', () => {
-  it('with --openwop-v2 the v1 document lists both majors as the v2 root does, preferring 1.0', async () => {
-    const srv = await serve(tempDb(), ['--no-workflows', '--no-mhs', '--openwop-v2']);
+  it('the v1 document lists both majors as the v2 root does, preferring 1.0; --no-openwop-v2 lists only 1.0', async () => {
+    const solo = await serve(tempDb(), ['--no-workflows', '--no-mhs', '--no-openwop-v2']);
+    try {
+      const v1 = (await (await fetch(`${solo.url}/.well-known/openwop`)).json()) as Record<string, unknown>;
+      expect([v1.protocolVersions, v1.preferredVersion]).toEqual([['1.0'], '1.0']);
+    } finally {
+      expect(await solo.stop()).toBe(0);
+    }
+    const srv = await serve(tempDb(), ['--no-workflows', '--no-mhs']);
     try {
       const v1 = (await (await fetch(`${srv.url}/.well-known/openwop`)).json()) as Record<string, unknown>;
       const v2 = (await (

@@ -22,3 +22,7 @@ export type { Major, Negotiated, PathKind } from './negotiation.js';
 export { toV2Error, v2StatusOf } from './wire-errors.js';
 export type { V2ErrorEnvelope } from './wire-errors.js';
 export { v2DiscoveryRoot, RUN_LIST_MAX_PAGE } from './discovery.js';
+export { manifestOperations, manifestOperation, manifestSegments } from './path-manifest.js';
+export type { ManifestOperation } from './path-manifest.js';
+export { diffRuns } from './run-diff.js';
+export type { DiffSide, EventDiff, RunDiff } from './run-diff.js';

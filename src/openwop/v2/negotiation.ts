@@ -1,4 +1,5 @@
 import { ErrorCode, HostError } from '../../core/index.js';
+import { manifestSegments } from './path-manifest.js';
 
 /** Every `<major>.<minor>` this host serves (v2 versioning.md §1.1). */
 export const PROTOCOL_VERSIONS = ['1.0', '2.0'] as const;
@@ -16,11 +17,15 @@ export const VERSION_OF: Record<Major, string> = { 1: '1.0', 2: '2.0' };
 /** How a request path relates to the two path spaces (§1.2). */
 export type PathKind = 'v1' | 'unversioned' | 'discovery' | 'other';
 
-/** Classifies a request path (no query): `/v1/…`, the unversioned run surface, the discovery document, or else. */
+/**
+ * Classifies a request path (no query): `/v1/…`, the unversioned surface (a path under a first segment of the
+ * published path manifest), the discovery document, or else (console, operator and vendor paths).
+ */
 export function classifyPath(path: string): PathKind {
   if (path === '/.well-known/openwop') return 'discovery';
   if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
-  if (path === '/runs' || path.startsWith('/runs/') || path.startsWith('/runs:')) return 'unversioned';
+  const first = /^\/([^/:]+)/.exec(path)?.[1];
+  if (first !== undefined && manifestSegments().has(first)) return 'unversioned';
   return 'other';
 }
 

@@ -33,6 +33,21 @@ const RENAMED: Partial<Record<string, string>> = {
 };
 
 /**
+ * Host codes with no v2 row that are a registered v2 class (the prompt library's, RFC 0028): answered as that
+ * class with the host code in `details.hostCode`, so a caller fault stays a caller fault (v2 errors.md: a code that is
+ * not registered is not a protocol error).
+ */
+const FOLDED: Partial<Record<string, string>> = {
+  [ErrorCode.PROMPT_NOT_FOUND]: 'not_found',
+  [ErrorCode.PROMPT_REF_INVALID]: 'validation_error',
+  [ErrorCode.PROMPT_REF_UNPINNED]: 'validation_error',
+  [ErrorCode.PROMPT_TEMPLATE_INVALID]: 'validation_error',
+  [ErrorCode.PROMPT_VARIABLE_UNRESOLVED]: 'validation_error',
+  [ErrorCode.PROMPT_VERSION_PINNED]: 'not_found',
+  [ErrorCode.PROMPT_TEMPLATE_CONFLICT]: 'version_conflict',
+};
+
+/**
  * Rebuilds a host error as a v2 wire error: its registry code and the status the registry assigns. `conflict`
  * names `runner_unavailable` when retryable, `run_state_conflict` (with `details.runStatus`) when it reports a run
  * status, else `version_conflict`. A
@@ -43,6 +58,11 @@ export function toV2Error(e: HostError): { status: number; body: V2ErrorEnvelope
   const reg = v2Registry();
   const details: Record<string, unknown> = { ...e.details };
   let code = RENAMED[e.code] ?? e.code;
+  const folded = FOLDED[e.code];
+  if (folded) {
+    details.hostCode = e.code;
+    code = folded;
+  }
   if (e.code === ErrorCode.CONFLICT) {
     // A retryable conflict is the host shutting down (run-manager.ts), not a state the caller can fix.
     if (e.retryable) code = 'runner_unavailable';

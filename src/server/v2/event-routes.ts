@@ -60,7 +60,7 @@ export function registerV2EventRoutes(app: FastifyInstance, deps: V2EventRouteDe
   const keepAliveMs = Math.min(deps.sseKeepAliveMs ?? 15_000, 30_000);
   const maxPollMs = deps.maxPollMs ?? 60_000;
 
-  app.get('/runs/:runId/events', async (req: Req, reply) => {
+  app.get('/runs/:runId/events', { config: { operationId: 'streamRunEvents' } }, async (req: Req, reply) => {
     const modes = parseStreamMode(req.query.streamMode);
     const runId = runIdFromParam(req.params.runId);
     const owner = await requireRun(host, runId);
@@ -127,7 +127,7 @@ export function registerV2EventRoutes(app: FastifyInstance, deps: V2EventRouteDe
     if (run && TERMINAL_STATUSES.has(run.status) && last >= run.lastSequence) close();
   });
 
-  app.get('/runs/:runId/events/poll', async (req: Req) => {
+  app.get('/runs/:runId/events/poll', { config: { operationId: 'pollRunEvents' } }, async (req: Req) => {
     const runId = runIdFromParam(req.params.runId);
     const owner = await requireRun(host, runId);
     const after = intQuery(req.query.afterSequence, 'afterSequence', 0, Number.MAX_SAFE_INTEGER) ?? -1;

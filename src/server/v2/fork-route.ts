@@ -11,30 +11,34 @@ import { callerOf } from '../auth.js';
  */
 export function registerV2ForkRoute(app: FastifyInstance, host: OpenwopHost): void {
   // The router reads `:runId::fork` as one parameter, so the `{runId}:{action}` segment is matched here.
-  app.post<{ Params: { runAction: string } }>('/runs/:runAction', async (req, reply) => {
-    const m = /^(.+):fork$/.exec(req.params.runAction);
-    if (!m) throw new HostError(ErrorCode.NOT_FOUND, `no route POST ${req.url.split('?')[0]}`);
-    const who = callerOf(req);
-    const sourceRunId = runIdFromParam(m[1]!);
-    const source = await host.store.getRun(sourceRunId);
-    if (!source) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
-    const body = toForkRequest(req.body, source.lastSequence);
-    const key = req.headers['idempotency-key'];
-    if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255))
-      throw new HostError(ErrorCode.VALIDATION_ERROR, 'Idempotency-Key must be 1-255 characters', {
-        field: 'Idempotency-Key',
+  app.post<{ Params: { runAction: string } }>(
+    '/runs/:runAction',
+    { config: { operationId: 'forkRun' } },
+    async (req, reply) => {
+      const m = /^(.+):fork$/.exec(req.params.runAction);
+      if (!m) throw new HostError(ErrorCode.NOT_FOUND, `no route POST ${req.url.split('?')[0]}`);
+      const who = callerOf(req);
+      const sourceRunId = runIdFromParam(m[1]!);
+      const source = await host.store.getRun(sourceRunId);
+      if (!source) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
+      const body = toForkRequest(req.body, source.lastSequence);
+      const key = req.headers['idempotency-key'];
+      if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255))
+        throw new HostError(ErrorCode.VALIDATION_ERROR, 'Idempotency-Key must be 1-255 characters', {
+          field: 'Idempotency-Key',
+        });
+      const { fork, created } = await host.replay.fork(sourceRunId, body, who, key);
+      const seg = runPathSegment(fork.runId);
+      void reply.header('location', `/runs/${seg}`);
+      if (!created) void reply.header('openwop-idempotent-replay', 'true');
+      return reply.status(201).send({
+        runId: bindRunId(fork.runId),
+        sourceRunId: bindRunId(fork.sourceRunId),
+        fromSeq: fork.fromSeq,
+        mode: fork.mode,
+        status: fork.status,
+        eventsUrl: `/runs/${seg}/events`,
       });
-    const { fork, created } = await host.replay.fork(sourceRunId, body, who, key);
-    const seg = runPathSegment(fork.runId);
-    void reply.header('location', `/runs/${seg}`);
-    if (!created) void reply.header('openwop-idempotent-replay', 'true');
-    return reply.status(201).send({
-      runId: bindRunId(fork.runId),
-      sourceRunId: bindRunId(fork.sourceRunId),
-      fromSeq: fork.fromSeq,
-      mode: fork.mode,
-      status: fork.status,
-      eventsUrl: `/runs/${seg}/events`,
-    });
-  });
+    },
+  );
 }

@@ -22,33 +22,37 @@ const validBody = new Ajv2020({ strict: false }).compile({
  * interrupt was already resolved or the run has ended (§Errors).
  */
 export function registerV2InterruptRoute(app: FastifyInstance, host: OpenwopHost): void {
-  app.post<{ Params: { runId: string; nodeId: string } }>('/runs/:runId/interrupts/:nodeId', async (req) => {
-    const who = callerOf(req);
-    const body = req.body ?? {};
-    if (!validBody(body))
-      throw new HostError(ErrorCode.VALIDATION_ERROR, 'the resolve body is {resumeValue}', { field: 'resumeValue' });
-    const runId = runIdFromParam(req.params.runId);
-    const { nodeId } = req.params;
-    const run = await host.store.getRun(runId);
-    if (!run) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
-    const resolved = async (): Promise<boolean> =>
-      (await host.store.events(runId)).some((e) => e.type === 'interrupt.resolved' && e.nodeId === nodeId);
-    const already = (): HostError =>
-      new HostError(ErrorCode.INTERRUPT_ALREADY_RESOLVED, 'the interrupt is already resolved', { nodeId });
-    if (TERMINAL_STATUSES.has(run.status)) throw already();
-    const pending = (await host.runs.snapshot(runId)).pendingInterrupts.some((p) => p.nodeId === nodeId);
-    if (!pending) {
-      if (await resolved()) throw already();
-      throw new HostError(ErrorCode.NOT_FOUND, 'no interrupt at that node', { nodeId });
-    }
-    try {
-      await host.runs.resolveInterrupt(runId, nodeId, body as unknown as Record<string, unknown>, who);
-    } catch (err) {
-      // A concurrent resolve won (exactly one succeeds, §Resolve surfaces).
-      if (err instanceof HostError && (err.code === ErrorCode.NOT_FOUND || err.code === ErrorCode.CONFLICT))
-        throw already();
-      throw err;
-    }
-    return v2Snapshot(host, runId);
-  });
+  app.post<{ Params: { runId: string; nodeId: string } }>(
+    '/runs/:runId/interrupts/:nodeId',
+    { config: { operationId: 'resolveInterruptByRun' } },
+    async (req) => {
+      const who = callerOf(req);
+      const body = req.body ?? {};
+      if (!validBody(body))
+        throw new HostError(ErrorCode.VALIDATION_ERROR, 'the resolve body is {resumeValue}', { field: 'resumeValue' });
+      const runId = runIdFromParam(req.params.runId);
+      const { nodeId } = req.params;
+      const run = await host.store.getRun(runId);
+      if (!run) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
+      const resolved = async (): Promise<boolean> =>
+        (await host.store.events(runId)).some((e) => e.type === 'interrupt.resolved' && e.nodeId === nodeId);
+      const already = (): HostError =>
+        new HostError(ErrorCode.INTERRUPT_ALREADY_RESOLVED, 'the interrupt is already resolved', { nodeId });
+      if (TERMINAL_STATUSES.has(run.status)) throw already();
+      const pending = (await host.runs.snapshot(runId)).pendingInterrupts.some((p) => p.nodeId === nodeId);
+      if (!pending) {
+        if (await resolved()) throw already();
+        throw new HostError(ErrorCode.NOT_FOUND, 'no interrupt at that node', { nodeId });
+      }
+      try {
+        await host.runs.resolveInterrupt(runId, nodeId, body as unknown as Record<string, unknown>, who);
+      } catch (err) {
+        // A concurrent resolve won (exactly one succeeds, §Resolve surfaces).
+        if (err instanceof HostError && (err.code === ErrorCode.NOT_FOUND || err.code === ErrorCode.CONFLICT))
+          throw already();
+        throw err;
+      }
+      return v2Snapshot(host, runId);
+    },
+  );
 }

@@ -1,3 +1,5 @@
+import { servedMajors } from '../served-majors.js';
+import { writeFileSync } from 'node:fs';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError, toHostError } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
@@ -6,12 +8,23 @@ import { toV2Error } from '../../openwop/v2/index.js';
 import { principalOf } from '../auth.js';
 import type { BearerVerifier, Principal } from '../auth.js';
 import { frameworkError } from '../request-hygiene.js';
+import { agentInventoryOf } from '../../openwop/agents/agent-inventory.js';
+import { promptLibraryApiOf } from '../../openwop/services/prompt-library-family.js';
+import type { ServiceFamily } from '../../openwop/service-family.js';
+import { registerV2AgentRoutes } from './agent-routes.js';
 import { registerV2CancelRoute } from './cancel-route.js';
 import { registerV2EventRoutes } from './event-routes.js';
 import { registerV2ForkRoute } from './fork-route.js';
 import { registerV2InterruptRoute } from './interrupt-route.js';
 import { registerNegotiation } from './negotiation-hook.js';
+import { registerV2OpenApiRoute } from './openapi-route.js';
+import { registerV2PromptRoutes } from './prompt-routes.js';
+import { recordRoutes } from './route-table.js';
 import { registerV2RunRoutes } from './run-routes.js';
+import { registerV2WorkflowRoutes } from './workflow-routes.js';
+
+/** Test builds: where the route table is written as JSON once the app is ready (the v1/v2 pairing test reads it). */
+export const ROUTE_TABLE_ENV_VAR = 'MHS_ROUTE_TABLE_FILE';
 
 /** Dependencies of {@link registerOpenwopV2}. */
 export interface OpenwopV2Deps {
@@ -20,9 +33,12 @@ export interface OpenwopV2Deps {
   clock: Clock;
   sseKeepAliveMs?: number;
   maxPollMs?: number;
+  /** The host's service families: the prompt library and the manifest-agent inventory back their v2 twins. */
+  families?: readonly ServiceFamily[];
   /**
-   * Serve major 2 (a preview: default off). v2 versioning.md §1.2: a host MUST NOT advertise a major until every
-   * path-manifest operation it serves under the other is reachable under it, and several v1 operations are not yet.
+   * Serve major 2 beside major 1 (default true; `false` serves major 1 alone). v2 versioning.md §1.2: a host
+   * advertises a major only while every path-manifest operation it serves under the other is reachable under it
+   * (test/openwop/v2/pairing.test.ts checks that against the route table).
    */
   openwopV2?: boolean;
 }
@@ -47,9 +63,14 @@ function v2ErrorHandler(err: FastifyError | Error, _req: FastifyRequest, reply: 
  * error envelope. Call it before any other `onRequest` hook so a version refusal precedes an auth refusal.
  */
 export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): void {
+  const routes = recordRoutes(app);
+  const tableFile = process.env[ROUTE_TABLE_ENV_VAR];
+  if (tableFile) app.addHook('onReady', async () => writeFileSync(tableFile, JSON.stringify(routes)));
   // Without major 2, `OpenWOP-Version: 2` is answered 406 with protocolVersions ["1.0"] (versioning.md §1.3).
-  registerNegotiation(app, deps.host, deps.openwopV2 === true ? [1, 2] : [1]);
-  if (deps.openwopV2 !== true) return;
+  const served = servedMajors(deps);
+  const v2On = served.includes(2);
+  registerNegotiation(app, deps.host, served);
+  if (!v2On) return;
   void app.register(async (v2) => {
     v2.setErrorHandler(v2ErrorHandler);
     v2.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {
@@ -59,11 +80,19 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): vo
     registerV2ForkRoute(v2, deps.host);
     registerV2CancelRoute(v2, deps.host);
     registerV2InterruptRoute(v2, deps.host);
+    registerV2WorkflowRoutes(v2, deps.host);
+    registerV2AgentRoutes(v2, agentInventoryOf(deps.families));
+    registerV2PromptRoutes(v2, promptLibraryApiOf(deps.families));
     registerV2EventRoutes(v2, {
       host: deps.host,
       clock: deps.clock,
       ...(deps.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: deps.sseKeepAliveMs } : {}),
       ...(deps.maxPollMs !== undefined ? { maxPollMs: deps.maxPollMs } : {}),
     });
+  });
+  // Unauthenticated, as its manifest row says.
+  void app.register(async (v2) => {
+    v2.setErrorHandler(v2ErrorHandler);
+    registerV2OpenApiRoute(v2, routes);
   });
 }

@@ -11,6 +11,7 @@ import {
   toCreateRunRequest,
 } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
+import { v2RunDiff } from './diff-route.js';
 import { runOwner } from './run-owner.js';
 
 /** The v2 snapshot of a run, or `not_found`. */
@@ -50,7 +51,7 @@ function pageSize(raw: string | undefined): number {
  * path-projected (identity.md §5); a v1-minted id resolves the same run.
  */
 export function registerV2RunRoutes(app: FastifyInstance, host: OpenwopHost): void {
-  app.post('/runs', async (req, reply) => {
+  app.post('/runs', { config: { operationId: 'createRun' } }, async (req, reply) => {
     const body = toCreateRunRequest(req.body);
     const key = req.headers['idempotency-key'];
     if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255))
@@ -81,30 +82,41 @@ export function registerV2RunRoutes(app: FastifyInstance, host: OpenwopHost): vo
     });
   });
 
-  app.get<{ Params: { runId: string } }>('/runs/:runId', async (req, reply) => {
-    const snap = await v2Snapshot(host, runIdFromParam(req.params.runId));
-    const ext = (snap.extensions as Record<string, { lastSequence: number }>)['mhs-host.run']!;
-    // runs.md §Caching: a strong ETag from the latest persisted sequence.
-    const etag = `"seq-${ext.lastSequence}"`;
-    void reply.header('etag', etag);
-    const inm = req.headers['if-none-match'];
-    if (typeof inm === 'string' && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))
-      return reply.status(304).send();
-    return snap;
-  });
+  // The router reads `{runId}:diff` as the one `:runId` parameter, so `diffRun` is matched here.
+  app.get<{ Params: { runId: string }; Querystring: Record<string, string | undefined> }>(
+    '/runs/:runId',
+    { config: { operationId: ['getRun', 'diffRun'] } },
+    async (req, reply) => {
+      const diff = /^(.+):diff$/.exec(req.params.runId);
+      if (diff) return v2RunDiff(host, diff[1]!, req.query.against);
+      const snap = await v2Snapshot(host, runIdFromParam(req.params.runId));
+      const ext = (snap.extensions as Record<string, { lastSequence: number }>)['mhs-host.run']!;
+      // runs.md §Caching: a strong ETag from the latest persisted sequence.
+      const etag = `"seq-${ext.lastSequence}"`;
+      void reply.header('etag', etag);
+      const inm = req.headers['if-none-match'];
+      if (typeof inm === 'string' && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === etag))
+        return reply.status(304).send();
+      return snap;
+    },
+  );
 
-  app.get<{ Querystring: Record<string, string | undefined> }>('/runs', async (req) => {
-    const q = req.query;
-    const limit = pageSize(q.limit);
-    const rows = await host.store.listRuns({
-      limit: limit + 1,
-      ...(q.status ? { status: q.status } : {}),
-      ...(q.workflowId ? { workflowId: q.workflowId } : {}),
-      ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
-    });
-    const page = rows.slice(0, limit);
-    const runs = await Promise.all(page.map((r) => v2Snapshot(host, r.runId)));
-    const last = page.at(-1);
-    return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last.createdAt, last.runId) } : { runs };
-  });
+  app.get<{ Querystring: Record<string, string | undefined> }>(
+    '/runs',
+    { config: { operationId: 'listRuns' } },
+    async (req) => {
+      const q = req.query;
+      const limit = pageSize(q.limit);
+      const rows = await host.store.listRuns({
+        limit: limit + 1,
+        ...(q.status ? { status: q.status } : {}),
+        ...(q.workflowId ? { workflowId: q.workflowId } : {}),
+        ...(q.cursor ? { after: decodeCursor(q.cursor) } : {}),
+      });
+      const page = rows.slice(0, limit);
+      const runs = await Promise.all(page.map((r) => v2Snapshot(host, r.runId)));
+      const last = page.at(-1);
+      return rows.length > limit && last ? { runs, nextCursor: encodeCursor(last.createdAt, last.runId) } : { runs };
+    },
+  );
 }

@@ -4,7 +4,8 @@
 // protocol_version_unsupported echoing protocolVersions, a /v1/ path under another major is 400
 // protocol_version_mismatch (before authentication); every protocol response names its contract in OpenWOP-Version;
 // the discovery document is one resource: the v1 document without a header (valid against the v1 schemas) and the
-// closed v2 root under major 2, with a strong ETag and 304 on If-None-Match.
+// closed v2 root under major 2, with a strong ETag and 304 on If-None-Match. Major 2 is served by default;
+// `serve --no-openwop-v2` serves major 1 alone and answers major 2 406 listing only 1.0.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openwopSchemas, schemaId } from '../../../src/openwop/schemas.js';
 import { BACKENDS } from '../../ledger/helpers.js';
@@ -20,7 +21,7 @@ describe.each(BACKENDS)('OpenWOP-Version negotiation on $name', (backend) => {
   beforeAll(async () => {
     h = await backend.fresh();
     token = await makeToken(h.location, 'client');
-    srv = await serve(h.location, ['--openwop-v2']);
+    srv = await serve(h.location);
   });
   afterAll(async () => {
     await srv?.stop();
@@ -122,16 +123,15 @@ describe.each(BACKENDS)('OpenWOP-Version negotiation on $name', (backend) => {
   });
 });
 
-// versioning.md §1.2: a host MUST NOT advertise a major until every operation it serves under the other is reachable
-// under it. Major 2 is a preview here (`serve --openwop-v2`): without the flag it is not served at all.
-describe('without --openwop-v2 (the default)', () => {
+// `serve --no-openwop-v2` serves major 1 alone: major 2 is neither advertised nor served.
+describe('with --no-openwop-v2', () => {
   let h: StoreHandle;
   let srv: Served;
   let token: string;
   beforeAll(async () => {
     h = await BACKENDS[0]!.fresh();
     token = await makeToken(h.location, 'client');
-    srv = await serve(h.location);
+    srv = await serve(h.location, ['--no-openwop-v2']);
   });
   afterAll(async () => {
     await srv?.stop();
@@ -143,6 +143,7 @@ describe('without --openwop-v2 (the default)', () => {
       ['GET', '/.well-known/openwop'],
       ['GET', '/runs'],
       ['POST', '/runs'],
+      ['GET', '/agents'],
     ] as const) {
       const r = await call(srv.url, method, path, {
         token,

@@ -105,6 +105,8 @@ async function list(flags: ListFlags): Promise<void> {
     }
     for (const err of result.errors)
       process.stderr.write(`warning ${err.code} [${String(err.details.source ?? '?')}]: ${err.message}\n`);
+    for (const r of result.redirects)
+      process.stderr.write(`note [${r.source}]: ${r.from} redirected to ${r.to} (same origin)\n`);
     const rows = await c.store.list();
     const summaries = [];
     for (const row of rows) {

@@ -168,17 +168,98 @@ export function wellKnownUrl(baseUrl: string): string {
   return new URL('.well-known/mhs.json', base).toString();
 }
 
-/** Fetch with a deadline on the injected clock. */
+/** Limits of a discovery fetch (issue 20, HOST-010): a descriptor or registry document is small. */
+export const DISCOVERY_MAX_BYTES = 256 * 1024;
+const MAX_REDIRECTS = 3;
+
+/** A refused discovery fetch: the reason is a stable word in `details.reason`. */
+class DiscoveryFetchError extends Error {
+  constructor(
+    message: string,
+    readonly details: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+/** Reads a body up to `maxBytes`; past it the rest is never read. */
+async function readLimited(res: Response, maxBytes: number, url: string): Promise<string> {
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes)
+    throw new DiscoveryFetchError(`${url} declares ${declared} bytes, over the ${maxBytes}-byte discovery limit`, {
+      reason: 'too_large',
+      limit: maxBytes,
+    });
+  if (!res.body) return '';
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new DiscoveryFetchError(`${url} sent more than the ${maxBytes}-byte discovery limit`, {
+        reason: 'too_large',
+        limit: maxBytes,
+      });
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Fetch with a deadline on the injected clock over the whole exchange, a size limit, and redirects followed only
+ * within the same origin (issue 20, HOST-010: another origin would store an endpoint the operator never named).
+ * Each same-origin hop is reported to `onRedirect`.
+ */
 export async function fetchJson(
   url: string,
-  opts: { fetch?: typeof fetch; clock: Clock; timeoutMs: number },
+  opts: {
+    fetch?: typeof fetch;
+    clock: Clock;
+    timeoutMs: number;
+    maxBytes?: number;
+    onRedirect?: (from: string, to: string) => void;
+  },
 ): Promise<unknown> {
   const ac = new AbortController();
   const h = opts.clock.setTimeout(() => ac.abort(), opts.timeoutMs);
   try {
-    const res = await (opts.fetch ?? fetch)(url, { signal: ac.signal, headers: { accept: 'application/json' } });
-    if (!res.ok) throw new Error(`HTTP ${res.status}`);
-    return (await res.json()) as unknown;
+    let at = url;
+    for (let hop = 0; ; hop++) {
+      const res = await (opts.fetch ?? fetch)(at, {
+        signal: ac.signal,
+        redirect: 'manual',
+        headers: { accept: 'application/json' },
+      });
+      if (res.status >= 300 && res.status < 400) {
+        const location = res.headers.get('location');
+        await res.body?.cancel().catch(() => undefined);
+        const next = location ? new URL(location, at) : null;
+        if (!next) throw new DiscoveryFetchError(`${at} redirected without a Location`, { reason: 'bad_redirect' });
+        if (next.origin !== new URL(at).origin)
+          throw new DiscoveryFetchError(`${at} redirected to another origin (${next.origin}); not followed`, {
+            reason: 'cross_origin_redirect',
+            location: next.toString(),
+          });
+        if (hop >= MAX_REDIRECTS)
+          throw new DiscoveryFetchError(`${url} redirected more than ${MAX_REDIRECTS} times`, {
+            reason: 'too_many_redirects',
+          });
+        opts.onRedirect?.(at, next.toString());
+        at = next.toString();
+        continue;
+      }
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const text = await readLimited(res, opts.maxBytes ?? DISCOVERY_MAX_BYTES, at);
+      return JSON.parse(text) as unknown;
+    }
+  } catch (e) {
+    if (ac.signal.aborted) throw new Error(`no complete answer within ${opts.timeoutMs} ms`);
+    throw e;
   } finally {
     opts.clock.clearTimeout(h);
   }
@@ -191,7 +272,7 @@ export async function fetchJson(
 export async function fetchDescriptor(
   baseUrl: string,
   source: SourceRef,
-  opts: { fetch?: typeof fetch; clock: Clock; timeoutMs: number },
+  opts: { fetch?: typeof fetch; clock: Clock; timeoutMs: number; onRedirect?: (from: string, to: string) => void },
 ): Promise<EndpointDescriptor> {
   const url = wellKnownUrl(baseUrl);
   const details = { source: `${source.kind}:${source.ref}`, url };
@@ -199,11 +280,17 @@ export async function fetchDescriptor(
   try {
     body = await fetchJson(url, opts);
   } catch (e) {
+    const refused = e instanceof DiscoveryFetchError ? e.details : {};
     throw new HostError(
       ErrorCode.HOST_DESCRIPTOR_INVALID,
-      `descriptor ${url} (from ${details.source}) could not be fetched: ${toHostError(e).message}`,
-      details,
-      { remediation: 'Check that the endpoint is running and the base URL is right.' },
+      `descriptor ${url} (from ${details.source}) could not be fetched: ${e instanceof Error ? e.message : toHostError(e).message}`,
+      { ...details, ...refused },
+      {
+        remediation:
+          refused['reason'] === 'cross_origin_redirect'
+            ? 'Configure the endpoint by the URL it is served at; redirects to another origin are never followed.'
+            : 'Check that the endpoint is running and the base URL is right.',
+      },
     );
   }
   const check = checkWire('descriptor', body);

@@ -35,6 +35,8 @@ export interface DiscoveryResult {
   endpoints: DiscoveredEndpoint[];
   /** One error per malformed source, entry or descriptor; each names its source in `details.source`. */
   errors: HostError[];
+  /** Same-origin redirects followed while fetching descriptors (cross-origin ones are refused, in `errors`). */
+  redirects: { source: string; from: string; to: string }[];
 }
 
 /** Options of {@link discoverEndpoints}. */
@@ -108,10 +110,14 @@ function fromRow(r: ConnectorRow): Omit<DiscoveredEndpoint, 'seen_in'> {
   return { ...rest, key, source: { kind: 'registry', ref: 'db' } };
 }
 
-async function resolve(
-  c: Candidate,
-  o: { fetch?: typeof fetch; clock: Clock; timeoutMs: number },
-): Promise<Omit<DiscoveredEndpoint, 'seen_in'>> {
+type FetchOpts = {
+  fetch?: typeof fetch;
+  clock: Clock;
+  timeoutMs: number;
+  onRedirect?: (from: string, to: string, source: SourceRef) => void;
+};
+
+async function resolve(c: Candidate, o: FetchOpts): Promise<Omit<DiscoveredEndpoint, 'seen_in'>> {
   if (c.kind === 'stdio')
     return {
       key: stdioKey(c.command),
@@ -124,15 +130,21 @@ async function resolve(
       auth: { scheme: 'local' },
       descriptor: null,
     };
-  return fromDescriptor(await fetchDescriptor(c.baseUrl, c.source, o), c);
+  const { onRedirect, ...rest } = o;
+  const hops = onRedirect ? { onRedirect: (from: string, to: string) => onRedirect(from, to, c.source) } : {};
+  return fromDescriptor(await fetchDescriptor(c.baseUrl, c.source, { ...rest, ...hops }), c);
 }
 
-async function readFederated(urls: string[], o: { fetch?: typeof fetch; clock: Clock; timeoutMs: number }) {
+async function readFederated(urls: string[], o: FetchOpts) {
   const out: SourceRead = { candidates: [], errors: [] };
   for (const url of urls) {
     const source: SourceRef = { kind: 'federated', ref: url };
     try {
-      const doc = await fetchJson(url, o);
+      const { onRedirect, ...rest } = o;
+      const doc = await fetchJson(url, {
+        ...rest,
+        ...(onRedirect ? { onRedirect: (from: string, to: string) => onRedirect(from, to, source) } : {}),
+      });
       const r = parseEndpointsDocument(JSON.stringify(doc), source);
       out.candidates.push(...r.candidates);
       out.errors.push(...r.errors);
@@ -160,10 +172,12 @@ export async function discoverEndpoints(opts: DiscoveryOptions): Promise<Discove
       { requested_by: String(opts.requestedBy) },
     );
   const env = opts.env ?? process.env;
-  const o = {
+  const redirects: DiscoveryResult['redirects'] = [];
+  const o: FetchOpts = {
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
     clock: opts.clock ?? new RealClock(),
     timeoutMs: opts.timeoutMs ?? 5000,
+    onRedirect: (from, to, source) => redirects.push({ source: `${source.kind}:${source.ref}`, from, to }),
   };
   const errors: HostError[] = [];
   const reads: SourceRead[] = [readEnvSource(env.MHS_ENDPOINTS)];
@@ -214,5 +228,5 @@ export async function discoverEndpoints(opts: DiscoveryOptions): Promise<Discove
     if (!seen.endpoint_id && r.endpoint_id) seen.endpoint_id = r.endpoint_id;
     if (!seen.descriptor && r.descriptor) seen.descriptor = r.descriptor;
   }
-  return { endpoints: [...byKey.values()], errors };
+  return { endpoints: [...byKey.values()], errors, redirects };
 }

@@ -126,19 +126,17 @@ export function createPermitService(deps: PermitServiceDeps): PermitService {
       if (req.resource !== undefined) args.resource = req.resource;
       if (req.expected_revision !== undefined) args.expected_revision = req.expected_revision;
       const res = await conn.callTool('mhs__permit', args);
+      // What the permit is for, as both the issue and the refusal record it.
+      const scope = {
+        approval_id: req.approval_id,
+        endpoint_id: req.endpoint_id,
+        device_id: req.device_id,
+        session_id: req.session_id,
+        capability_id: req.capability_id,
+        input_digest: req.input_digest,
+      };
       const refuse = async (e: HostError): Promise<never> => {
-        await ledger.append({
-          kind: 'permit.refused',
-          ...extra,
-          approval_id: req.approval_id,
-          endpoint_id: req.endpoint_id,
-          device_id: req.device_id,
-          session_id: req.session_id,
-          capability_id: req.capability_id,
-          input_digest: req.input_digest,
-          code: e.code,
-          message: e.message,
-        });
+        await ledger.append({ kind: 'permit.refused', ...extra, ...scope, code: e.code, message: e.message });
         throw e;
       };
       if (res.isError) return refuse(structuredError(res.structuredContent));
@@ -154,12 +152,7 @@ export function createPermitService(deps: PermitServiceDeps): PermitService {
       const expiresMs = Date.parse(p.expires_at);
       const hp: HostPermit = {
         permit_id: p.permit_id,
-        approval_id: req.approval_id,
-        endpoint_id: req.endpoint_id,
-        device_id: req.device_id,
-        session_id: req.session_id,
-        capability_id: req.capability_id,
-        input_digest: req.input_digest,
+        ...scope,
         expires_at: p.expires_at,
         single_use: true,
         state: 'issued',
@@ -179,12 +172,7 @@ export function createPermitService(deps: PermitServiceDeps): PermitService {
         kind: 'permit.issue',
         ...extra,
         permit_id: hp.permit_id,
-        approval_id: hp.approval_id,
-        endpoint_id: hp.endpoint_id,
-        device_id: hp.device_id,
-        session_id: hp.session_id,
-        capability_id: hp.capability_id,
-        input_digest: hp.input_digest,
+        ...scope,
         expires_at: hp.expires_at,
         ttl_ms: req.ttl_ms,
         single_use: true,

@@ -5,9 +5,10 @@
 // answered with a refusal where the source's answer was valid (or the reverse), the replay appends
 // `replay.divergedAtRefusal` with both envelope kinds and fails `replay_diverged_at_refusal` (422 on REST), never
 // substituting either answer; the mock provider is programmed through `POST /v1/host/sample/test/mock-ai/program`.
-// Every event validates against the run-event schemas. The host (with the agents family, so it advertises
-// multiAgent.executionModel) does not claim `replayDeterminism` (that is a Phase 4 / executionModel v4 claim, which
-// also needs the §A cache-key recipe, not built) and validates.
+// Every event validates against the run-event schemas. The §A cache-key recipe is built (src/ai/llm-cache-key.ts, over
+// the published vectors), but the host (with the agents family, so it advertises multiAgent.executionModel) does not
+// claim `replayDeterminism` (an executionModel v4 claim): a replay's log still differs from its source's, under the
+// public scenario's normalisation, in `causationId` and the fork's lineage fields (replay-observable-sequence.test.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentsFamily } from '../../src/openwop/agents/agents-family.js';
 import type { RunEvent } from '../../src/openwop/types.js';
@@ -100,7 +101,7 @@ function prefixThrough(events: readonly RunEvent[], nodeId: string): RunEvent[] 
 }
 
 describe('RFC 0041 §D: advertisement', () => {
-  it('does not claim multiAgent.executionModel.replayDeterminism (Phase 4 needs executionModel v4 and the §A cache recipe); the document validates', () => {
+  it('does not claim multiAgent.executionModel.replayDeterminism (a v4 claim §C does not yet meet here); the document validates', () => {
     const doc = expectValidCapabilities(fx.host) as { multiAgent?: { executionModel?: Record<string, unknown> } };
     expect(doc.multiAgent?.executionModel?.replayDeterminism).toBeUndefined();
   });

@@ -192,7 +192,8 @@ export function structuredOutputNode(programs: MockAiPrograms): NodeModule {
       const original = recordedKind(rec);
       // Refusal divergence is checked for the conformance mock only (a real model is not asked twice).
       if (ctx.node.config.provider !== 'mock' || original === undefined || !rec?.outcome) return;
-      const replay = kindOf(await ask(ctx, programs, 'mock-ai:replay-answer'), ctx.node.config.outputSchema);
+      // Checkpointed under the source's name: the replay's log.appended matches the source's (RFC 0041 §C).
+      const replay = kindOf(await ask(ctx, programs, 'mock-ai:answer'), ctx.node.config.outputSchema);
       if (replay === 'invalid' || replay === original) return;
       const diverged = {
         sourceRunId,

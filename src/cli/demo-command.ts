@@ -1,3 +1,4 @@
+import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
@@ -9,8 +10,28 @@ import type { ConnectorRow } from '../mhs/connector-row.js';
 import { openCliRuntime } from './cli-runtime.js';
 import { printTaskSummary, progressPrinter } from './run-task-command.js';
 
-/** The operator identity the demo acts as; its enablement is recorded in the ledger (HOST-066, 069). */
-export const DEMO_OPERATOR = { id: 'demo-operator', via: 'cli demo' };
+/**
+ * The operator the demo acts as: the OS user who ran the command, via `cli demo`. Running `npm start` is that
+ * person's explicit action; the enablement is recorded under their name in the ledger (HOST-066, 069).
+ */
+export function demoOperator(): { id: string; via: 'cli demo' } {
+  let id = '';
+  try {
+    id = userInfo().username;
+  } catch {
+    id = process.env['USER'] ?? process.env['USERNAME'] ?? '';
+  }
+  if (!id.trim())
+    throw new HostError(
+      ErrorCode.HOST_CONFIG_INVALID,
+      'cannot name the OS user who runs the demo',
+      {},
+      {
+        remediation: 'run the demo as a named OS user, or enable the connectors with mhs-host endpoints enable',
+      },
+    );
+  return { id, via: 'cli demo' };
+}
 
 const BIN = fileURLToPath(new URL('../../bin/mhs-host.js', import.meta.url));
 
@@ -111,8 +132,8 @@ async function exportAndVerify(
 
 /**
  * `mhs-host demo` (`npm start`): the README's main job. Starts the bundled thermostat and conveyor simulators as
- * stdio children, uses the default SQLite store, enables the two demo connectors as the recorded operator
- * action of `demo-operator`, runs one multi-endpoint task through the governed path, prints every receipt and
+ * stdio children, uses the default SQLite store, says it enables the two demo connectors as the OS user who ran
+ * the command and records that operator action (`cli demo`) in the ledger, runs one multi-endpoint task through the governed path, prints every receipt and
  * the ledger verification, then exports the evidence package (host ledger + both endpoints' evidence chains)
  * and verifies it offline; exits 0 when all succeed.
  */
@@ -129,16 +150,19 @@ export function demoCommand(): Command {
       try {
         out(`store: ${rt.db.location} (${rt.db.dialect})`);
         out('MHS integration is experimental and disabled by default (HOST-066).');
+        const operator = demoOperator();
+        out(
+          `enabling the demo connectors as operator "${operator.id}": the OS user who ran this command; ` +
+            `running it is your explicit operator action, recorded in the ledger (via "${operator.via}")`,
+        );
         for (const row of demoRows()) {
           await rt.connectors.upsertDiscovered(row);
           if (await rt.enablement.isEnabled(row.connector_id)) {
             out(`connector ${row.connector_id}: already enabled by an operator`);
             continue;
           }
-          const { entry } = await rt.enablement.enable(row.connector_id, DEMO_OPERATOR);
-          out(
-            `connector ${row.connector_id}: enabled by operator "${DEMO_OPERATOR.id}" (explicit demo action, ledger seq ${entry?.seq})`,
-          );
+          const { entry } = await rt.enablement.enable(row.connector_id, operator);
+          out(`connector ${row.connector_id}: enabled by operator "${operator.id}" (ledger seq ${entry?.seq})`);
         }
         for (const row of demoRows()) {
           const ep = await rt.connectEndpoint(row.connector_id);

@@ -36,6 +36,7 @@ interface SimFlags {
   replay?: string;
   timeScale?: number;
   interlock: string[];
+  standInHardware: string[];
   latencyMs?: number;
   dropReply?: string | boolean;
   stall?: string | boolean;
@@ -70,6 +71,12 @@ export function simCommand(): Command {
     .option('--replay <bundle>', 'serve in replay mode from an exported evidence bundle (wire contract §10)')
     .option('--time-scale <f>', 'divide modelled durations by F', (v) => Number(v))
     .option('--interlock <spec>', 'initial interlock state DEVICE:ID=closed|open|unknown (repeatable)', collect, [])
+    .option(
+      '--stand-in-hardware <device>',
+      'test option: DEVICE reports mode "hardware", labelled a simulator standing in for hardware (repeatable)',
+      collect,
+      [],
+    )
     .option('--latency-ms <ms>', 'fault: add latency to every tool call', int(0))
     .option('--drop-reply [n]', 'fault: execute capability calls, then never answer (every call, or only the Nth)')
     .option('--stall [n]', 'fault: accept capability calls and never answer or execute (every, or the Nth)')
@@ -140,8 +147,15 @@ export function simCommand(): Command {
         timeScale: flags.timeScale,
         replay,
         interlocks: flags.interlock.map(parseInterlock),
+        standInHardware: flags.standInHardware,
       };
-      const stdioCommand = ['mhs-host', 'sim', [...names].join(','), '--stdio'];
+      const stdioCommand = [
+        'mhs-host',
+        'sim',
+        [...names].join(','),
+        '--stdio',
+        ...flags.standInHardware.flatMap((d) => ['--stand-in-hardware', d]),
+      ];
       if (flags.http !== undefined) {
         const server = await listen(flags.host, flags.http);
         const port = (server.address() as { port: number }).port;

@@ -10,6 +10,24 @@ import { initialState, stateOfResource, type DeviceState } from './physics.js';
 /** Resource name of the execution counters. */
 export const COUNTERS_RESOURCE = '_counters';
 
+/** Words every stand-in profile carries (display name, summary, fidelity gap). */
+export const STAND_IN_NOTICE = 'simulator standing in for hardware (test option --stand-in-hardware)';
+
+/**
+ * A simulated device presented as `mode:"hardware"` for tests of hardware handling; the profile says in words
+ * that it is a simulator (HOST-003, 013). No new wire fields: the display name and summary, which hosts show
+ * for every mode (fidelity gaps are dropped: hosts show none for hardware, HOST-013).
+ */
+function standIn(p: DeviceProfile): DeviceProfile {
+  const { fidelity: _gaps, ...rest } = p;
+  return {
+    ...rest,
+    mode: 'hardware',
+    display_name: `${p.display_name} [${STAND_IN_NOTICE}]`,
+    summary: `SIMULATOR STANDING IN FOR HARDWARE, no physical device: ${p.summary}`,
+  };
+}
+
 export class SimDevice {
   readonly profile: DeviceProfile;
   state: DeviceState;
@@ -21,10 +39,11 @@ export class SimDevice {
   constructor(
     readonly def: FamilyDefinition,
     seed: number,
+    standInHardware = false,
   ) {
     const profile = structuredClone(def.device);
     if (profile.determinism.kind === 'seeded') profile.determinism.seed = seed;
-    this.profile = profile;
+    this.profile = standInHardware ? standIn(profile) : profile;
     this.state = initialState(def.model);
     this.random = seededRandom(seed);
   }

@@ -5,7 +5,7 @@
  */
 import { ErrorCode, H, HostError, createIdFactory, isoAt, type IdFactory } from '../core/index.js';
 import type { DeviceProfile, Manifest, Receipt, SafetyStatus, Session } from '../mhs/wire-types.js';
-import { SimDevice, COUNTERS_RESOURCE } from './device.js';
+import { SimDevice, COUNTERS_RESOURCE, STAND_IN_NOTICE } from './device.js';
 import { EvidenceLog } from './evidence.js';
 import { PermitStore } from './permits.js';
 import { ReplayCursor } from './replay.js';
@@ -46,12 +46,19 @@ export class SimEndpoint {
     this.sessions = new SessionStore(opts.endpointId, opts.clock, this.ids, this.evidence, LIMITS.max_session_ttl_ms);
     this.permits = new PermitStore(opts.clock, this.ids, this.evidence);
     this.timeScale = opts.timeScale && opts.timeScale > 0 ? opts.timeScale : 1;
+    const standIn = new Set(opts.standInHardware ?? []);
     for (const def of opts.families) {
-      const d = new SimDevice(def, opts.seed);
+      const d = new SimDevice(def, opts.seed, standIn.delete(def.device.device_id));
       if (this.devices.has(d.id)) {
         throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `device ${d.id} is declared twice`, { device_id: d.id });
       }
       this.devices.set(d.id, d);
+    }
+    if (standIn.size) {
+      throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `--stand-in-hardware names no served device`, {
+        devices: [...standIn],
+        known: [...this.devices.keys()],
+      });
     }
     this.manifest = this.buildManifest();
     for (const i of opts.interlocks ?? []) {
@@ -70,7 +77,9 @@ export class SimEndpoint {
       mhs_version: '0.9',
       endpoint_id: this.opts.endpointId,
       manifest_version: 1,
-      display_name: names.length === 1 ? (names[0] as string) : `MHS simulators: ${names.join(', ')}`,
+      display_name:
+        (names.length === 1 ? (names[0] as string) : `MHS simulators: ${names.join(', ')}`) +
+        (this.opts.standInHardware?.length ? ` [${STAND_IN_NOTICE}: ${this.opts.standInHardware.join(', ')}]` : ''),
       safety_notice: 'MHS.SAFETY.NOT_CERTIFIED',
       conformance: { level: 'CL3', trust: 'self' },
       limits: { ...LIMITS },

@@ -54,6 +54,11 @@ export interface SimOptions {
   replay?: EvidenceBundle;
   /** Initial interlock states, e.g. from `--interlock laser:enclosure_door=open`. */
   interlocks?: Array<{ deviceId: string; id: string; state: InterlockState }>;
+  /**
+   * Test option `--stand-in-hardware DEVICE`: these devices report `mode:"hardware"`, and their display name,
+   * summary and fidelity gaps say they are a simulator standing in for hardware (HOST-003, 013). Default none.
+   */
+  standInHardware?: string[];
   /** Transports advertised in the descriptor (§2). */
   transports: Array<{ kind: 'mcp-http'; url: string } | { kind: 'mcp-stdio'; command: string[] }>;
 }

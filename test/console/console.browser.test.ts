@@ -89,7 +89,6 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
       families: 'liquid-handler,laser,conveyor',
       simFlags: ['--device', new URL('../policy/fixtures/hw-press.json', import.meta.url).pathname],
       projection: { enabled: true, allow_hardware: true },
-      // The bundled laser is a hardware-mode device: this deployment allows it (HOST-090).
       policy: { deployment: { enabled: true, allow_hardware: true }, approvalTimeoutMs: WAIT_MS },
       // As `serve` does: the approval cards show the policy's wait limit as their expiry.
       routesPolicy: true,

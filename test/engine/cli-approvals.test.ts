@@ -191,7 +191,6 @@ describe('mhs-host invoke waits for approvals decided with mhs-host approvals', 
   }, 120_000);
 
   it('HOST-035 HOST-044: dual control (R3 laser) needs two distinct operators; the same one twice is refused', async () => {
-    // The laser is a hardware-mode device: this deployment allows it (HOST-090).
     const policy = join(mkdtempSync(join(tmpdir(), 'mhs-cli-apr-')), 'policy.json');
     writeFileSync(policy, JSON.stringify({ deployment: { enabled: true, allow_hardware: true } }));
     const inv = startCli([

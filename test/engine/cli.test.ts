@@ -1,10 +1,11 @@
-// Guarantees: `mhs-host demo` (what `npm start` runs) works on a fresh store: it enables the demo connectors as
-// the recorded operator action of `demo-operator`, runs a multi-endpoint task on the bundled simulators, prints
+// Guarantees: `mhs-host demo` (what `npm start` runs) works on a fresh store: it says, before enabling, that it
+// enables the demo connectors as the OS user who ran it, records that user (via `cli demo`) in the
+// operator.enable ledger entries (HOST-066, 069), runs a multi-endpoint task on the bundled simulators, prints
 // receipts and a verified ledger, and exits 0; `mhs-host invoke` and `mhs-host run-task` then drive the same
 // enabled connectors and print full receipts, decided by the same policy gate as `serve` (`--policy FILE`: a
 // policy rule approves and is recorded `policy_rule`; a step that needs a human times out with a stable code).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { cli, ledgerEntries } from '../helpers/mhs-host.js';
@@ -14,11 +15,23 @@ const db = join(dir, 'host.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('mhs-host demo, invoke, run-task', () => {
-  test('HOST-066 HOST-080: demo enables as demo-operator, runs the task, verifies the ledger, exits 0', async () => {
+  test('HOST-066 HOST-069 HOST-080: demo enables as the OS user, runs the task, verifies the ledger, exits 0', async () => {
+    const me = userInfo().username;
     const demo = await cli(['demo', '--db', db]);
     expect(demo.stderr).toBe('');
     expect(demo.code).toBe(0);
-    expect(demo.stdout).toContain('enabled by operator "demo-operator"');
+    const lines = demo.stdout.split('\n');
+    const said = lines.findIndex((l) => l.startsWith(`enabling the demo connectors as operator "${me}": the OS user`));
+    const firstEnabled = lines.findIndex((l) => / enabled by operator /.test(l));
+    expect(said).toBeGreaterThanOrEqual(0);
+    expect(firstEnabled).toBeGreaterThan(said);
+    expect(demo.stdout).toContain(`enabled by operator "${me}"`);
+    expect(demo.stdout).not.toContain('demo-operator');
+    const enables = (await ledgerEntries(db)).filter((e) => e.kind === 'operator.enable');
+    expect(enables.map((e) => [e.connector_id, e.operator]).sort()).toEqual([
+      ['mhs-demo-conveyor', { id: me, via: 'cli demo' }],
+      ['mhs-demo-thermostat', { id: me, via: 'cli demo' }],
+    ]);
     expect(demo.stdout).toMatch(/task tsk_\S+: completed/);
     expect(demo.stdout).toContain('ledger: verified');
     expect(demo.stdout.trim().split('\n').at(-1)).toBe('demo: ok');

@@ -1,4 +1,4 @@
-// Guarantees (HOST-090, host side), against a real simulator process (conveyor: simulated, laser: hardware) and a
+// Guarantees (HOST-090, host side), against a real simulator process (conveyor: simulated, laser: `--stand-in-hardware`) and a
 // real SQLite store through openHostRuntime (what serve and the CLI open), with the policy's `deployment` section:
 // - allow_hardware false: a capability call, a read (engine and model tool) and mhs__operations on the hardware
 //   laser are refused with MHS.AUTH.HARDWARE_DISABLED before any session opens (none at the endpoint, none in the
@@ -71,7 +71,7 @@ const since = async (seq: number) => (await rt.ledger.range(seq + 1)).filter((e)
 beforeAll(async () => {
   host = await startMhsHost({
     prefix: 'hwpol',
-    sims: { bench: ['conveyor,laser', ['--operator-tools']] },
+    sims: { bench: ['conveyor,laser', ['--operator-tools', '--stand-in-hardware', 'laser']] },
     serve: false,
   });
   EP = host.sims.bench.endpointId;
@@ -246,7 +246,11 @@ describe('HOST-090 deployment policy applied by the host', () => {
 describe('HOST-090 on the CLI', () => {
   let cliHost: MhsHost<'laser'>;
   beforeAll(async () => {
-    cliHost = await startMhsHost({ prefix: 'hwpol-cli', sims: { laser: ['laser'] }, serve: false });
+    cliHost = await startMhsHost({
+      prefix: 'hwpol-cli',
+      sims: { laser: ['laser', ['--stand-in-hardware', 'laser']] },
+      serve: false,
+    });
   });
   afterAll(async () => {
     await cliHost?.stop();

@@ -78,7 +78,6 @@ beforeAll(async () => {
   ]);
   operator = await connectMcpClient({ mcpUrl: sim.mcpUrl });
   store = await openStore();
-  // The bundled laser is a hardware-mode device: this deployment allows it (HOST-090).
   engine = await startEngine(store, { gate: operatorApproves, deployment: { enabled: true, allow_hardware: true } });
   await engine.attach(await connect(httpRow(sim.mcpUrl, sim.endpointId)));
 });

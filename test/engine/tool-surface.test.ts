@@ -89,10 +89,10 @@ describe('model-facing tool surface', () => {
       }
       expect(descriptionDrift(t, manifest, device, b)).toEqual([]);
     }
-    // Spot checks against the bundled data: the laser is dual-approval hardware, the thermostat in degC 4..95.
+    // Spot checks against the bundled data: the laser is dual-approval (simulated by default), the thermostat in degC 4..95.
     const laser = surface.tools.find((t) => t.target?.deviceId === 'laser')!;
     expect(laser.description).toContain('dual approval');
-    expect(laser.description).toContain('Device mode: HARDWARE');
+    expect(laser.description).toContain('Device mode: SIMULATED');
     const setpoint = surface.get(capabilityToolName('thermostat', 'cap.thermal.setpoint.v1'))!;
     expect(setpoint.description).toContain('Input setpoint_c (number, required, range 4..95, unit degC)');
     // HOST-032: approval needs as machine-readable hints, from the same data.

@@ -43,7 +43,11 @@ let host: MhsHost<'thermo' | 'belt' | 'laser'>;
 beforeAll(async () => {
   host = await startMhsHost({
     prefix: 'gw',
-    sims: { thermo: ['thermostat', ['--time-scale', '50']], belt: ['conveyor'], laser: ['laser'] },
+    sims: {
+      thermo: ['thermostat', ['--time-scale', '50']],
+      belt: ['conveyor'],
+      laser: ['laser', ['--stand-in-hardware', 'laser']],
+    },
     serve: false,
   });
 }, 120_000);

@@ -25,7 +25,7 @@ describe('mhs-host endpoints', () => {
   let file: string;
   let env: NodeJS.ProcessEnv;
   beforeAll(async () => {
-    sim = await startSimHttp('laser');
+    sim = await startSimHttp('laser', ['--stand-in-hardware', 'laser']);
     dir = mkdtempSync(join(tmpdir(), 'mhs-cli-'));
     db = join(dir, 'host.db');
     file = join(dir, 'endpoints.json');

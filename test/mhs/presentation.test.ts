@@ -47,7 +47,7 @@ describe('presentation of the four simulator families', { timeout: 120_000 }, ()
   let conn: MhsConnection;
   let manifest: Manifest;
   beforeAll(async () => {
-    sim = await startSimHttp('conveyor,laser,liquid-handler,thermostat');
+    sim = await startSimHttp('conveyor,laser,liquid-handler,thermostat', ['--stand-in-hardware', 'laser']);
     conn = await connect({
       connector_id: 'mhs-all',
       transport: 'http',

@@ -65,7 +65,6 @@ beforeAll(async () => {
     ],
     policySwitch,
     projection: { enabled: true, allow_hardware: true },
-    // The bundled laser is a hardware-mode device: this deployment allows it (HOST-090).
     policy: {
       rules: [{ id: 'policy-conveyor-ok', device_id: 'policy-conveyor' }],
       deployment: { enabled: true, allow_hardware: true },

@@ -37,7 +37,7 @@ describe('HOST-090 projection policy and CORE-130 operator tools', () => {
   beforeAll(async () => {
     await Promise.all(
       Object.entries(CONFIGS).map(async ([k, flags]) => {
-        sims[k] = await startSimHttp('conveyor,laser', flags);
+        sims[k] = await startSimHttp('conveyor,laser', ['--stand-in-hardware', 'laser', ...flags]);
         clients[k] = await connectMcpClient({ mcpUrl: (sims[k] as SimHttp).mcpUrl });
       }),
     );

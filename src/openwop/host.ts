@@ -156,7 +156,11 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     hostId: o.hostId ?? 'mhs-host',
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
     ...(ownership ? { ownership } : {}),
+    ...(relay
+      ? { forwardCancel: (runId: string, why: string, who: string) => relay.forwardCancel(runId, why, who) }
+      : {}),
   });
+  if (relay) relay.onCancel = (runId, why, who) => runs.cancelForwarded(runId, why, who);
   // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
   const base = mergeCapabilities(
     baseCapabilities(limits),

@@ -7,15 +7,30 @@ import type { OpenwopStore, RunEventNotifier } from './store.js';
 export const RUN_EVENTS_CHANNEL = 'openwop_run_events';
 
 /** What a notification carries: never the events (a payload holds at most 8 000 bytes), only where they are. */
-interface Notice {
+interface AppendNotice {
+  k: 'e';
   /** Run id. */
   r: string;
   /** First and last sequence appended. */
   a: number;
   s: number;
-  /** The appending process. */
+  /** The sending process. */
   o: string;
 }
+
+/** A cancel sent to a process that does not drive the run, for the one that does. */
+interface CancelNotice {
+  k: 'c';
+  r: string;
+  o: string;
+  /** Reason (cut to {@link MAX_REASON} characters) and principal. */
+  why: string;
+  who: string;
+}
+
+type Notice = AppendNotice | CancelNotice;
+
+const MAX_REASON = 1000;
 
 /** The dedicated `LISTEN` connection, as {@link PostgresDb.listen} opens it. */
 export type Listen = (channel: string, onNotify: (payload: string) => void) => Promise<PgListener>;
@@ -28,9 +43,10 @@ export function listenOf(db: Db): Listen | undefined {
 
 function parseNotice(payload: string): Notice | undefined {
   try {
-    const n = JSON.parse(payload) as Partial<Notice>;
-    if (typeof n.r === 'string' && typeof n.a === 'number' && typeof n.s === 'number' && typeof n.o === 'string')
-      return n as Notice;
+    const n = JSON.parse(payload) as Record<string, unknown>;
+    if (typeof n.r !== 'string' || typeof n.o !== 'string') return undefined;
+    if (n.k === 'e' && typeof n.a === 'number' && typeof n.s === 'number') return n as unknown as AppendNotice;
+    if (n.k === 'c' && typeof n.why === 'string' && typeof n.who === 'string') return n as unknown as CancelNotice;
   } catch {
     // Not ours: ignored.
   }
@@ -47,6 +63,8 @@ function parseNotice(payload: string): Notice | undefined {
  */
 export class RunEventRelay implements RunEventNotifier {
   private closed = false;
+  /** Acts on a cancel another process forwarded (the run manager's, set once it exists). */
+  onCancel: ((runId: string, reason: string, principal: string) => Promise<void>) | undefined;
   private listener: PgListener | undefined;
   private loop: Promise<void> | undefined;
   private timer: TimerHandle | null = null;
@@ -76,8 +94,23 @@ export class RunEventRelay implements RunEventNotifier {
   }
 
   async appended(t: Db, runId: string, firstSequence: number, lastSequence: number): Promise<void> {
-    const notice: Notice = { r: runId, a: firstSequence, s: lastSequence, o: this.o.origin };
+    const notice: AppendNotice = { k: 'e', r: runId, a: firstSequence, s: lastSequence, o: this.o.origin };
     await t.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
+  }
+
+  /**
+   * Tells every process of the store that `runId` is to be cancelled; the one that drives it does (a `NOTIFY`,
+   * not stored: a cancel sent while the owner is between processes is lost, and the client may send it again).
+   */
+  async forwardCancel(runId: string, reason: string, principal: string): Promise<void> {
+    const notice: CancelNotice = {
+      k: 'c',
+      r: runId,
+      o: this.o.origin,
+      why: reason.slice(0, MAX_REASON),
+      who: principal,
+    };
+    await this.store.db.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
   }
 
   /** Starts listening; resolves after the first attempt to connect (a failed one is retried in the background). */
@@ -135,7 +168,8 @@ export class RunEventRelay implements RunEventNotifier {
   private onNotify(payload: string): void {
     const n = parseNotice(payload);
     if (!n || n.o === this.o.origin || this.closed) return;
-    this.track(this.store.relay(n.r, n.a));
+    if (n.k === 'e') this.track(this.store.relay(n.r, n.a));
+    else if (this.onCancel) this.track(this.onCancel(n.r, n.why, n.who));
   }
 
   private track(p: Promise<void>): void {

@@ -2,7 +2,8 @@
 // (a schema of its own; skipped without MHS_TEST_PG_URL), a run started through B (so B drives it) streams its live
 // events to an SSE client connected to A, in order up to the terminal event, exactly as its stored log; and a chain
 // of long polls on A returns each of B's new events as it is appended, never ending at its timeout. Without the
-// cross-process notification, A's stream would not see B's live events and a poll on A would time out.
+// cross-process notification, A's stream would not see B's live events and a poll on A would time out. A cancel
+// sent to A of a run B drives reaches B: the run ends cancelled with the caller's reason (only B, the lease holder, may write it).
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/openwop/types.js';
@@ -108,4 +109,27 @@ describe.skipIf(!PG_URL)('live events of a run driven by another process', () =>
     expect(polled.map((e) => e.eventId)).toEqual(log.map((e) => e.eventId));
     expect(polls.length).toBeGreaterThan(1);
   }, 90_000);
+
+  it('a cancel sent to A of a run B drives reaches B, and A answers with the cancelled run', async () => {
+    const slow = {
+      ...workflow,
+      id: 'scale-sse-slow',
+      nodes: workflow.nodes.map((n) => (n.typeId === 'core.delay' ? { ...n, config: { durationMs: 60_000 } } : n)),
+    };
+    expect((await client(b.url, token).post('/v1/workflows', slow)).status).toBe(201);
+    const runId = (await client(b.url, token).post('/v1/runs', { workflowId: slow.id })).body.runId as string;
+    expect(await ownerOf(runId)).toMatch(new RegExp(`:${b.child.pid}$`));
+    const api = client(a.url, token);
+    await api.until(runId, (s) => s.nodeStates?.wait1?.status === 'running');
+    const res = await api.post(`/v1/runs/${runId}/cancel`, { reason: 'forwarded' });
+    expect(res.status).toBeLessThan(300);
+    expect(res.body.status).toBe('cancelled');
+    const log = await api.events(runId);
+    expect(logProblems(log)).toEqual([]);
+    expect(log[log.length - 1]!.type).toBe('run.cancelled');
+    // The caller's reason and principal travelled with the forwarded cancel.
+    expect(log[log.length - 1]!.payload.reason).toBe('forwarded');
+    expect(log[log.length - 1]!.payload.cancelledBy).not.toBe('system');
+    expect(await ownerOf(runId)).toBeUndefined();
+  }, 60_000);
 });

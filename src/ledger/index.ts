@@ -16,7 +16,7 @@ export type { OpenDbOptions } from './open-db.js';
 export { SqliteDb } from './sqlite-db.js';
 export type { SqliteDbOptions } from './sqlite-db.js';
 export { PostgresDb, redactUrl } from './postgres-db.js';
-export type { PostgresDbOptions } from './postgres-db.js';
+export type { PgListener, PostgresDbOptions } from './postgres-db.js';
 export { migrate, appliedMigrations } from './migrate.js';
 export type { MigrationDdl } from './migrate.js';
 export { appendOnlyDdl, isAppendOnlyViolation, withDeleteAllowed, APPEND_ONLY_MARK } from './append-only.js';

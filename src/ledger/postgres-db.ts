@@ -133,6 +133,13 @@ class PgTx extends PgStatements {
   }
 }
 
+/** A dedicated `LISTEN` connection of {@link PostgresDb.listen}. */
+export interface PgListener {
+  /** Resolves when the connection is lost (with the error) or closed (`undefined`). */
+  readonly ended: Promise<Error | undefined>;
+  close(): Promise<void>;
+}
+
 /**
  * PostgreSQL behind {@link Db} (a `pg` pool). A `schema` query parameter in the URL selects (and
  * creates) the schema every connection uses, so test runs can share one database. Transactions
@@ -146,8 +153,38 @@ export class PostgresDb extends PgStatements {
     private readonly pool: pg.Pool,
     /** The schema named in the URL, if any. */
     readonly schema: string | null,
+    private readonly clientConfig: pg.ClientConfig,
   ) {
     super();
+  }
+
+  /**
+   * Opens a dedicated connection (outside the pool) that `LISTEN`s on `channel` and calls `onNotify` with each
+   * payload. `ended` resolves with the error once the connection is lost (or `undefined` after `close`).
+   */
+  async listen(channel: string, onNotify: (payload: string) => void): Promise<PgListener> {
+    const client = new pg.Client(this.clientConfig);
+    let settle: (err: Error | undefined) => void = () => undefined;
+    const ended = new Promise<Error | undefined>((resolve) => (settle = resolve));
+    client.on('error', (err) => settle(err));
+    client.on('end', () => settle(new Error('listen connection ended')));
+    client.on('notification', (m) => {
+      if (m.channel === channel) onNotify(m.payload ?? '');
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${quoteIdent(channel)}`);
+    } catch (err) {
+      await client.end().catch(() => undefined);
+      throw err;
+    }
+    return {
+      ended,
+      close: async () => {
+        settle(undefined);
+        await client.end().catch(() => undefined);
+      },
+    };
   }
 
   /** Connects (and checks the connection) to a `postgres://` or `postgresql://` URL. */
@@ -155,16 +192,16 @@ export class PostgresDb extends PgStatements {
     const u = new URL(url);
     const schema = u.searchParams.get('schema');
     u.searchParams.delete('schema');
-    const pool = new pg.Pool({
+    const clientConfig: pg.ClientConfig = {
       connectionString: u.toString(),
-      max: opts.max ?? 8,
       connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5_000,
       types,
       ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
-    });
+    };
+    const pool = new pg.Pool({ ...clientConfig, max: opts.max ?? 8 });
     // An idle client losing its server must not crash the process; the next query reports it.
     pool.on('error', () => undefined);
-    const db = new PostgresDb(redactUrl(url), pool, schema);
+    const db = new PostgresDb(redactUrl(url), pool, schema, clientConfig);
     try {
       if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
       else await pool.query('SELECT 1');

@@ -17,6 +17,7 @@ import { ForkStore, ReplayControl } from './replay.js';
 import { controlSubWorkflowNode, subWorkflowNode } from './nodes/subworkflow-node.js';
 import { RunManager } from './run-manager.js';
 import { RunOwnership } from './run-ownership.js';
+import { RunEventRelay, listenOf } from './run-event-relay.js';
 import type { RunLeaseTiming } from './run-ownership.js';
 import { mergeCapabilities } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
@@ -113,7 +114,18 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
         })
       : undefined;
   store.fence = ownership;
+  // Issue 19: SSE streams and long polls here see the live events of runs other processes drive.
+  const listen = ownership ? listenOf(o.db) : undefined;
+  const relay =
+    ownership && listen
+      ? new RunEventRelay(store, listen, o.clock, {
+          origin: ownership.owner,
+          ...(o.onBackgroundError ? { onError: o.onBackgroundError } : {}),
+        })
+      : undefined;
+  store.notifier = relay;
   await store.init();
+  await relay?.start();
   const forks = new ForkStore(o.db, o.clock);
   await forks.init();
   // Replay suppression wraps every node last (outermost); a node is pure only when its module says so.
@@ -144,7 +156,11 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     hostId: o.hostId ?? 'mhs-host',
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
     ...(ownership ? { ownership } : {}),
+    ...(relay
+      ? { forwardCancel: (runId: string, why: string, who: string) => relay.forwardCancel(runId, why, who) }
+      : {}),
   });
+  if (relay) relay.onCancel = (runId, why, who) => runs.cancelForwarded(runId, why, who);
   // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
   const base = mergeCapabilities(
     baseCapabilities(limits),
@@ -178,6 +194,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     },
     close: async (graceMs) => {
       await runs.shutdown(graceMs);
+      await relay?.close();
       for (const f of families) await f.close?.();
     },
   };

@@ -9,7 +9,7 @@ import { buildSnapshot } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
 import type { OpenwopStore, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
-import { TERMINAL_STATUSES } from './types.js';
+import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from './types.js';
 import { checkVariableWrite } from './variable-write.js';
 import type { CreateRunRequest, RunStatus, WorkflowDefinition } from './types.js';
 import type { WorkflowCatalog } from './workflows.js';
@@ -33,6 +33,8 @@ export interface RunManagerOptions {
    * over lapsed ones and steps down from lost ones. Absent (SQLite): this process drives every run of the store.
    */
   ownership?: RunOwnership;
+  /** Forwards a cancel of a run this process does not drive to the process that does (issue 19). */
+  forwardCancel?: (runId: string, reason: string, principal: string) => Promise<void>;
 }
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
@@ -344,8 +346,35 @@ export class RunManager {
           resolve();
         });
       });
+    } else if (this.o.forwardCancel) {
+      await this.forwardedCancel(runId, reason, caller.principal);
     }
     return this.snapshot(runId);
+  }
+
+  /** Asks the owner to cancel and waits (as a local cancel does, up to 5 s) for the terminal event to be relayed. */
+  private async forwardedCancel(runId: string, reason: string, principal: string): Promise<void> {
+    let off: (() => void) | undefined;
+    let t: ReturnType<Clock['setTimeout']> | undefined;
+    try {
+      const ended = new Promise<void>((resolve) => {
+        off = this.o.store.subscribe(runId, (e) => {
+          if (TERMINAL_EVENT_TYPES.has(e.type)) resolve();
+        });
+        t = this.o.clock.setTimeout(resolve, 5_000);
+      });
+      await this.o.forwardCancel!(runId, reason, principal);
+      const r = await this.requireRun(runId);
+      if (!TERMINAL_STATUSES.has(r.status)) await ended;
+    } finally {
+      off?.();
+      if (t) this.o.clock.clearTimeout(t);
+    }
+  }
+
+  /** A cancel another process forwarded (issue 19): acted on when this process drives the run, else ignored. */
+  async cancelForwarded(runId: string, reason: string, principal: string): Promise<void> {
+    await this.actors.get(runId)?.cancel(reason, principal);
   }
 
   /** True when `nodeId` asked an interrupt that its run ended without resolving (cancelled or failed meanwhile). */

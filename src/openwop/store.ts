@@ -35,6 +35,12 @@ export interface RunFence {
   end(t: Db, runId: string): Promise<void>;
 }
 
+/** Tells other processes of committed appends (issue 19; a shared PostgreSQL store). */
+export interface RunEventNotifier {
+  /** Runs inside the append transaction (a `NOTIFY` is delivered at commit, never for a rollback). */
+  appended(t: Db, runId: string, firstSequence: number, lastSequence: number): Promise<void>;
+}
+
 /** A new run as inserted. */
 export interface NewRun {
   workflow: WorkflowDefinition;
@@ -142,6 +148,10 @@ export class OpenwopStore {
   private readonly ready: Promise<void>;
   /** Set once by the process's run ownership (a shared PostgreSQL store), before any run is created or resumed. */
   fence: RunFence | undefined;
+  /** Set once on a shared PostgreSQL store: other processes learn of this process's appends. */
+  notifier: RunEventNotifier | undefined;
+  /** Per run with local subscribers: the last sequence emitted to them, and the relay read in flight. */
+  private readonly relayed = new Map<string, { last: number; reading: Promise<void> }>();
 
   constructor(
     readonly db: Db,
@@ -401,10 +411,49 @@ export class OpenwopStore {
       }
       await this.applyPatch(t, runId, patch);
       if (patch.status && TERMINAL_STATUSES.has(patch.status)) await this.fence?.end(t, runId);
+      if (out.length) await this.notifier?.appended(t, runId, out[0]!.sequence, out[out.length - 1]!.sequence);
       return out;
     });
-    for (const e of events) this.bus.emit(runId, e);
+    this.emit(runId, events);
     return events;
+  }
+
+  private emit(runId: string, events: readonly RunEvent[]): void {
+    const r = this.relayed.get(runId);
+    for (const e of events) {
+      if (r && e.sequence > r.last) r.last = e.sequence;
+      this.bus.emit(runId, e);
+    }
+  }
+
+  /**
+   * Another process appended events to `runId` from `fromSequence` on (or, without it, may have: a catch-up after a
+   * lost notification channel). When this process has subscribers of the run, reads the new events from the store and
+   * emits them to those subscribers in order (a catch-up may repeat some); reads of one run are serialised.
+   */
+  relay(runId: string, fromSequence?: number): Promise<void> {
+    if (this.bus.listenerCount(runId) === 0) return Promise.resolve();
+    let r = this.relayed.get(runId);
+    if (!r) {
+      r = { last: (fromSequence ?? 0) - 1, reading: Promise.resolve() };
+      this.relayed.set(runId, r);
+    }
+    const state = r;
+    const read = state.reading.then(async () => {
+      if (this.bus.listenerCount(runId) === 0) return;
+      const events = await this.events(runId, state.last);
+      this.emit(
+        runId,
+        events.filter((e) => e.sequence > state.last),
+      );
+    });
+    state.reading = read.catch(() => undefined);
+    return read;
+  }
+
+  /** Runs with local subscribers (to catch up after the notification channel was lost). */
+  subscribedRuns(): string[] {
+    return this.bus.eventNames().filter((n): n is string => typeof n === 'string');
   }
 
   /** Events of a run with `sequence > afterSequence`, in order. */
@@ -417,9 +466,15 @@ export class OpenwopStore {
     return rows.map(toEvent);
   }
 
-  /** Calls `fn` for each event appended to `runId` by this process after now; returns the unsubscribe. */
+  /**
+   * Calls `fn` for each event appended to `runId` after now, by this process or (relayed, see {@link relay}) by another
+   * process of a shared store; an event may be delivered twice after a catch-up. Returns the unsubscribe.
+   */
   subscribe(runId: string, fn: (e: RunEvent) => void): () => void {
     this.bus.on(runId, fn);
-    return () => this.bus.off(runId, fn);
+    return () => {
+      this.bus.off(runId, fn);
+      if (this.bus.listenerCount(runId) === 0) this.relayed.delete(runId);
+    };
   }
 }

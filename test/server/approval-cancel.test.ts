@@ -72,6 +72,8 @@ describe('issue 16: approvals of a cancelled run', () => {
     expect(entries.filter((e) => e.kind === 'approval' && e.approval_id === mine.approval_id)).toMatchObject([
       { event: 'requested' },
       { event: 'voided', reason: 'run_cancelled', run_id: runId, node_id: 'aspirate' },
+      // Issue 20: the refused later approval is recorded too.
+      { event: 'vote_refused', status: 'voided', decision: 'approve' },
     ]);
     expect(entries.filter((e) => e.kind === 'command.intent' && e.run_id === runId)).toEqual([]);
   });

@@ -3,19 +3,19 @@ import { causationHostIdOf, causationIdOf } from './causation/causation-link.js'
 import { SpanStatusCode } from '@opentelemetry/api';
 import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import { resolveInputs } from './expressions.js';
 import { Graph } from './graph.js';
 import type { GraphState } from './graph.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
-import type { Caller, ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
-import { buildNodeContext, RunHalted } from './run-context.js';
-import { prepareExecution } from './service-family.js';
+import type { Caller, ChildRuns, NodeRegistry } from './node-registry.js';
+import { RunHalted } from './run-context.js';
 import { untilStoreBack } from './store-retry.js';
 import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
 import type { InterruptHost } from './run-interrupts.js';
 import { foldEvents } from './run-fold.js';
+import { executeNode } from './node-execution.js';
+import type { Outcome } from './node-execution.js';
 import { completionEvents, nodeError, terminalEvent, variableChangedEvents } from './node-outcome.js';
 import type { RunEnding } from './node-outcome.js';
 import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
@@ -41,8 +41,6 @@ export interface RunActorDeps {
   /** Told when the fence refused this run's write (issue 19): another process drives the run now. */
   onLeaseLost?: (runId: string) => void;
 }
-
-type Outcome = { ok: true; result: NodeResult } | { ok: false; error: unknown };
 
 /**
  * One actor per run: executes the node graph, appends every transition to the run's event log and
@@ -368,51 +366,26 @@ export class RunActor {
     );
   }
 
-  private async execute(nodeId: string, resumed: boolean): Promise<Outcome> {
-    const node = this.run.definition.nodes.find((n) => n.id === nodeId)!;
-    const { span, traceparent } = startSpan(`openwop.node ${node.typeId}`, this.spanCtx, {
-      'openwop.run_id': this.runId,
-      'openwop.node_id': nodeId,
-      'openwop.type_id': node.typeId,
+  private execute(nodeId: string, resumed: boolean): Promise<Outcome> {
+    const nodeOutputs: Record<string, Record<string, unknown> | undefined> = {};
+    for (const [id, st] of Object.entries(this.state.nodes))
+      if (st.status === 'completed') nodeOutputs[id] = st.outputs;
+    return executeNode({
+      host: this,
+      run: this.run,
+      nodeId,
+      activation: this.state.nodes[nodeId]!.activations,
+      nodeOutputs,
+      variables: this.variables,
+      resumed,
+      clock: this.deps.clock,
+      stop: this.stop.signal,
+      halt: this.halt.signal,
+      spanCtx: this.spanCtx,
+      children: this.deps.children,
+      registry: this.deps.registry,
+      families: this.deps.families ?? [],
     });
-    const started = this.deps.clock.now();
-    try {
-      const nodes: Record<string, Record<string, unknown> | undefined> = {};
-      for (const [id, st] of Object.entries(this.state.nodes)) if (st.status === 'completed') nodes[id] = st.outputs;
-      const inputs = resolveInputs(node.inputs ?? {}, { variables: this.variables, nodes, inputs: this.run.inputs });
-      const ctx = buildNodeContext(this, {
-        runId: this.runId,
-        node,
-        activation: this.state.nodes[nodeId]!.activations,
-        inputs,
-        variables: { ...this.variables },
-        resumed,
-        clock: this.deps.clock,
-        stop: this.stop.signal,
-        halt: this.halt.signal,
-        traceparent,
-        children: this.deps.children,
-        nodeOutputs: nodes,
-        configurable: this.run.configurable,
-        workflow: this.run.definition,
-      });
-      const mod = prepareExecution(this.deps.families ?? [], ctx, this.deps.registry.get(node.typeId));
-      const result = await mod.execute(ctx);
-      span.setStatus({ code: SpanStatusCode.OK });
-      return {
-        ok: true,
-        result: {
-          ...result,
-          // A duration the node already reports (a replay's recorded one) wins over the measured one.
-          completedInfo: { durationMs: Math.max(0, this.deps.clock.now() - started), ...result.completedInfo },
-        },
-      };
-    } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      return { ok: false, error };
-    } finally {
-      span.end();
-    }
   }
 
   private async onNodeDone(nodeId: string, outcome: Outcome): Promise<void> {

@@ -9,6 +9,8 @@ export interface PostgresDbOptions {
   max?: number;
   /** Milliseconds to wait for a connection before failing (default 5 000). */
   connectionTimeoutMs?: number;
+  /** Milliseconds a session may sit idle inside a transaction before the server ends it (default 5 000). */
+  idleInTransactionMs?: number;
 }
 
 const placeholderCache = new Map<string, string>();
@@ -195,6 +197,10 @@ export class PostgresDb extends PgStatements {
     const clientConfig: pg.ClientConfig = {
       connectionString: u.toString(),
       connectionTimeoutMillis: opts.connectionTimeoutMs ?? 5_000,
+      // Issue 19: a process paused (SIGSTOP) or partitioned inside a transaction must not hold its row locks for
+      // ever: `SKIP LOCKED` would skip its lapsed run leases and nobody could take them over. The server ends such a
+      // session; the paused process's write then fails and it steps down.
+      idle_in_transaction_session_timeout: opts.idleInTransactionMs ?? 5_000,
       types,
       ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
     };

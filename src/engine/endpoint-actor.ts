@@ -180,6 +180,14 @@ export class EndpointActor {
     })();
   }
 
+  /**
+   * A transport failure to this endpoint seen outside the engine (the operator route): the connection checks
+   * itself now (`ReconnectingConnection.probeNow`); a drop it finds reaches this actor as any other (HOST-082).
+   */
+  probeNow(): void {
+    if (this.status$.value === 'connected' && hasReconnectEvents(this.conn)) this.conn.probeNow?.();
+  }
+
   /** Resolves when the recovery after the last reconnect has run. */
   recovered(): Promise<void> {
     return this.recovery;

@@ -59,6 +59,8 @@ export interface ReconnectEvents {
   onReconnectEvent(listener: (e: ReconnectEvent) => void): () => void;
   /** `connected`, `reconnecting` or `closed`. */
   readonly status: 'connected' | 'reconnecting' | 'closed';
+  /** A transport failure seen elsewhere on this endpoint: check the connection now (see `ReconnectingConnection`). */
+  probeNow?(): void;
 }
 
 /** Whether a connection reconnects by itself and reports it. */
@@ -90,6 +92,8 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
   private waiters = new Set<() => void>();
   private timer: TimerHandle | null = null;
   private probeTimer: TimerHandle | null = null;
+  /** The liveness check under way, if any (idle probe, {@link probeNow}, or after a lost request). */
+  private checking: Promise<void> | null = null;
   private lastActivity: number;
   private readonly clock: Clock;
 
@@ -115,11 +119,34 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
   private async probe(every: number): Promise<void> {
     this.probeTimer = null;
     if (this.state !== 'connected') return;
-    if (this.clock.now() - this.lastActivity >= every) {
-      this.lastActivity = this.clock.now();
-      await this.current.listTools().catch(() => undefined);
-    }
+    if (this.clock.now() - this.lastActivity >= every) await this.check(this.current);
     this.armProbe();
+  }
+
+  /**
+   * One `tools/list` on `conn`, at most one at a time. On a dead HTTP endpoint it fails before sending and
+   * resolves that connection's `closed` (the endpoint is unreachable), and `watch` reconnects with backoff.
+   */
+  private check(conn: MhsConnection): Promise<void> {
+    this.lastActivity = this.clock.now();
+    this.checking ??= conn
+      .listTools()
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => (this.checking = null));
+    return this.checking;
+  }
+
+  /**
+   * Someone else who talks to this endpoint (the devices panel's safety read over the operator route, an e-stop
+   * that could not be sent) saw a transport failure: check now instead of at the next idle probe (HOST-082), so a
+   * killed endpoint is seen `disconnected` at once and reconnected with backoff. The caller only reports; this
+   * connection decides, and does nothing unless it is connected and no check is under way.
+   */
+  probeNow(): void {
+    if (this.state === 'connected') void this.check(this.current); // owned: `checking`, awaited by close()
   }
 
   get endpointId(): string {
@@ -264,7 +291,7 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
       } catch (err) {
         // HTTP has no socket to watch: after a request lost mid-flight, check at once whether the endpoint is gone.
         if (err instanceof HostError && err.code === ErrorCode.TRANSPORT_DISCONNECTED && conn.transportKind === 'http')
-          void conn.listTools().catch(() => undefined);
+          void this.check(conn); // owned: `checking`, awaited by close()
         // Nothing left the host on a connection that just died: safe to send on the next one.
         const unsent =
           err instanceof HostError && err.code === ErrorCode.TRANSPORT_DISCONNECTED && err.details.sent === false;
@@ -306,6 +333,7 @@ export class ReconnectingConnection implements MhsConnection, ReconnectEvents {
   async close(): Promise<void> {
     this.finish(ErrorCode.TRANSPORT_DISCONNECTED, 'closed by host');
     await this.current.close();
+    await this.checking;
   }
 }
 

@@ -95,6 +95,15 @@ function connectionOf(e: EndpointSummary, deps: DeviceFeedDeps): ConnectionView 
   return { state: 'not_attached', reason: 'not attached to this host process' };
 }
 
+/**
+ * A call to `endpointId` over the operator route failed with `code`: when it is a transport failure, the engine's
+ * connection to that endpoint is told to check itself now (HOST-082), so a killed endpoint shows disconnected at
+ * once instead of at the next idle probe. Only a report: the reconnecting connection decides and reconnects.
+ */
+export function reportTransportFailure(engine: Engine | undefined, endpointId: string, code: string): void {
+  if (code.startsWith('MHS.TRANSPORT.')) engine?.endpoint(endpointId)?.probeNow();
+}
+
 async function readSafety(deps: DeviceFeedDeps, endpointId: string, deviceId: string): Promise<DeviceView['safety']> {
   if (!deps.link) return null;
   try {
@@ -109,7 +118,9 @@ async function readSafety(deps: DeviceFeedDeps, endpointId: string, deviceId: st
       interlocks: s.interlocks.map((i) => ({ id: String(i.id), state: i.state })),
     };
   } catch (err) {
-    return { error: toHostError(err).code };
+    const { code } = toHostError(err);
+    reportTransportFailure(deps.engine, endpointId, code);
+    return { error: code };
   }
 }
 

@@ -14,7 +14,7 @@ import type { PolicyGate } from '../policy/policy-gate.js';
 import type { EnablementPort, EndpointDirectory, OperatorLink } from '../policy/ports.js';
 import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
-import { createDeviceFeed } from './device-feed.js';
+import { createDeviceFeed, reportTransportFailure } from './device-feed.js';
 import { allowEstopOnEnable } from './estop-on-enable.js';
 import { browseLedger, SCAN_FILTERS } from './ledger-browse.js';
 import type { LedgerQuery } from './ledger-browse.js';
@@ -235,10 +235,20 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
     async (req) => permits.revoke(req.params.id, operator(req), req.body?.reason),
   );
 
+  // An e-stop or reset that could not reach the endpoint also tells its connection to check itself (HOST-082).
+  const act = async (
+    what: 'estop' | 'reset',
+    req: FastifyRequest<{ Body: { endpoint_id: string; device_id: string } }>,
+  ) => {
+    const out = await safety[what](req.body.endpoint_id, req.body.device_id, operator(req));
+    if (out.status === 'error') reportTransportFailure(deps.engine, req.body.endpoint_id, out.error.mhs_code);
+    return out;
+  };
+
   r.post<{ Body: { endpoint_id: string; device_id: string } }>(
     '/estop',
     { schema: { body: deviceBody } },
-    async (req) => safety.estop(req.body.endpoint_id, req.body.device_id, operator(req)),
+    async (req) => act('estop', req),
   );
 
   r.post<{ Body: { endpoint_id: string; device_id: string; allowed: boolean } }>(
@@ -268,7 +278,7 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
   r.post<{ Body: { endpoint_id: string; device_id: string } }>(
     '/reset',
     { schema: { body: deviceBody } },
-    async (req) => safety.reset(req.body.endpoint_id, req.body.device_id, operator(req)),
+    async (req) => act('reset', req),
   );
 
   r.get('/endpoints', async () => {

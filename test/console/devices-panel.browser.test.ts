@@ -182,11 +182,15 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
 
   it('a killed endpoint is shown disconnected, then connected when it is back', async () => {
     const port = Number(new URL(host.sims.cv.url).port);
-    await host.sims.cv.stop();
     const card = `article[data-connector-id="${host.connectors.cv}"]`;
+    await page.locator(`${card}[data-connection="connected"]`).waitFor();
+    host.sims.cv.kill('SIGKILL');
+    await host.sims.cv.exited;
+    // The panel's safety read fails and reports it, so the host sees the endpoint gone before serve's 15 s idle
+    // probe would (test/console/device-feed-probe.test.ts shows the mechanism with the idle probe off).
     await page
       .locator(`${card}:is([data-connection="reconnecting"], [data-connection="not_attached"])`)
-      .waitFor({ timeout: 60_000 });
+      .waitFor({ timeout: 12_000 });
     await expect(page.locator(`${card} .connection`).textContent()).resolves.toMatch(/Disconnected|Not attached/);
     await shootViews(page, 'devices-endpoint-down');
     restarted = await simOnPort('conveyor', port, ['--operator-tools']);

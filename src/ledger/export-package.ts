@@ -5,7 +5,7 @@ import type { Clock } from '../core/index.js';
 import { openArtifacts } from './artifacts.js';
 import { ChainWalker } from './chain-walker.js';
 import type { Db } from './db.js';
-import type { DurableLedger } from './ledger-types.js';
+import type { Ledger } from './ledger-types.js';
 import {
   LEDGER_FILE,
   MANIFEST_FILE,
@@ -33,7 +33,9 @@ export interface ExportOptions {
   /** Only this session's transcript (the ledger is always whole: a filtered chain cannot verify). */
   sessionId?: string;
   /** When given, the export is recorded as an `evidence.export` entry after it is written (HOST-050). */
-  ledger?: DurableLedger;
+  ledger?: Pick<Ledger, 'append'>;
+  /** Fields added to that entry: who asked and how the package left the host (the operator API's download). */
+  record?: Readonly<Record<string, unknown>>;
 }
 
 /** What {@link exportPackage} wrote. */
@@ -243,6 +245,7 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
       head_digest: ledgerInfo.head_digest,
       ...(brk ? { break: brk } : {}),
       ...(deviations.length ? { deviations } : {}),
+      ...opts.record,
     });
   }
   return { dir, status, ...(brk ? { break: brk } : {}), deviations, manifest, missing_manifests: missing };

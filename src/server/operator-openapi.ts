@@ -207,6 +207,43 @@ export const operatorOpenApi = {
         responses: { '200': ok('chain check'), ...mutation },
       },
     },
+    '/v1/operator/ledger/export': {
+      post: {
+        summary:
+          'The evidence package of `mhs-host ledger export` (shared/spec/export-package.md) as one tar of a folder `mhs-evidence-seq<head>` (recorded as evidence.export; operator role)',
+        parameters: [
+          {
+            name: 'session_id',
+            in: 'query',
+            required: false,
+            schema: { type: 'string' },
+            description: 'only this session in transcript.jsonl',
+          },
+        ],
+        responses: {
+          '200': {
+            description:
+              'the package; a package with a break is still delivered, `unverified` (HOST-053), naming the break',
+            headers: {
+              'content-disposition': {
+                schema: { type: 'string' },
+                description: 'attachment; filename="mhs-evidence-seq<head>.tar"',
+              },
+              'x-mhs-package-status': { schema: { type: 'string', enum: ['verified', 'unverified'] } },
+              'x-mhs-manifest-sha256': { schema: { type: 'string' } },
+              'x-mhs-head-seq': { schema: { type: 'string' } },
+              'x-mhs-package-break': {
+                schema: { type: 'string' },
+                description: 'code, file and seq of the break; empty when verified',
+              },
+            },
+            content: { 'application/x-tar': { schema: { type: 'string', format: 'binary' } } },
+          },
+          '404': err('this host has no store (`not_found`)'),
+          ...mutation,
+        },
+      },
+    },
     '/v1/operator/events': {
       get: {
         summary:

@@ -3,6 +3,7 @@ import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { AttachStatus } from '../engine/attach-retry.js';
 import type { Engine } from '../engine/engine.js';
+import type { Db } from '../ledger/db.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import { APPROVAL_STATUSES } from '../policy/approval-rules.js';
 import type { ApprovalRequest, ApprovalStatus } from '../policy/approval-rules.js';
@@ -15,6 +16,7 @@ import type { EnablementPort, EndpointDirectory, OperatorLink } from '../policy/
 import type { TokenIdentity, TokenStore } from '../policy/tokens.js';
 import { authenticate, operatorErrorHandler, requireOperator } from './operator-auth.js';
 import { createDeviceFeed, reportTransportFailure } from './device-feed.js';
+import { evidenceArchive } from './evidence-download.js';
 import { allowEstopOnEnable } from './estop-on-enable.js';
 import { browseLedger, SCAN_FILTERS } from './ledger-browse.js';
 import type { LedgerQuery } from './ledger-browse.js';
@@ -49,6 +51,8 @@ export interface OperatorRoutesDeps {
   policy?: EstopOnEnableDeps['policy'];
   /** Interval of the devices panel's safety re-read while a console watches (default 2000 ms). */
   safetyPollMs?: number;
+  /** The store, for the evidence package download (`POST /ledger/export`); without it that route answers 404. */
+  db?: Db;
 }
 
 declare module 'fastify' {
@@ -420,6 +424,43 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
     });
     return { ...check, recorded_seq: entry.seq };
   });
+
+  // Issue 18 item 4: the evidence package of `mhs-host ledger export`, as one tar download (operator role).
+  r.post<{ Querystring: { session_id?: string } }>(
+    '/ledger/export',
+    {
+      schema: {
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { session_id: { type: 'string', minLength: 1, maxLength: 200 } },
+        },
+      },
+    },
+    async (req, reply) => {
+      const op = operator(req);
+      if (!deps.db) throw new HostError(ErrorCode.NOT_FOUND, 'this host has no store to export');
+      const pkg = await evidenceArchive({
+        db: deps.db,
+        ledger,
+        clock,
+        ...(req.query.session_id ? { sessionId: req.query.session_id } : {}),
+        // The package left as a download, not to a folder of this host (`out_dir` of the CLI's export).
+        record: { out_dir: null, delivered: 'download', operator: { kind: 'human', id: op.id, name: op.name } },
+      });
+      return reply
+        .type('application/x-tar')
+        .header('content-disposition', `attachment; filename="${pkg.name}"`)
+        .header('x-mhs-package-status', pkg.status)
+        .header('x-mhs-manifest-sha256', pkg.manifest_sha256)
+        .header('x-mhs-head-seq', String(pkg.head_seq))
+        .header(
+          'x-mhs-package-break',
+          pkg.break ? `${pkg.break.code} ${pkg.break.file} seq ${pkg.break.seq ?? '-'}` : '',
+        )
+        .send(pkg.body);
+    },
+  );
 
   r.get('/events', (req: FastifyRequest, reply: FastifyReply) => {
     openSse(req, reply, events, clock, deps.keepAliveMs ?? 15_000, feed);

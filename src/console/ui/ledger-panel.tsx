@@ -3,7 +3,7 @@
 // intent to receipt; Verify recomputes the chain (HOST-092, 093); Export downloads the filtered view as JSONL.
 import { useEffect, useState } from 'preact/hooks';
 import { api, refusal } from './api.js';
-import { ExportButton } from './ledger-export.js';
+import { ExportButton, PackageButton } from './ledger-export.js';
 import { FILTERS, filterError, ledgerPath } from './ledger-query.js';
 import type { Filters, LedgerPage } from './ledger-query.js';
 import { Table } from './record-tables.js';
@@ -128,6 +128,9 @@ export function LedgerPanel({ entries, onVerified }: { entries: LedgerEntry[]; o
       </form>
       <p>
         <ExportButton filters={filters} />
+      </p>
+      <p>
+        <PackageButton />
       </p>
       {error ? (
         <p id="ledger-error" class="alert" role="alert">

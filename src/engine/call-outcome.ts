@@ -58,6 +58,7 @@ export function appendReceipt(
     received_at: isoAt(env.clock.now()),
     ...(p.traceparent ? { traceparent: p.traceparent } : {}),
     ...(p.taskId ? { task_id: p.taskId, parent_action: p.taskId, parent_seq: p.parentSeq } : {}),
+    ...(p.runId ? { run_id: p.runId } : {}),
     ...extra,
   });
   return deferred ? env.batcher.defer(entry) : env.ledger.append(entry);

@@ -119,6 +119,8 @@ export interface PendingCommand {
   traceparent: string | null;
   taskId: string | null;
   parentSeq: number | null;
+  /** The workflow run the command belongs to (its intent's `run_id`): its receipts carry it too (issue 18). */
+  runId?: string;
   reason: 'in_flight' | 'running' | 'unknown';
   /**
    * A reconciliation re-armed for this time (absolute): the endpoint had no record before the deadline had passed.

@@ -161,6 +161,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     traceparent,
     taskId: req.parentAction?.taskId ?? req.taskId ?? null,
     parentSeq: req.parentAction?.seq ?? null,
+    ...(req.runId ? { runId: req.runId } : {}),
     reason: 'in_flight',
   };
   // The command's one owner (issue 16): the gate, the pending map and the permit follow its machine state.

@@ -146,6 +146,7 @@ export function pendingFromIntent(e: LedgerEntry, last?: Receipt, waiting?: Ledg
     traceparent: typeof e.traceparent === 'string' ? e.traceparent : null,
     taskId: typeof e.task_id === 'string' ? e.task_id : null,
     parentSeq: typeof e.parent_seq === 'number' ? e.parent_seq : null,
+    ...(typeof e.run_id === 'string' ? { runId: e.run_id } : {}),
     reason: 'unknown',
     ...(Number.isFinite(reconcileAt) ? { reconcileAt } : {}),
   };

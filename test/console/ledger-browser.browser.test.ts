@@ -70,12 +70,17 @@ describe.skipIf(!HAVE_CHROMIUM)('the ledger browser: run and time filters, expor
     await host?.close();
   });
 
-  it('a run filter shows exactly the entries that carry that run', async () => {
+  it('a run filter shows exactly the entries that carry that run: each intent and its receipt', async () => {
     const want = (await all()).filter((e) => e.run_id === RUN_A);
-    // Both commands' intents carry the run (receipts carry only the command id: follow it from the intent).
-    expect(want.filter((e) => e.kind === 'command.intent')).toHaveLength(2);
+    // Both commands' intents carry the run, and so does each one's receipt (the receipt path threads the run id).
+    const intents = want.filter((e) => e.kind === 'command.intent');
+    expect(intents).toHaveLength(2);
+    const receipts = want.filter((e) => e.kind === 'receipt');
+    expect(receipts.map((e) => e.command_id)).toEqual(intents.map((e) => e.command_id));
     await filter({ Run: RUN_A });
     await expect.poll(shownSeqs).toEqual(want.map((e) => e.seq).reverse());
+    for (const e of [...intents, ...receipts])
+      await page.locator(`#ledger tbody tr[data-seq="${e.seq}"][data-kind="${e.kind}"]`).waitFor();
   });
 
   it('a time window narrows the view to the entries stamped inside it', async () => {

@@ -4,14 +4,17 @@
 // its size and status; unpacked by the system's tar, the real offline verifier (`verifyPackage`) accepts it and
 // its ledger holds the commands' receipts; the export is recorded as `evidence.export` with the operator. Only an
 // operator token may export: a client or agent token gets 403 `forbidden`, none 401, and a client is not offered
-// the button.
+// the button. From a tampered store the package is still delivered, and the page and the verifier both say
+// `MHS.EVIDENCE.CHAIN_BROKEN` (HOST-053: never "verified").
 import { execFileSync } from 'node:child_process';
+import Database from 'better-sqlite3';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorCode } from '../../src/core/index.js';
 import { verifyPackage } from '../../src/ledger/index.js';
 import { capabilityToolName } from '../../src/mhs/tool-names.js';
 import { call, gatewayHttp } from '../gateway/gateway-helpers.js';
@@ -25,6 +28,20 @@ const SETPOINT = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
 
 let browser: Browser;
 let host: MhsHost<'th'>;
+
+/** Clicks "Export evidence package" and unpacks the download with the system's tar; returns the package folder. */
+async function download(page: Page): Promise<{ name: string; tarPath: string; dir: string }> {
+  const [d] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Export evidence package' }).click(),
+  ]);
+  const name = d.suggestedFilename();
+  const tarPath = join(mkdtempSync(join(tmpdir(), 'mhs-pkg-dl-')), name);
+  await d.saveAs(tarPath);
+  const out = mkdtempSync(join(tmpdir(), 'mhs-pkg-x-'));
+  execFileSync('tar', ['-xf', tarPath, '-C', out]);
+  return { name, tarPath, dir: join(out, name.replace(/\.tar$/, '')) };
+}
 
 async function signIn(token: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
@@ -71,14 +88,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the evidence package from the ledger page (Chro
     const page = await signIn(host.tokens.alice!);
     try {
       await page.locator('a[href="#h-ledger"]').click();
-      const [download] = await Promise.all([
-        page.waitForEvent('download'),
-        page.getByRole('button', { name: 'Export evidence package' }).click(),
-      ]);
-      const name = download.suggestedFilename();
+      const { name, tarPath, dir } = await download(page);
       expect(name).toMatch(/^mhs-evidence-seq\d+\.tar$/);
-      const tarPath = join(mkdtempSync(join(tmpdir(), 'mhs-pkg-dl-')), name);
-      await download.saveAs(tarPath);
       const bytes = readFileSync(tarPath).byteLength;
       const status = page.locator('#package-status.ok');
       await status.waitFor();
@@ -90,9 +101,6 @@ describe.skipIf(!HAVE_CHROMIUM)('the evidence package from the ledger page (Chro
         .screenshot({ path: `${ARTIFACTS}package-export-ledger-1280.png` });
 
       // Unpacked by the system's tar (not by our code), then checked by the verifier from its files alone.
-      const out = mkdtempSync(join(tmpdir(), 'mhs-pkg-x-'));
-      execFileSync('tar', ['-xf', tarPath, '-C', out]);
-      const dir = join(out, name.replace(/\.tar$/, ''));
       const v = await verifyPackage(dir);
       expect(v, JSON.stringify(v)).toMatchObject({ ok: true });
       const lines = readFileSync(join(dir, 'ledger.jsonl'), 'utf8').trimEnd().split('\n');
@@ -135,6 +143,33 @@ describe.skipIf(!HAVE_CHROMIUM)('the evidence package from the ledger page (Chro
     try {
       await page.locator('#ledger').waitFor();
       await expect(page.getByRole('button', { name: 'Export evidence package' }).count()).resolves.toBe(0);
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+
+  it('HOST-053: from a tampered store the package is delivered unverified, and page and verifier say CHAIN_BROKEN', async () => {
+    const raw = new Database(host.dbPath);
+    try {
+      // As an attacker with database access would (the append-only trigger dropped first).
+      raw.exec('DROP TRIGGER ledger_entries_no_update');
+      const line = (raw.prepare('SELECT line FROM ledger_entries WHERE seq = 1').get() as { line: string }).line;
+      raw.prepare('UPDATE ledger_entries SET line = ? WHERE seq = 1').run(line.replace(/"ts":"/, '"ts":"1'));
+    } finally {
+      raw.close();
+    }
+    const page = await signIn(host.tokens.alice!);
+    try {
+      await page.locator('a[href="#h-ledger"]').click();
+      const { dir } = await download(page);
+      const status = page.locator('#package-status.error');
+      await status.waitFor();
+      await expect(status.textContent()).resolves.toContain('unverified');
+      await expect(status.textContent()).resolves.toContain(`${ErrorCode.EVIDENCE_CHAIN_BROKEN} ledger.jsonl seq 1`);
+      const v = await verifyPackage(dir);
+      expect(v).toMatchObject({ ok: false, code: ErrorCode.EVIDENCE_CHAIN_BROKEN });
+      const [last] = (await ledgerEntries(host.dbPath)).filter((e) => e.kind === 'evidence.export').slice(-1);
+      expect(last).toMatchObject({ status: 'unverified', break: { code: ErrorCode.EVIDENCE_CHAIN_BROKEN, seq: 1 } });
     } finally {
       await page.close();
     }

@@ -31,6 +31,8 @@ async function archive(dir: string, root: string, r: ExportResult): Promise<Buff
     pack.once('end', resolve);
     pack.once('error', reject);
   });
+  // Observed now, so a failure while entries are added is never an unhandled rejection; awaited below.
+  ended.catch(() => undefined);
   const mtime = new Date(r.manifest.created_at);
   for (const path of [...r.manifest.files.map((f) => f.path), MANIFEST_FILE]) {
     const content = await readFile(join(dir, path));

@@ -74,7 +74,7 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
       req.principal = await principalOf(req, deps.auth);
     });
     registerV2RunRoutes(v2, deps.host);
-    registerV2ForkRoute(v2, deps.host);
+    registerV2ForkRoute(v2, deps.host, deps.clock);
     registerV2CancelRoute(v2, deps.host);
     registerV2InterruptRoute(v2, deps.host);
     registerV2WorkflowRoutes(v2, deps.host);

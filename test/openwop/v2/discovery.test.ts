@@ -7,7 +7,8 @@
 // v2 operation refuses; replay is not advertised, because its v2 record names an effect-seams manifest this host does
 // not serve.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../../ledger/helpers.js';
@@ -125,5 +126,38 @@ describe('the v2 discovery root without the optional families', () => {
     expect((await call(srv.url, 'GET', '/agents', { token: client, version: '2' })).status).toBe(404);
     // Seeded conformance fixtures are advertised under either major and run under major 2.
     expect(doc.fixtures).toContain('conformance-noop');
+  });
+});
+
+describe('the v2 discovery root with the AI envelope family installed', () => {
+  let h: StoreHandle;
+  let srv: Served;
+  beforeAll(async () => {
+    h = await BACKENDS[0]!.fresh();
+    const dir = mkdtempSync(join(tmpdir(), 'mhs-v2-discovery-'));
+    const script = { model: 'lab-model-2', turns: [{ final: '{}', usage: { inputTokens: 1, outputTokens: 1 } }] };
+    writeFileSync(join(dir, 'script.json'), JSON.stringify(script));
+    const kinds = { 'vendor.mhs.note': { type: 'object', properties: { text: { type: 'string' } } } };
+    writeFileSync(join(dir, 'envelopes.json'), JSON.stringify(kinds));
+    srv = await serve(h.location, [
+      '--no-mhs',
+      '--ai-script',
+      join(dir, 'script.json'),
+      '--envelopes',
+      join(dir, 'envelopes.json'),
+    ]);
+  });
+  afterAll(async () => {
+    await srv?.stop();
+    await h?.cleanup();
+  });
+
+  it('validates, carrying the envelope catalog as the supportedEnvelopes record and the family records', async () => {
+    const doc = await root(srv.url);
+    expect(v2Problems('capabilities', doc)).toEqual([]);
+    expect(doc.supportedEnvelopes.kinds).toContain('vendor.mhs.note');
+    expect(doc.aiEnvelope.witness).toBe(declaredWitness('aiEnvelope'));
+    expect(doc).toHaveProperty('envelopes.reliability');
+    expect(supportedFlags(doc)).toEqual([]);
   });
 });

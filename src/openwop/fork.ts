@@ -40,8 +40,8 @@ function invalid(message: string, path: string, details: Record<string, unknown>
 
 /**
  * Forks `sourceRunId` (replay.md, RFC 0140): a new run of the source's definition and inputs whose log starts with the
- * source's events `< fromSeq` (re-appended with new ids; `run.started` carries `metadata.forkedFrom`), whose lineage is
- * recorded before its actor starts, and which then continues live: in `replay` mode side-effecting nodes resolve from
+ * source's events `< fromSeq` (re-appended with new ids, payloads unchanged), whose lineage (`metadata.forkedFrom` on
+ * the run row, the `openwop_forks` row) is recorded before its actor starts, and which then continues live: in `replay` mode side-effecting nodes resolve from
  * the source's recorded outcomes (replay.ts); in `branch` mode everything executes live under the overlay.
  * Raises `not_found` (unknown source) and `validation_error` (bad body) and `fork_point_invalid` (`fromSeq` past the source log, 422).
  */
@@ -83,7 +83,7 @@ export async function forkRun(
     },
     async (r) => {
       await deps.forks.record({ runId: r.runId, sourceRunId, mode: req.mode, fromSeq });
-      if (prefix.length) await copyPrefix(deps, r, prefix, metadata, variables);
+      if (prefix.length) await copyPrefix(deps, r, prefix, variables);
     },
   );
   const snap = await deps.store.getRun(run.runId);
@@ -108,16 +108,14 @@ async function copyPrefix(
   deps: ForkDeps,
   run: StoredRun,
   prefix: readonly RunEvent[],
-  metadata: Record<string, unknown>,
   variables: Record<string, unknown>,
 ): Promise<void> {
   const ids = new Map<string, string>();
   const vars = { ...variables };
   for (const e of prefix) {
-    const input: RunEventInput = {
-      type: e.type,
-      payload: e.type === 'run.started' ? { ...e.payload, metadata } : e.payload,
-    };
+    // Byte-equivalent to the source's (replay.md §C.1: events `< fromSeq` modulo clocks and fresh ids), so the copied
+    // `run.started` keeps the source's payload; the lineage is on the fork's run row (snapshot `metadata.forkedFrom`).
+    const input: RunEventInput = { type: e.type, payload: e.payload };
     if (e.nodeId) input.nodeId = e.nodeId;
     if (e.causationId) input.causationId = ids.get(e.causationId) ?? e.causationId;
     if (e.type === 'variable.changed') vars[e.payload.name as string] = e.payload.next;

@@ -254,3 +254,15 @@ function guarded(ctx: NodeContext, rec: RecordedExecution | undefined, deny: () 
   g.children = { start: () => Promise.reject(deny()), settled: () => Promise.reject(deny()) };
   return g as unknown as NodeContext;
 }
+
+/** A replay fork ending as its source did reports the source's `durationMs` (replay.md: replays are identical). */
+export async function recordedRunDuration(
+  store: OpenwopStore,
+  metadata: Record<string, unknown>,
+  status: 'completed' | 'failed' | 'cancelled',
+): Promise<number | undefined> {
+  const from = metadata.forkedFrom as { sourceRunId?: unknown; mode?: unknown } | undefined;
+  if (from?.mode !== 'replay' || typeof from.sourceRunId !== 'string') return undefined;
+  const end = (await store.events(from.sourceRunId)).find((e) => e.type === `run.${status}`);
+  return typeof end?.payload.durationMs === 'number' ? end.payload.durationMs : undefined;
+}

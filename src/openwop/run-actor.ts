@@ -14,6 +14,9 @@ import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
 import type { InterruptHost } from './run-interrupts.js';
 import { foldEvents } from './run-fold.js';
+import { heldStatus, pauseEvent, resumeEvent } from './run-pause.js';
+import type { DrainPolicy } from './run-pause.js';
+import { recordedRunDuration } from './replay.js';
 import { executeNode } from './node-execution.js';
 import type { Outcome } from './node-execution.js';
 import { completionEvents, nodeError, terminalEvent, variableChangedEvents } from './node-outcome.js';
@@ -70,6 +73,8 @@ export class RunActor {
   private terminal = false;
   private status: RunStatus;
   private cancelRequest: { reason: string; by: string; parentRunId?: string } | undefined;
+  /** v2 `pauseRun` (drain-current-node): no node starts until `resumeRun` or a cancel. */
+  private paused = false;
   private failure: { error: RunError; nodeId?: string } | undefined;
   private executions = 0;
   private startedEventId = '';
@@ -152,6 +157,7 @@ export class RunActor {
         }
       }
       this.armRunTimeout();
+      this.paused = this.status === 'paused';
       if (this.status === 'cancelling') {
         this.cancelRequest = { reason: 'cancel requested before restart', by: 'system' };
         this.stop.abort();
@@ -171,6 +177,7 @@ export class RunActor {
   }
 
   private async append(inputs: RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
+    if (patch.status) patch = { ...patch, status: heldStatus(this.paused && !this.cancelRequest, patch.status) };
     // Issue 16: a store outage delays the event until the store is back; it is never dropped.
     const events = await this.fenced(() => this.deps.store.append(this.runId, inputs, patch));
     if (patch.status) this.status = patch.status;
@@ -269,7 +276,7 @@ export class RunActor {
   /** Starts, skips and finishes as the graph allows. Runs inside the mailbox. */
   private async advance(): Promise<void> {
     if (this.terminal || this.halt.signal.aborted) return;
-    if (!this.stopping()) {
+    if (!this.stopping() && !this.paused) {
       for (let changed = true; changed && !this.stopping();) {
         changed = false;
         for (const node of this.run.definition.nodes) {
@@ -328,6 +335,7 @@ export class RunActor {
     if (this.inFlight.size) return;
     if (this.cancelRequest) return this.finish('cancelled');
     if (this.failure) return this.finish('failed');
+    if (this.paused) return;
     const unhandled = Object.entries(this.state.nodes).find(
       ([id, st]) => st.status === 'failed' && !this.graph.failureHandled(id),
     );
@@ -429,20 +437,11 @@ export class RunActor {
     await this.advance();
   }
 
-  /** A replay fork ending as its source did reports the source's `durationMs` (replay.md: replays are identical). */
-  private async recordedRunDuration(status: 'completed' | 'failed' | 'cancelled'): Promise<number | undefined> {
-    const from = this.run.metadata.forkedFrom as { sourceRunId?: unknown; mode?: unknown } | undefined;
-    if (from?.mode !== 'replay' || typeof from.sourceRunId !== 'string') return undefined;
-    const source = await this.deps.store.events(from.sourceRunId);
-    const end = source.find((e) => e.type === `run.${status}`);
-    return typeof end?.payload.durationMs === 'number' ? end.payload.durationMs : undefined;
-  }
-
   private async finish(status: 'completed' | 'failed' | 'cancelled'): Promise<void> {
     if (this.terminal) return;
     const now = this.deps.clock.now();
     const durationMs =
-      (await this.recordedRunDuration(status)) ??
+      (await recordedRunDuration(this.deps.store, this.run.metadata, status)) ??
       Math.max(0, now - Date.parse(this.run.startedAt ?? this.run.createdAt));
     const patch: RunPatch = { status, completedAt: isoAt(now) };
     let end: RunEnding;
@@ -501,6 +500,24 @@ export class RunActor {
       this.status = 'cancelling';
       this.stop.abort();
       await this.deps.cancelChildren(this.runId, 'parent-cancelled');
+      await this.advance();
+    });
+  }
+
+  /** Pauses the run (v2 runs.md §Pause and resume): `run.paused`, status `paused`; in-flight nodes drain. */
+  pause(o: { reason?: string; drainPolicy: DrainPolicy }): Promise<void> {
+    return this.enqueue(async () => {
+      await this.append([pauseEvent(this.status, this.terminal || this.stopping(), o)], { status: 'paused' });
+      this.paused = true;
+    });
+  }
+
+  /** Resumes a paused run: `run.resumed`, the status its pending interrupts give, and scheduling goes on. */
+  resume(reason?: string): Promise<void> {
+    return this.enqueue(async () => {
+      const e = resumeEvent(this.status, reason);
+      this.paused = false;
+      await this.append([e], { status: this.waitingStatus() });
       await this.advance();
     });
   }

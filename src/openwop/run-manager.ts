@@ -7,6 +7,7 @@ import { RunHalted } from './run-context.js';
 import type { RunOwnership } from './run-ownership.js';
 import { buildSnapshot } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
+import type { DrainPolicy } from './run-pause.js';
 import type { OpenwopStore, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
 import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from './types.js';
@@ -429,6 +430,28 @@ export class RunManager {
         status: r.status,
       });
     return actor.setVariables(values, caller.principal);
+  }
+
+  /**
+   * Pauses (`drain-current-node`) or resumes a run this process drives (v2 runs.md §Pause and resume); the refusals of
+   * `run-pause.ts`, and `conflict` for a run another process drives (its actor holds the schedule). Returns the snapshot.
+   */
+  async pause(runId: string, o: { reason?: string; drainPolicy: DrainPolicy }): Promise<RunSnapshot> {
+    await this.localActor(await this.requireRun(runId)).pause(o);
+    return this.snapshot(runId);
+  }
+
+  async resume(runId: string, reason?: string): Promise<RunSnapshot> {
+    await this.localActor(await this.requireRun(runId)).resume(reason);
+    return this.snapshot(runId);
+  }
+
+  private localActor(r: StoredRun): RunActor {
+    const actor = this.actors.get(r.runId);
+    if (actor) return actor;
+    if (TERMINAL_STATUSES.has(r.status))
+      throw new HostError(ErrorCode.RUN_TERMINAL, `the run is already ${r.status}`, { runStatus: r.status });
+    throw new HostError(ErrorCode.CONFLICT, `run ${r.runId} is not driven by this host process`, { status: r.status });
   }
 
   /** Pending interrupts across the runs of this process (for the operator console). */

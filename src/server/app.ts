@@ -29,6 +29,7 @@ import type { ServiceFamily } from '../openwop/service-family.js';
 import { registerMcpRoute } from './mcp-route.js';
 import type { McpMount } from './mcp-route.js';
 import { registerOpenwopV2 } from './v2/register.js';
+import type { ServedRoute } from './v2/route-table.js';
 
 /** Dependencies of {@link buildApp}. */
 export interface AppDeps {
@@ -135,7 +136,9 @@ function serveDiscovery(doc: Record<string, unknown>, req: FastifyRequest, reply
  * workflow routes (bearer auth, client or operator role), the error envelope
  * `{error, message, details?}` for every failure, and, when present, the operator API and console.
  */
-export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; mounted: MountReport }> {
+export async function buildApp(
+  deps: AppDeps,
+): Promise<{ app: FastifyInstance; mounted: MountReport; routes: readonly ServedRoute[] }> {
   const app = Fastify({
     logger: deps.logger ?? false,
     bodyLimit: deps.host.limits.maxRequestBodyBytes,
@@ -148,7 +151,8 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   app.addHook('preValidation', refuseUnencodableInput);
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('principal', undefined);
-  registerOpenwopV2(app, deps); // OpenWOP major 2; its version negotiation runs before the auth hook below
+  // OpenWOP major 2; its version negotiation runs before the auth hook below, and it records every route from here on.
+  const routes = registerOpenwopV2(app, deps);
 
   app.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {
     const path = req.url.split('?')[0] ?? '';
@@ -196,5 +200,5 @@ export async function buildApp(deps: AppDeps): Promise<{ app: FastifyInstance; m
   doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths, ...hostsOpenApiPaths };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);
-  return { app, mounted };
+  return { app, mounted, routes };
 }

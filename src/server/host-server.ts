@@ -11,6 +11,7 @@ import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { buildApp } from './app.js';
 import { isAddressInUse, portInUse } from './port-probe.js';
 import type { MountReport } from './app.js';
+import type { ServedRoute } from './v2/route-table.js';
 import type { BearerVerifier } from './auth.js';
 import type { GatewayHttpHandler } from '../gateway/gateway-http.js';
 
@@ -53,6 +54,8 @@ export interface HostServer {
   app: FastifyInstance;
   host: OpenwopHost;
   mounted: MountReport;
+  /** Every route the app serves, as the router holds it (`buildApp`'s table; the v2 OpenAPI document is built from it). */
+  routes: readonly ServedRoute[];
   /** Stops accepting requests, then halts the run actors (in-flight MHS work gets `graceMs`). */
   close(graceMs?: number): Promise<void>;
 }
@@ -90,7 +93,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     // API, console, new commands refused) shows the outage until a probe succeeds.
     onStoreOutage: () => void o.mhs?.ledger.probe().catch(() => undefined),
   });
-  const { app, mounted } = await buildApp({
+  const { app, mounted, routes } = await buildApp({
     host,
     auth: o.tokens,
     clock: o.clock,
@@ -124,6 +127,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     app,
     host,
     mounted,
+    routes,
     async close(graceMs = 10_000) {
       // Open SSE streams would keep close() waiting: end them first.
       app.server.closeAllConnections?.();

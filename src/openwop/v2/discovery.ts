@@ -4,26 +4,93 @@ import { V2_READ_ERA } from './snapshot-projection.js';
 /** `GET /runs` page ceiling, advertised as `runList.maxPageSize`. */
 export const RUN_LIST_MAX_PAGE = 200;
 
+type Doc = Record<string, unknown>;
+type Witness = 'witnessable-unaided' | 'witnessable-gated' | 'seam-gated' | 'claims-check' | 'negative-existence';
+
 /**
- * The closed v2 discovery root (`OpenWOP-Version: 2`; v2 capabilities.md §1, §3): metadata keys and the capability
- * records of families the major-2 surface serves today. Only `runList` is a record: every other family the v1
- * document claims still lacks its v2 projection, and a v2 root advertises only what works (docs/openwop.md, Major 2).
- * No v1 sub-object, no `supported` flags, no `supportedTransports` (§4).
+ * The v1 families whose behaviour major 2 serves too (one engine, so a node type, a limit or a host service holds
+ * under either major; a REST family only where its unversioned twin is mounted), with the `witness` the v2
+ * declaration gives each (the schema's `core/capabilities.md#<family> — witness: …`; test/openwop/v2/discovery.test.ts
+ * checks the table against it). Not carried: `replay`, whose v2 record requires the effect-seams manifest at
+ * `/host/effect-seams` that this host does not serve; `mcp`, whose v2 record needs the MCP revision ladder this host
+ * does not yet advertise; `testing`, whose `X-Force-Engine-Version` the v2 `POST /runs` does not honour.
  */
-export function v2DiscoveryRoot(v1: Record<string, unknown>): Record<string, unknown> {
-  const root: Record<string, unknown> = {
+const CARRIED: Readonly<Record<string, Witness>> = {
+  limits: 'witnessable-gated',
+  subWorkflow: 'claims-check',
+  idempotency: 'witnessable-gated',
+  multiPartyConversation: 'witnessable-gated',
+  agents: 'witnessable-gated',
+  multiAgent: 'claims-check',
+  prompts: 'witnessable-gated',
+  promptLibrary: 'claims-check',
+  aiEnvelope: 'witnessable-gated',
+  agentRuntime: 'claims-check',
+  providerUsage: 'witnessable-gated',
+  envelopes: 'claims-check',
+};
+
+/** v1 keys carried as they are: plain (non-record) members of the v2 root. */
+const PLAIN = ['fixtures'] as const;
+
+const RECORD = { status: 'stable', since: '2.0' } as const;
+
+function isObject(v: unknown): v is Doc {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A v1 value without its `supported` flags at any depth: a v2 record is present or absent (capabilities.md §A.2). */
+function withoutSupported(v: unknown): unknown {
+  if (!isObject(v)) return v;
+  const out: Doc = {};
+  for (const [k, x] of Object.entries(v)) if (k !== 'supported') out[k] = withoutSupported(x);
+  return out;
+}
+
+/** Rewrites a v1 path the family advertises to its unversioned major-2 twin (`/v1/prompts:render` → `/prompts:render`). */
+function unversioned(family: string, value: Doc): Doc {
+  const library = value.library;
+  if (family !== 'prompts' || !isObject(library) || typeof library.renderEndpoint !== 'string') return value;
+  return { ...value, library: { ...library, renderEndpoint: library.renderEndpoint.replace(/^\/v1\//, '/') } };
+}
+
+/** `supportedEnvelopes`/`schemaVersions`: v1 carries the catalog bare; v2 wraps it in a record's `kinds`. */
+function catalogRecord(kinds: unknown, witness: Witness): Doc | undefined {
+  const empty = Array.isArray(kinds) ? kinds.length === 0 : !isObject(kinds) || Object.keys(kinds).length === 0;
+  // Absent is not [] (capabilities.md#supportedEnvelopes) but refuses the same kinds: every non-universal one.
+  return empty ? undefined : { ...RECORD, witness, kinds };
+}
+
+/**
+ * The closed v2 discovery root (`OpenWOP-Version: 2`; v2 capabilities.md §1, §3, RFC 0169 §A), projected from the v1
+ * document: the metadata keys, the `runList` record of `GET /runs`, and a record for every family in
+ * {@link CARRIED} the v1 document advertises, each `{status, since, witness, …facets}` without `supported` flags.
+ * No v1-only key (`supportedTransports`, `protocolVersion`, …; §4).
+ */
+export function v2DiscoveryRoot(v1: Doc): Doc {
+  const root: Doc = {
     protocolVersions: [...PROTOCOL_VERSIONS],
     preferredVersion: PREFERRED_VERSION,
     engineVersion: Number(v1.engineVersion ?? 0),
     eventLogSchemaVersion: V2_READ_ERA,
-    runList: {
-      status: 'stable',
-      since: '2.0',
-      witness: 'witnessable-gated',
-      maxPageSize: RUN_LIST_MAX_PAGE,
-      filters: ['workflowId', 'status'],
-    },
   };
-  if (v1.implementation && typeof v1.implementation === 'object') root.implementation = v1.implementation;
+  if (isObject(v1.implementation)) root.implementation = v1.implementation;
+  const envelopes = catalogRecord(v1.supportedEnvelopes, 'witnessable-gated');
+  if (envelopes) root.supportedEnvelopes = envelopes;
+  const versions = catalogRecord(v1.schemaVersions, 'witnessable-gated');
+  if (versions) root.schemaVersions = versions;
+  for (const [family, witness] of Object.entries(CARRIED)) {
+    const value = v1[family];
+    if (isObject(value)) root[family] = { ...RECORD, witness, ...unversioned(family, withoutSupported(value) as Doc) };
+  }
+  root.runList = {
+    ...RECORD,
+    witness: 'witnessable-gated',
+    maxPageSize: RUN_LIST_MAX_PAGE,
+    filters: ['workflowId', 'status'],
+  };
+  if (isObject(v1.conformance) && typeof v1.conformance.mockAgent === 'boolean')
+    root.conformance = { mockAgent: v1.conformance.mockAgent };
+  for (const k of PLAIN) if (v1[k] !== undefined) root[k] = v1[k];
   return root;
 }

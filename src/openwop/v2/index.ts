@@ -25,4 +25,5 @@ export { v2DiscoveryRoot, RUN_LIST_MAX_PAGE } from './discovery.js';
 export { manifestOperations, manifestOperation, manifestSegments } from './path-manifest.js';
 export type { ManifestOperation } from './path-manifest.js';
 export { diffRuns } from './run-diff.js';
+export { projectWorkflow } from './workflow-projection.js';
 export type { DiffSide, EventDiff, RunDiff } from './run-diff.js';

@@ -1,20 +1,29 @@
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode, HostError } from '../../core/index.js';
+import type { Clock } from '../../core/index.js';
 import type { OpenwopHost } from '../../openwop/host.js';
 import { bindRunId, runIdFromParam, runPathSegment, toForkRequest } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
+import { pauseOrResume } from './pause-route.js';
 
 /**
  * `POST /runs/{runId}:fork` (v2 runs.md §Fork) over the engine's fork (replay.md, RFC 0140): `201 { runId,
  * sourceRunId, fromSeq, mode, status, eventsUrl }` with bound ids; the source may be a run created under either major.
- * `fromSeq` outside the source log is `422 fork_point_invalid`. Any other `{runId}:{action}` is `404`.
+ * `fromSeq` outside the source log is `422 fork_point_invalid`. The same segment serves `:pause` and `:resume`
+ * (pause-route.ts); any other `{runId}:{action}` is `404`.
  */
-export function registerV2ForkRoute(app: FastifyInstance, host: OpenwopHost): void {
+export function registerV2ForkRoute(app: FastifyInstance, host: OpenwopHost, clock: Clock): void {
   // The router reads `:runId::fork` as one parameter, so the `{runId}:{action}` segment is matched here.
   app.post<{ Params: { runAction: string } }>(
     '/runs/:runAction',
-    { config: { operationId: 'forkRun' } },
+    { config: { operationId: ['forkRun', 'pauseRun', 'resumeRun'] } },
     async (req, reply) => {
+      const action = /^(.+):(pause|resume)$/.exec(req.params.runAction);
+      if (action) {
+        callerOf(req);
+        const body = await pauseOrResume(host, clock, action[2] as 'pause' | 'resume', action[1]!, req.body);
+        return reply.status(202).send(body);
+      }
       const m = /^(.+):fork$/.exec(req.params.runAction);
       if (!m) throw new HostError(ErrorCode.NOT_FOUND, `no route POST ${req.url.split('?')[0]}`);
       const who = callerOf(req);

@@ -1,5 +1,4 @@
 import { servedMajors } from '../served-majors.js';
-import { writeFileSync } from 'node:fs';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ErrorCode, HostError, toHostError } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
@@ -20,11 +19,9 @@ import { registerNegotiation } from './negotiation-hook.js';
 import { registerV2OpenApiRoute } from './openapi-route.js';
 import { registerV2PromptRoutes } from './prompt-routes.js';
 import { recordRoutes } from './route-table.js';
+import type { ServedRoute } from './route-table.js';
 import { registerV2RunRoutes } from './run-routes.js';
 import { registerV2WorkflowRoutes } from './workflow-routes.js';
-
-/** Test builds: where the route table is written as JSON once the app is ready (the v1/v2 pairing test reads it). */
-export const ROUTE_TABLE_ENV_VAR = 'MHS_ROUTE_TABLE_FILE';
 
 /** Dependencies of {@link registerOpenwopV2}. */
 export interface OpenwopV2Deps {
@@ -60,24 +57,24 @@ function v2ErrorHandler(err: FastifyError | Error, _req: FastifyRequest, reply: 
 /**
  * OpenWOP major 2 beside major 1, over the same engine: negotiation by `OpenWOP-Version` on every request (before
  * authentication), the v2 discovery root, and the unversioned run and event routes with bearer auth and the v2
- * error envelope. Call it before any other `onRequest` hook so a version refusal precedes an auth refusal.
+ * error envelope. Call it before any other `onRequest` hook so a version refusal precedes an auth refusal, and before
+ * any route: the returned table records every route registered on `app` from then on, both majors' (the v2 OpenAPI
+ * document is built from it; versioning.md §1.2 pairing is checked against it).
  */
-export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): void {
+export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): readonly ServedRoute[] {
   const routes = recordRoutes(app);
-  const tableFile = process.env[ROUTE_TABLE_ENV_VAR];
-  if (tableFile) app.addHook('onReady', async () => writeFileSync(tableFile, JSON.stringify(routes)));
   // Without major 2, `OpenWOP-Version: 2` is answered 406 with protocolVersions ["1.0"] (versioning.md §1.3).
   const served = servedMajors(deps);
   const v2On = served.includes(2);
   registerNegotiation(app, deps.host, served);
-  if (!v2On) return;
+  if (!v2On) return routes;
   void app.register(async (v2) => {
     v2.setErrorHandler(v2ErrorHandler);
     v2.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {
       req.principal = await principalOf(req, deps.auth);
     });
     registerV2RunRoutes(v2, deps.host);
-    registerV2ForkRoute(v2, deps.host);
+    registerV2ForkRoute(v2, deps.host, deps.clock);
     registerV2CancelRoute(v2, deps.host);
     registerV2InterruptRoute(v2, deps.host);
     registerV2WorkflowRoutes(v2, deps.host);
@@ -95,4 +92,5 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): vo
     v2.setErrorHandler(v2ErrorHandler);
     registerV2OpenApiRoute(v2, routes);
   });
+  return routes;
 }

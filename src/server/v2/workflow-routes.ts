@@ -1,14 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { ErrorCode, HostError } from '../../core/index.js';
 import type { OpenwopHost } from '../../openwop/host.js';
-import { bindRunId, runIdFromParam } from '../../openwop/v2/index.js';
+import { bindRunId, projectWorkflow, runIdFromParam } from '../../openwop/v2/index.js';
 import { ancestryAdvertised, runAncestry } from '../ancestry-route.js';
 
 // ids.schema.json `$defs/workflowId` (author-minted).
 const WORKFLOW_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 
 /**
- * `GET /workflows/{workflowId}` (v2 openapi `getWorkflow`) and `GET /runs/{runId}/ancestry` (`getRunAncestry`, v2
+ * `GET /workflows/{workflowId}` (v2 openapi `getWorkflow`: the catalog definition as the v2 `WorkflowDefinition`) and `GET /runs/{runId}/ancestry` (`getRunAncestry`, v2
  * runs.md §Diff and ancestry, RFC 0040 §C), over the catalog and the ancestry `/v1/` reads. Ancestry is served only
  * while the host advertises `crossHostCausation.ancestryEndpointSupported` (else `404 not_found`); its run ids are
  * tenant-bound (identity.md §5), a remote parent's id as that host minted it.
@@ -23,7 +23,7 @@ export function registerV2WorkflowRoutes(app: FastifyInstance, host: OpenwopHost
         throw new HostError(ErrorCode.VALIDATION_ERROR, 'workflowId is not a v2 workflow id', { field: 'workflowId' });
       const wf = await host.catalog.get(workflowId);
       if (!wf) throw new HostError(ErrorCode.NOT_FOUND, `workflow ${workflowId} is not registered`, { workflowId });
-      return wf;
+      return projectWorkflow(wf);
     },
   );
 

@@ -51,9 +51,7 @@ describe.each(BACKENDS)('OpenWOP-Version negotiation on $name', (backend) => {
     for (const k of ['supportedTransports', 'contractProvenance', 'profiles']) expect(two.body).not.toHaveProperty(k);
   });
 
-  // Known gap: schemas/v2/capabilities.schema.json (and its $refs) is not vendored yet, so the v2 root cannot be
-  // validated against it here; this fails until it is, and must then become a plain test.
-  it.fails('the v2 root validates against the vendored v2 capabilities schema', async () => {
+  it('the v2 root validates against the vendored v2 capabilities schema (and its $refs)', async () => {
     expect(hasV2Schema('capabilities')).toBe(true);
     const two = await call(srv.url, 'GET', '/.well-known/openwop', { version: '2' });
     expect(v2Problems('capabilities', two.body)).toEqual([]);

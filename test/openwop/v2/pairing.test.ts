@@ -1,14 +1,24 @@
 // Guarantee (OpenWOP v2 versioning.md §1.2): a host that advertises a major reaches under it every operation named in
-// spec/v2/path-manifest.json that it serves under the other. The pairing is derived from the route table of a running
-// `mhs-host serve` (written by the server itself once ready, MHS_ROUTE_TABLE_FILE), not from a list in this test:
-// every `/v1/<op>` route whose unversioned twin is a manifest operation has an unversioned route serving that
-// operation, and the twin answers under `OpenWOP-Version: 2` (named 2.0 in the response) with the status `/v1/<op>`
-// answers for the same request. Exempt, as §1.2 exempts them, are routes that name no manifest operation (seams under
-// /v1/host/, proprietary operator routes, and v1 operations the manifest does not carry); the test lists them.
+// spec/v2/path-manifest.json that it serves under the other. The pairing is derived from the route table of the app
+// `serve` builds (`startHostServer`'s `routes`, the table the v2 OpenAPI document is built from), not from a list in
+// this test: the app is started in-process with the families `serve --prompts --agent-packs --enable-test-seams`
+// installs (the same `buildServiceFamilies`), every `/v1/<op>` route whose unversioned twin is a manifest operation has
+// an unversioned route serving that operation, and against a real `mhs-host serve` process with those flags the twin
+// answers under `OpenWOP-Version: 2` (named 2.0 in the response) with the status `/v1/<op>` answers for the same
+// request, and that process's v2 OpenAPI document names the operations the in-process table does. Exempt, as §1.2
+// exempts them, are routes that name no manifest operation (seams under /v1/host/, proprietary operator routes, and
+// v1 operations the manifest does not carry); the test lists them.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RealClock } from '../../../src/core/index.js';
+import { buildServiceFamilies } from '../../../src/cli/service-families.js';
+import { openDb } from '../../../src/ledger/index.js';
+import type { Db } from '../../../src/ledger/index.js';
+import { createTokenStore } from '../../../src/policy/tokens.js';
+import { startHostServer } from '../../../src/server/host-server.js';
+import type { HostServer } from '../../../src/server/host-server.js';
 import { BACKENDS } from '../../ledger/helpers.js';
 import type { StoreHandle } from '../../ledger/helpers.js';
 import { ROOT, makeToken, serve } from '../../server/serve-helpers.js';
@@ -18,6 +28,7 @@ import { call } from './v2-kit.js';
 interface Route {
   method: string;
   url: string;
+  operationId?: string;
 }
 interface Op {
   method: string;
@@ -80,22 +91,52 @@ function packsDir(): string {
 
 describe.each(BACKENDS)('v1/v2 path pairing on $name', (backend) => {
   let h: StoreHandle;
+  let own: StoreHandle;
+  let db: Db;
+  let inProcess: HostServer;
   let srv: Served;
   let token: string;
   let routes: Route[];
 
   beforeAll(async () => {
+    const packs = packsDir();
     h = await backend.fresh();
     token = await makeToken(h.location, 'client');
-    const table = join(mkdtempSync(join(tmpdir(), 'mhs-routes-')), 'routes.json');
-    srv = await serve(h.location, ['--openwop-v2', '--prompts', '--agent-packs', packsDir(), '--enable-test-seams'], {
-      MHS_ROUTE_TABLE_FILE: table,
+    srv = await serve(h.location, ['--openwop-v2', '--prompts', '--agent-packs', packs, '--enable-test-seams']);
+    // The same app in this process, on a store of its own: its route table is what the router holds.
+    own = await backend.fresh();
+    db = await openDb(own.location);
+    const clock = new RealClock();
+    const identity = { hostId: 'pairing-host', wellKnownUrl: () => undefined };
+    const families = await buildServiceFamilies({ prompts: true, agentPacks: packs }, db, clock, () => {}, identity);
+    inProcess = await startHostServer({
+      db,
+      clock,
+      tokens: createTokenStore(db, clock),
+      port: 0,
+      families,
+      hostId: identity.hostId,
+      testSeams: true,
     });
-    routes = (JSON.parse(readFileSync(table, 'utf8')) as Route[]).filter((r) => r.method !== 'HEAD');
+    routes = inProcess.routes.filter((r) => r.method !== 'HEAD');
   });
   afterAll(async () => {
+    await inProcess?.close();
+    await db?.close();
+    await own?.cleanup();
     await srv?.stop();
     await h?.cleanup();
+  });
+
+  it('the serve process mounts the v2 operations the in-process table records (its v2 OpenAPI document)', async () => {
+    const doc = await call(srv.url, 'GET', '/openapi.json', { version: '2' });
+    expect(doc.status).toBe(200);
+    const served = Object.values(doc.body.paths as Record<string, Record<string, { operationId: string }>>)
+      .flatMap((ops) => Object.values(ops).map((o) => o.operationId))
+      .sort();
+    const recorded = [...new Set(routes.flatMap((r) => (r.operationId ? [r.operationId] : [])))].sort();
+    expect(served).toEqual(recorded);
+    expect(recorded.length).toBeGreaterThan(10);
   });
 
   function pairs(): { paired: Array<{ route: Route; op: Op }>; exempt: Route[] } {

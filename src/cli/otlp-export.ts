@@ -1,0 +1,60 @@
+/**
+ * OTLP span export for the process entry points (`serve`, `demo`, `run-task`; architecture.md: the SDK is set
+ * up in `src/cli/` alone). It starts only when the standard environment names an OTLP endpoint
+ * (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT`); everything else (protocol
+ * `http/protobuf` | `http/json` | `grpc`, headers, timeout, `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`,
+ * sampler, batch sizes, `OTEL_TRACES_EXPORTER`, `OTEL_SDK_DISABLED`) is read by the OpenTelemetry SDK itself.
+ * Unset: the SDK is not even loaded, no exporter exists and nothing is sent.
+ */
+import { ErrorCode, HostError } from '../core/index.js';
+
+/** A started export; `shutdown` flushes the spans still batched and stops it. */
+export interface OtlpExport {
+  shutdown(): Promise<void>;
+}
+
+/** Whether `env` names an OTLP endpoint for traces. */
+export function otlpTracesConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']?.trim() || env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim());
+}
+
+/**
+ * Starts exporting the process's spans (task, command, MCP call, ledger commit, run, node) when the environment
+ * asks for it; call before the host runtime is opened, whose tracers are chosen then. Null when not configured.
+ * Export failures never reach the host (the SDK drops the batch); a misconfigured SDK is `MHS.HOST.CONFIG_INVALID`.
+ */
+export async function startOtlpExport(): Promise<OtlpExport | null> {
+  if (!otlpTracesConfigured()) return null;
+  const { NodeSDK } = await import('@opentelemetry/sdk-node');
+  const named =
+    Boolean(process.env['OTEL_SERVICE_NAME']) ||
+    /(^|,)\s*service\.name=/.test(process.env['OTEL_RESOURCE_ATTRIBUTES'] ?? '');
+  try {
+    const sdk = new NodeSDK({
+      // Traces only: no metric reader, log processor or instrumentation of libraries.
+      metricReaders: [],
+      logRecordProcessors: [],
+      instrumentations: [],
+      ...(named ? {} : { serviceName: 'mhs-host' }),
+    });
+    sdk.start();
+    return { shutdown: () => sdk.shutdown() };
+  } catch (err) {
+    throw new HostError(
+      ErrorCode.HOST_CONFIG_INVALID,
+      'the OpenTelemetry SDK refused the OTEL_* configuration',
+      {},
+      { cause: err, remediation: 'Check the OTEL_EXPORTER_OTLP_* variables, or unset them to export nothing.' },
+    );
+  }
+}
+
+/** Runs a one-shot command with {@link startOtlpExport} around it: its spans are flushed before it returns. */
+export async function withOtlpExport<T>(run: () => Promise<T>): Promise<T> {
+  const otlp = await startOtlpExport();
+  try {
+    return await run();
+  } finally {
+    await otlp?.shutdown();
+  }
+}

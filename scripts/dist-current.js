@@ -1,6 +1,7 @@
-// Whether `dist/` (npm run build) is current: its stamp records the newest modification time among the build's
-// inputs when it was built, and any change to them since (an edit, a new or removed file, a checkout) moves that
-// time. Plain JavaScript: bin/mhs-host.js reads it before anything can compile TypeScript.
+// Whether `dist/` (npm run build) is current: its stamp holds a fingerprint of the build's inputs (every file and
+// folder with its modification time and size) taken when it was built; any change since (an edit, a new or removed
+// file, a checkout) changes it. Plain JavaScript: bin/mhs-host.js reads it before anything can compile TypeScript.
+import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -11,18 +12,18 @@ const SKIP = new Set([join('src', 'console', 'dist')]);
 export const DIST_DIR = 'dist';
 export const DIST_STAMP = '.build-stamp.json';
 
-/** The newest modification time (ms) of the build's inputs under `root`, directories included. */
-export function newestInput(root) {
-  let newest = 0;
+/** The fingerprint of the build's inputs under `root`. */
+export function inputFingerprint(root) {
+  const hash = createHash('sha256');
   const visit = (rel) => {
     if (SKIP.has(rel)) return;
     const st = statSync(join(root, rel), { throwIfNoEntry: false });
     if (!st) return;
-    newest = Math.max(newest, st.mtimeMs);
-    if (st.isDirectory()) for (const name of readdirSync(join(root, rel))) visit(join(rel, name));
+    hash.update(`${rel}\0${st.mtimeMs}\0${st.isDirectory() ? 'dir' : st.size}\n`);
+    if (st.isDirectory()) for (const name of readdirSync(join(root, rel)).sort()) visit(join(rel, name));
   };
   for (const rel of DIST_INPUTS) visit(rel);
-  return newest;
+  return hash.digest('hex');
 }
 
 /** Whether `root`'s `dist/` was built from the inputs as they are now. */
@@ -33,5 +34,5 @@ export function distIsCurrent(root) {
   } catch {
     return false;
   }
-  return typeof stamp?.newest_input_ms === 'number' && stamp.newest_input_ms === newestInput(root);
+  return typeof stamp?.inputs === 'string' && stamp.inputs === inputFingerprint(root);
 }

@@ -8,7 +8,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DIST_DIR, DIST_STAMP, newestInput } from '../../scripts/dist-current.js';
+import { DIST_DIR, DIST_STAMP, inputFingerprint } from '../../scripts/dist-current.js';
 import { buildConsoleBundle } from '../console/console-bundle.js';
 
 /** Repository root (this file is `src/build/dist-build.ts`). */
@@ -67,18 +67,18 @@ export async function buildTree(o: TreeBuild): Promise<void> {
 
 /**
  * `npm run build`: `root/dist/`, built beside it and swapped in, so a process starting meanwhile finds the old
- * tree, none (and runs the sources), or the new one, never half of one. Its stamp records the newest input time
- * read before compiling, so an edit made during the build leaves it stale (scripts/dist-current.js).
+ * tree, none (and runs the sources), or the new one, never half of one. Its stamp is the inputs' fingerprint
+ * taken before compiling, so an edit made during the build leaves it stale (scripts/dist-current.js).
  */
 export async function buildDist(root: string = REPO_ROOT): Promise<string> {
-  const newest = newestInput(root);
+  const inputs = inputFingerprint(root);
   const dist = join(root, DIST_DIR);
   const tmp = join(root, `.${DIST_DIR}-${process.pid}.tmp`);
   const old = join(root, `.${DIST_DIR}-${process.pid}.old`);
   rmSync(tmp, { recursive: true, force: true });
   try {
     await buildTree({ root, outDir: tmp, dirs: ['src', 'machines'], skip: ['src/build'] });
-    writeFileSync(join(tmp, DIST_STAMP), `${JSON.stringify({ newest_input_ms: newest })}\n`);
+    writeFileSync(join(tmp, DIST_STAMP), `${JSON.stringify({ inputs })}\n`);
     if (existsSync(dist)) renameSync(dist, old);
     renameSync(tmp, dist);
   } finally {

@@ -8,7 +8,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DIST_DIR, DIST_STAMP, inputFingerprint } from '../../scripts/dist-current.js';
+import { DIST_DIR, DIST_STAMP, distIsCurrent, inputFingerprint } from '../../scripts/dist-current.js';
 import { buildConsoleBundle } from '../console/console-bundle.js';
 
 /** Repository root (this file is `src/build/dist-build.ts`). */
@@ -80,7 +80,12 @@ export async function buildDist(root: string = REPO_ROOT): Promise<string> {
     await buildTree({ root, outDir: tmp, dirs: ['src', 'machines'], skip: ['src/build'] });
     writeFileSync(join(tmp, DIST_STAMP), `${JSON.stringify({ inputs })}\n`);
     if (existsSync(dist)) renameSync(dist, old);
-    renameSync(tmp, dist);
+    try {
+      renameSync(tmp, dist);
+    } catch (err) {
+      // Another build swapped its tree in meanwhile: fine when it is of the same inputs.
+      if (!existsSync(dist) || !distIsCurrent(root)) throw err;
+    }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
     rmSync(old, { recursive: true, force: true });

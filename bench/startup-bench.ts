@@ -1,8 +1,8 @@
 /**
  * `npm run bench:startup`: how long 50 stdio simulator endpoints take to come up (issue 21 item 6), from the
  * compiled tree (`dist/`, built first by the npm script) and from the TypeScript sources through tsx, side by
- * side. Each round starts every child at once through `bin/mhs-host.js` (`MHS_DEV_TSX=1` for the sources) and
- * ends when the host's connector has finished the handshake with all of them (initialize, manifest, tools);
+ * side, each started as `mhs-host demo` starts its simulators in that mode. Each round starts every child at once
+ * and ends when the host's connector has finished the handshake with all of them (initialize, manifest, tools);
  * rounds alternate the two modes. Also the CPU one child spends starting (its own user + system time).
  * Last line: `startup endpoints <n> compiled <c> s tsx <t> s ratio <c/t>` (medians over the rounds).
  */
@@ -16,8 +16,13 @@ import type { MhsConnection } from '../src/mhs/connector.js';
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROOT = new URL('..', import.meta.url).pathname;
-const BIN = join(ROOT, 'bin/mhs-host.js');
 type Mode = 'compiled' | 'tsx';
+/**
+ * The entry each mode's `mhs-host demo` gives its simulators: the bin of the compiled tree it runs from, or the
+ * repository's bin running the sources (`MHS_DEV_TSX=1`, as when dist/ is absent or stale).
+ */
+const BIN: Record<Mode, string> = { compiled: join(ROOT, 'dist/bin/mhs-host.js'), tsx: join(ROOT, 'bin/mhs-host.js') };
+const ENV: Record<Mode, Record<string, string>> = { compiled: {}, tsx: { MHS_DEV_TSX: '1' } };
 
 /** One stdio simulator endpoint, connected through the host's connector (the handshake the host does). */
 function up(mode: Mode, i: number): Promise<MhsConnection> {
@@ -25,13 +30,13 @@ function up(mode: Mode, i: number): Promise<MhsConnection> {
     {
       connector_id: `mhs-bench-${i}`,
       transport: 'stdio',
-      command: [process.execPath, BIN, 'sim', 'conveyor', '--stdio', '--endpoint-id', `mhs://bench/${i}`],
+      command: [process.execPath, BIN[mode], 'sim', 'conveyor', '--stdio', '--endpoint-id', `mhs://bench/${i}`],
       endpoint_id: null,
       enabled: true,
       source: { kind: 'registry', ref: 'bench' },
       auth: { scheme: 'local' },
     },
-    { timeoutMs: 300_000, ...(mode === 'tsx' ? { env: { MHS_DEV_TSX: '1' } } : {}) },
+    { timeoutMs: 300_000, env: ENV[mode] },
   );
 }
 
@@ -54,8 +59,8 @@ const REPORT_CPU = `data:text/javascript,${encodeURIComponent(
 /** CPU milliseconds one child spends loading and starting its stdio endpoint (stdin closed at once: it then ends). */
 function childCpuMs(mode: Mode): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', REPORT_CPU, BIN, 'sim', 'conveyor', '--stdio'], {
-      env: { ...process.env, ...(mode === 'tsx' ? { MHS_DEV_TSX: '1' } : {}) },
+    const child = spawn(process.execPath, ['--import', REPORT_CPU, BIN[mode], 'sim', 'conveyor', '--stdio'], {
+      env: { ...process.env, ...ENV[mode] },
       stdio: ['pipe', 'ignore', 'pipe'],
     });
     let err = '';

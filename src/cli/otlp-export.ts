@@ -25,17 +25,15 @@ export function otlpTracesConfigured(env: NodeJS.ProcessEnv = process.env): bool
  */
 export async function startOtlpExport(): Promise<OtlpExport | null> {
   if (!otlpTracesConfigured()) return null;
-  const { NodeSDK } = await import('@opentelemetry/sdk-node');
-  const named =
-    Boolean(process.env['OTEL_SERVICE_NAME']) ||
-    /(^|,)\s*service\.name=/.test(process.env['OTEL_RESOURCE_ATTRIBUTES'] ?? '');
+  const { NodeSDK, resources } = await import('@opentelemetry/sdk-node');
   try {
     const sdk = new NodeSDK({
+      // The service is `mhs-host` unless OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES (detected over it) say otherwise.
+      resource: resources.defaultResource().merge(resources.resourceFromAttributes({ 'service.name': 'mhs-host' })),
       // Traces only: no metric reader, log processor or instrumentation of libraries.
       metricReaders: [],
       logRecordProcessors: [],
       instrumentations: [],
-      ...(named ? {} : { serviceName: 'mhs-host' }),
     });
     sdk.start();
     return { shutdown: () => sdk.shutdown() };

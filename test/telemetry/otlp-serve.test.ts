@@ -1,6 +1,7 @@
 // Guarantees (issue 21 item 9): `mhs-host serve` with OTEL_EXPORTER_OTLP_ENDPOINT exports the spans of an OpenWOP
 // run (creation, the run, each node) in the trace of the caller's `traceparent`, and flushes them when it is
-// stopped (SIGTERM): with the batch delay set far beyond the test, only the shutdown flush can deliver them.
+// stopped (SIGTERM): with the batch delay set far beyond the test, only the shutdown flush can deliver them. With
+// no OTEL_SERVICE_NAME the service is `mhs-host`.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { client, makeToken, serve, tempDb } from '../server/serve-helpers.js';
@@ -14,7 +15,7 @@ describe('OTLP span export from serve (issue 21 item 9)', () => {
     const srv = await serve(db, ['--no-mhs'], {
       OTEL_EXPORTER_OTLP_ENDPOINT: rx.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-      OTEL_SERVICE_NAME: 'mhs-otlp-serve-test',
+      OTEL_SERVICE_NAME: '', // unset: the service is named mhs-host
       OTEL_BSP_SCHEDULE_DELAY: '3600000',
     });
     try {
@@ -34,7 +35,7 @@ describe('OTLP span export from serve (issue 21 item 9)', () => {
       expect(await srv.stop()).toBe(0);
 
       const spans = rx.spans().filter((s) => s.traceId === traceId);
-      expect(new Set(spans.map((s) => s.resource['service.name']))).toEqual(new Set(['mhs-otlp-serve-test']));
+      expect(new Set(spans.map((s) => s.resource['service.name']))).toEqual(new Set(['mhs-host']));
       const create = spans.find((s) => s.spanId === createSpan);
       expect(create?.name).toBe('openwop.run.create');
       expect(create!.parentSpanId).toBe(callerSpan);

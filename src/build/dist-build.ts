@@ -59,7 +59,7 @@ export async function buildTree(o: TreeBuild): Promise<void> {
   });
   for (const dir of ASSET_DIRS) cpSync(join(o.root, dir), join(o.outDir, dir), { recursive: true });
   // The tree has no `ui/` sources to build the console from: its `serve` serves this bundle.
-  await buildConsoleBundle(join(o.outDir, 'src/console/dist/console.js'));
+  await buildConsoleBundle(join(o.outDir, 'src/console/dist/console.js'), join(o.root, 'src/console/ui'));
   for (const dir of ROOT_DIRS) symlinkSync(relative(o.outDir, join(o.root, dir)), join(o.outDir, dir), 'dir');
   mkdirSync(join(o.outDir, 'bin'), { recursive: true });
   writeFileSync(join(o.outDir, 'bin/mhs-host.js'), "await import('../src/cli/main.js');\n");

@@ -1,7 +1,8 @@
 // Guarantees (issue 21 item 6): `bin/mhs-host.js` runs the compiled tree that `npm run build` (buildDist) made
 // while it matches the sources, and the TypeScript sources through tsx when there is no build, when a source was
 // edited, added or removed since, or when MHS_DEV_TSX=1. Checked on a small repository of the same layout (the
-// real bin/ and scripts/ copied, this checkout's node_modules linked), so the real checkout is left alone.
+// real bin/, scripts/ and console sources copied, this checkout's node_modules linked), so the real checkout is
+// left alone.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +30,8 @@ function run(env: Record<string, string> = {}): string {
 
 describe('bin/mhs-host.js runs dist/ only while it is current', () => {
   test('no build: sources; built: compiled; edited, added or removed source: sources; MHS_DEV_TSX=1: sources', async () => {
-    for (const dir of ['bin', 'scripts']) cpSync(join(REPO_ROOT, dir), join(root, dir), { recursive: true });
+    for (const dir of ['bin', 'scripts', 'src/console/ui'])
+      cpSync(join(REPO_ROOT, dir), join(root, dir), { recursive: true });
     symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'), 'dir');
     write('package.json', '{"type":"module"}\n');
     write('tsconfig.json', '{}\n');

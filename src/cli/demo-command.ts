@@ -8,7 +8,7 @@ import { exportPackage, verifyPackage } from '../ledger/index.js';
 import type { Db, DurableLedger } from '../ledger/index.js';
 import type { ConnectorRow } from '../mhs/connector-row.js';
 import { openCliRuntime } from './cli-runtime.js';
-import { withOtlpExport } from './otlp-export.js';
+import { shutdownAndThrow, startOtlpExport } from './otlp-export.js';
 import { printTaskSummary, progressPrinter } from './run-task-command.js';
 
 /**
@@ -143,49 +143,49 @@ export function demoCommand(): Command {
     .description('Run the main job: a multi-device task on the bundled simulators with the embedded SQLite store')
     .option('--db <location>', 'store: SQLite file or postgres:// URL (default MHS_HOST_DB or ./.mhs-host/host.db)')
     .option('--out <dir>', 'evidence package folder (default ./.mhs-host/evidence-<timestamp>)')
-    .action((o: { db?: string; out?: string }) => withOtlpExport(() => runDemo(o)));
-}
-
-/** The demo itself (see {@link demoCommand}). */
-async function runDemo(o: { db?: string; out?: string }): Promise<void> {
-  const out = (l: string) => void process.stdout.write(`${l}\n`);
-  const clock = new RealClock();
-  // The same runtime and policy gate as `serve` and `invoke` (the demo's steps are R0/R1: no approval needed).
-  const rt = await openCliRuntime(o.db ? { db: o.db } : {}, { clock });
-  try {
-    out(`store: ${rt.db.location} (${rt.db.dialect})`);
-    out('MHS integration is experimental and disabled by default (HOST-066).');
-    const operator = demoOperator();
-    out(
-      `enabling the demo connectors as operator "${operator.id}": the OS user who ran this command; ` +
-        `running it is your explicit operator action, recorded in the ledger (via "${operator.via}")`,
-    );
-    for (const row of demoRows()) {
-      await rt.connectors.upsertDiscovered(row);
-      if (await rt.enablement.isEnabled(row.connector_id)) {
-        out(`connector ${row.connector_id}: already enabled by an operator`);
-        continue;
+    .action(async (o: { db?: string; out?: string }) => {
+      const out = (l: string) => void process.stdout.write(`${l}\n`);
+      const clock = new RealClock();
+      // Spans go out over OTLP when OTEL_* says so (docs/observability.md), flushed before the demo returns.
+      const otlp = await startOtlpExport();
+      // The same runtime and policy gate as `serve` and `invoke` (the demo's steps are R0/R1: no approval needed).
+      const rt = await openCliRuntime(o.db ? { db: o.db } : {}, { clock }).catch(shutdownAndThrow(otlp));
+      try {
+        out(`store: ${rt.db.location} (${rt.db.dialect})`);
+        out('MHS integration is experimental and disabled by default (HOST-066).');
+        const operator = demoOperator();
+        out(
+          `enabling the demo connectors as operator "${operator.id}": the OS user who ran this command; ` +
+            `running it is your explicit operator action, recorded in the ledger (via "${operator.via}")`,
+        );
+        for (const row of demoRows()) {
+          await rt.connectors.upsertDiscovered(row);
+          if (await rt.enablement.isEnabled(row.connector_id)) {
+            out(`connector ${row.connector_id}: already enabled by an operator`);
+            continue;
+          }
+          const { entry } = await rt.enablement.enable(row.connector_id, operator);
+          out(`connector ${row.connector_id}: enabled by operator "${operator.id}" (ledger seq ${entry?.seq})`);
+        }
+        for (const row of demoRows()) {
+          const ep = await rt.connectEndpoint(row.connector_id);
+          const devs = ep.deviceProfiles().map((d) => `${d.device_id} (${d.mode}, ${d.risk_class})`);
+          out(`connected ${ep.endpointId} over stdio: ${devs.join(', ')}; ${ep.manifest.safety_notice}`);
+        }
+        out(`task: ${TASK.name}`);
+        const result = await rt.engine.runTask(TASK, { onProgress: progressPrinter(out) });
+        const taskOk = printTaskSummary(out, result);
+        const check = await rt.ledger.verify();
+        const head = await rt.ledger.head();
+        out(`ledger: ${check.ok ? 'verified' : 'BROKEN'}: ${head.seq + 1} entries, head ${head.digest.slice(0, 16)}…`);
+        if (!check.ok) throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'the ledger does not verify', { check });
+        if (!taskOk)
+          throw new HostError(ErrorCode.HOST_INTERNAL, 'the demo task did not complete', { task: result.taskId });
+        await exportAndVerify(out, rt, clock, result, o.out ?? defaultOutDir(rt.db, clock));
+        out('demo: ok');
+      } finally {
+        await rt.close();
+        await otlp?.shutdown();
       }
-      const { entry } = await rt.enablement.enable(row.connector_id, operator);
-      out(`connector ${row.connector_id}: enabled by operator "${operator.id}" (ledger seq ${entry?.seq})`);
-    }
-    for (const row of demoRows()) {
-      const ep = await rt.connectEndpoint(row.connector_id);
-      const devs = ep.deviceProfiles().map((d) => `${d.device_id} (${d.mode}, ${d.risk_class})`);
-      out(`connected ${ep.endpointId} over stdio: ${devs.join(', ')}; ${ep.manifest.safety_notice}`);
-    }
-    out(`task: ${TASK.name}`);
-    const result = await rt.engine.runTask(TASK, { onProgress: progressPrinter(out) });
-    const taskOk = printTaskSummary(out, result);
-    const check = await rt.ledger.verify();
-    const head = await rt.ledger.head();
-    out(`ledger: ${check.ok ? 'verified' : 'BROKEN'}: ${head.seq + 1} entries, head ${head.digest.slice(0, 16)}…`);
-    if (!check.ok) throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'the ledger does not verify', { check });
-    if (!taskOk)
-      throw new HostError(ErrorCode.HOST_INTERNAL, 'the demo task did not complete', { task: result.taskId });
-    await exportAndVerify(out, rt, clock, result, o.out ?? defaultOutDir(rt.db, clock));
-    out('demo: ok');
-  } finally {
-    await rt.close();
-  }
+    });
 }

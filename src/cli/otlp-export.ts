@@ -47,12 +47,10 @@ export async function startOtlpExport(): Promise<OtlpExport | null> {
   }
 }
 
-/** Runs a one-shot command with {@link startOtlpExport} around it: its spans are flushed before it returns. */
-export async function withOtlpExport<T>(run: () => Promise<T>): Promise<T> {
-  const otlp = await startOtlpExport();
-  try {
-    return await run();
-  } finally {
+/** A rejection handler that stops `otlp` (flushing what it holds) and rethrows, for a command failing to start. */
+export function shutdownAndThrow(otlp: OtlpExport | null): (err: unknown) => Promise<never> {
+  return async (err) => {
     await otlp?.shutdown();
-  }
+    throw err;
+  };
 }

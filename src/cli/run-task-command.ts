@@ -4,7 +4,7 @@ import { ErrorCode, HostError } from '../core/index.js';
 import type { TaskProgress, TaskResult, TaskSpec } from '../engine/index.js';
 import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
 import type { RuntimeFlags } from './cli-runtime.js';
-import { withOtlpExport } from './otlp-export.js';
+import { shutdownAndThrow, startOtlpExport } from './otlp-export.js';
 
 /** Prints live per-endpoint progress lines and each step's full receipt (HOST-033). */
 export function progressPrinter(out: (line: string) => void, opts: { receipts?: boolean } = {}) {
@@ -80,27 +80,25 @@ export function runTaskCommand(): Command {
     .description('Run a multi-endpoint task file through the governed call path, printing progress and receipts')
     .argument('<file>', 'task JSON: {"name"?, "steps":[{"endpoint","device","capability","input"}]}')
     .option('--no-receipts', 'print progress lines only, not the full receipts');
-  return withRuntimeOptions(cmd).action((file: string, o: RuntimeFlags & { receipts: boolean }) =>
-    withOtlpExport(() => runTaskFile(file, o)),
-  );
-}
-
-/** `run-task` itself (see {@link runTaskCommand}). */
-async function runTaskFile(file: string, o: RuntimeFlags & { receipts: boolean }): Promise<void> {
-  const spec = readTaskFile(file);
-  const rt = await openCliRuntime(o);
-  const out = (l: string) => void process.stdout.write(`${l}\n`);
-  try {
-    const ids = new Map<string, string>();
-    for (const ref of new Set(spec.steps.map((s) => s.endpoint)))
-      ids.set(ref, (await rt.connectEndpoint(ref)).endpointId);
-    const steps = spec.steps.map((s) => ({ ...s, endpoint: ids.get(s.endpoint) ?? s.endpoint }));
-    const result = await rt.engine.runTask(
-      { ...spec, steps },
-      { onProgress: progressPrinter(out, { receipts: o.receipts }) },
-    );
-    if (!printTaskSummary(out, result)) process.exitCode = 1;
-  } finally {
-    await rt.close();
-  }
+  return withRuntimeOptions(cmd).action(async (file: string, o: RuntimeFlags & { receipts: boolean }) => {
+    const spec = readTaskFile(file);
+    // Spans go out over OTLP when OTEL_* says so (docs/observability.md), flushed before the command returns.
+    const otlp = await startOtlpExport();
+    const rt = await openCliRuntime(o).catch(shutdownAndThrow(otlp));
+    const out = (l: string) => void process.stdout.write(`${l}\n`);
+    try {
+      const ids = new Map<string, string>();
+      for (const ref of new Set(spec.steps.map((s) => s.endpoint)))
+        ids.set(ref, (await rt.connectEndpoint(ref)).endpointId);
+      const steps = spec.steps.map((s) => ({ ...s, endpoint: ids.get(s.endpoint) ?? s.endpoint }));
+      const result = await rt.engine.runTask(
+        { ...spec, steps },
+        { onProgress: progressPrinter(out, { receipts: o.receipts }) },
+      );
+      if (!printTaskSummary(out, result)) process.exitCode = 1;
+    } finally {
+      await rt.close();
+      await otlp?.shutdown();
+    }
+  });
 }

@@ -9,6 +9,8 @@ export default tseslint.config(
       '.mhs-host/**',
       'test-artifacts/**',
       '.test-build/**',
+      'dist/**',
+      '.dist-*/**',
       'src/console/static/**',
       'src/console/dist/**',
     ],

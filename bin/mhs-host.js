@@ -1,6 +1,16 @@
 #!/usr/bin/env node
-// Loads the TypeScript CLI in this same process (no build step, signals reach the real process).
-import { register } from 'tsx/esm/api';
+// Runs the CLI from the compiled tree `dist/` (`npm run build`) when it was built from the sources as they are
+// now, else from the TypeScript sources through tsx, in this same process (signals reach the real process).
+// MHS_DEV_TSX=1 always runs the sources.
+import { dirname, join } from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+import { distIsCurrent } from '../scripts/dist-current.js';
 
-register();
-await import('../src/cli/main.ts');
+if (process.env.MHS_DEV_TSX !== '1' && distIsCurrent(join(dirname(fileURLToPath(import.meta.url)), '..'))) {
+  await import('../dist/src/cli/main.js');
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('../src/cli/main.ts');
+}

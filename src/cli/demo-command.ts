@@ -8,6 +8,7 @@ import { exportPackage, verifyPackage } from '../ledger/index.js';
 import type { Db, DurableLedger } from '../ledger/index.js';
 import type { ConnectorRow } from '../mhs/connector-row.js';
 import { openCliRuntime } from './cli-runtime.js';
+import { shutdownAndThrow, startOtlpExport } from './otlp-export.js';
 import { printTaskSummary, progressPrinter } from './run-task-command.js';
 
 /**
@@ -145,8 +146,10 @@ export function demoCommand(): Command {
     .action(async (o: { db?: string; out?: string }) => {
       const out = (l: string) => void process.stdout.write(`${l}\n`);
       const clock = new RealClock();
+      // Spans go out over OTLP when OTEL_* says so (docs/observability.md), flushed before the demo returns.
+      const otlp = await startOtlpExport();
       // The same runtime and policy gate as `serve` and `invoke` (the demo's steps are R0/R1: no approval needed).
-      const rt = await openCliRuntime(o.db ? { db: o.db } : {}, { clock });
+      const rt = await openCliRuntime(o.db ? { db: o.db } : {}, { clock }).catch(shutdownAndThrow(otlp));
       try {
         out(`store: ${rt.db.location} (${rt.db.dialect})`);
         out('MHS integration is experimental and disabled by default (HOST-066).');
@@ -182,6 +185,7 @@ export function demoCommand(): Command {
         out('demo: ok');
       } finally {
         await rt.close();
+        await otlp?.shutdown();
       }
     });
 }

@@ -4,6 +4,7 @@ import { ErrorCode, HostError } from '../core/index.js';
 import type { TaskProgress, TaskResult, TaskSpec } from '../engine/index.js';
 import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
 import type { RuntimeFlags } from './cli-runtime.js';
+import { shutdownAndThrow, startOtlpExport } from './otlp-export.js';
 
 /** Prints live per-endpoint progress lines and each step's full receipt (HOST-033). */
 export function progressPrinter(out: (line: string) => void, opts: { receipts?: boolean } = {}) {
@@ -81,7 +82,9 @@ export function runTaskCommand(): Command {
     .option('--no-receipts', 'print progress lines only, not the full receipts');
   return withRuntimeOptions(cmd).action(async (file: string, o: RuntimeFlags & { receipts: boolean }) => {
     const spec = readTaskFile(file);
-    const rt = await openCliRuntime(o);
+    // Spans go out over OTLP when OTEL_* says so (docs/observability.md), flushed before the command returns.
+    const otlp = await startOtlpExport();
+    const rt = await openCliRuntime(o).catch(shutdownAndThrow(otlp));
     const out = (l: string) => void process.stdout.write(`${l}\n`);
     try {
       const ids = new Map<string, string>();
@@ -95,6 +98,7 @@ export function runTaskCommand(): Command {
       if (!printTaskSummary(out, result)) process.exitCode = 1;
     } finally {
       await rt.close();
+      await otlp?.shutdown();
     }
   });
 }

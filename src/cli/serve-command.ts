@@ -12,6 +12,7 @@ import { buildServiceFamilies } from './service-families.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
 import { withModelOptions } from './model-flags.js';
 import { installLastResort } from './last-resort.js';
+import { startOtlpExport } from './otlp-export.js';
 import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
 import { positiveMs } from './cli-runtime.js';
@@ -95,6 +96,8 @@ export function serveCommand(): Command {
         const runLeases = runLeaseTimingFromEnv();
         // Issue 16: a port in use is refused before the store is opened (nothing attached, recovered or resumed).
         await assertPortFree(opts.port, opts.host);
+        // Spans (runs, nodes, commands, MCP calls, ledger commits) go out over OTLP when OTEL_* says so.
+        const otlp = await startOtlpExport();
         const location = resolveDbLocation({ flag: opts.db });
         // Issue 16: a write waits synchronously for another writer's lock; keep it short so HTTP keeps answering.
         const db = await openDb(location, { sqlite: { busyTimeoutMs: sqliteBusyMsFromEnv() ?? SERVE_BUSY_MS } });
@@ -162,6 +165,7 @@ export function serveCommand(): Command {
           await gateway?.close();
           await mhs?.close();
           await db.close();
+          await otlp?.shutdown();
           throw err;
         });
         baseUrl ??= server.url;
@@ -180,6 +184,7 @@ export function serveCommand(): Command {
             .then(() => gateway?.close())
             .then(() => mhs?.close())
             .then(() => db.close())
+            .then(() => otlp?.shutdown())
             .then(() => {
               process.stdout.write(`mhs-host stopped (${signal})\n`);
               process.exit(0);

@@ -1,3 +1,4 @@
+import { SpanKind } from '@opentelemetry/api';
 import { ErrorCode, H, HostError, assertJcsEncodable, toHostError } from '../core/index.js';
 import type { MhsWireError } from '../core/index.js';
 import type { LedgerAppend } from '../ledger/ledger-types.js';
@@ -229,6 +230,13 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
   const timeoutMs = deadlineMs + env.transportMarginMs;
   const meta: Record<string, string> = { traceparent };
   if (tracestate) meta.tracestate = tracestate;
+  // The MCP call as the client sees it, from leaving the lane to the answer (OpenTelemetry MCP conventions).
+  const mcp = env.tracer.later(
+    `tools/call ${p.tool}`,
+    trace,
+    { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': p.tool, 'mhs.command_id': commandId },
+    SpanKind.CLIENT,
+  );
   let result: ToolCallResult;
   try {
     result = await ep.sendCommand(
@@ -237,13 +245,18 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
       { ...input, _mhs: control },
       { timeoutMs, meta, ...(req.signal ? { signal: req.signal } : {}) },
       // Issue 16: its deadline runs from the send, after any wait in the lane.
-      () => void cmd.send({ type: 'sent', at: env.clock.now() }),
+      () => {
+        mcp.start();
+        cmd.send({ type: 'sent', at: env.clock.now() });
+      },
     );
   } catch (err) {
     const e = toHostError(err, ErrorCode.TRANSPORT_DISCONNECTED);
+    mcp.end(e.code);
     env.tracer.end(trace, e.code);
     throw await failAfterIntent(env, cmd, e);
   }
+  mcp.end(result.isError ? 'tool_error' : undefined);
 
   // 6. Fault (nothing executed) or receipt.
   // Issue 16 item 3: a reply JCS cannot encode is a protocol fault of this endpoint alone, never a store outage.

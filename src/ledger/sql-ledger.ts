@@ -10,6 +10,7 @@ import type { DurableGate } from './device-gates.js';
 import { gateEffect } from './gate-projection.js';
 import { HostLease, ownerStatus } from './host-leases.js';
 import type { LeaseTiming } from './host-leases.js';
+import { inCommitSpan } from './commit-span.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
 import { redactPaths, scrubSecrets } from './redaction.js';
 
@@ -185,6 +186,10 @@ class SqlLedger implements DurableLedger {
   }
 
   appendBatch(entries: readonly LedgerAppend[], opts: AppendOptions = {}): Promise<LedgerEntry[]> {
+    return inCommitSpan(entries, () => this.appendNow(entries, opts));
+  }
+
+  private appendNow(entries: readonly LedgerAppend[], opts: AppendOptions): Promise<LedgerEntry[]> {
     let items: Record<string, unknown>[];
     try {
       items = entries.map((e) => this.prepare(e));

@@ -23,7 +23,6 @@ import { mergeCapabilities } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
 import { REPO_ROOT } from './schemas.js';
 import { OpenwopStore } from './store.js';
-import { ensureTracerProvider } from './tracing.js';
 import { WorkflowCatalog } from './workflows.js';
 
 /** The core node types every host registers. */
@@ -103,7 +102,6 @@ export interface OpenwopHost {
  * was not terminal when the previous process stopped.
  */
 export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopHost> {
-  ensureTracerProvider();
   const store = new OpenwopStore(o.db, o.clock, o.onStoreOutage);
   // Issue 19: on a store several processes share, each drives only the runs whose lease it holds.
   const ownership =

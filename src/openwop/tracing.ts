@@ -2,6 +2,7 @@ import { ROOT_CONTEXT, context, trace } from '@opentelemetry/api';
 import type { Context, Span, TextMapGetter, TextMapSetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { registeredTracer } from '../telemetry/registered-tracer.js';
 
 const propagator = new W3CTraceContextPropagator();
 const setter: TextMapSetter<Record<string, string>> = { set: (c, k, v) => void (c[k] = v) };
@@ -10,19 +11,17 @@ const getter: TextMapGetter<Record<string, string>> = {
   keys: (c) => Object.keys(c),
 };
 
-let installed = false;
+/** Gives spans real ids (run events carry their traceparent) when the process registered no provider. */
+let unexported: BasicTracerProvider | undefined;
 
 /**
- * Makes sure spans get real ids: registers a plain tracer provider when the process has none
- * (a host that configured an exporting SDK keeps its own).
+ * Run, node and `ctx.mcp` spans: exported through the process's registered provider (OTLP:
+ * docs/observability.md), else recorded by a provider of this module alone that hands them to nobody.
+ * Never registered globally, so other code sees no provider when nothing exports.
  */
-export function ensureTracerProvider(): void {
-  if (installed) return;
-  installed = true;
-  trace.setGlobalTracerProvider(new BasicTracerProvider());
-}
-
-const tracer = () => trace.getTracer('mhs-host/openwop');
+const tracer = () =>
+  registeredTracer('mhs-host/openwop', '0.1.0') ??
+  (unexported ??= new BasicTracerProvider()).getTracer('mhs-host/openwop');
 
 /** The W3C `traceparent` of a context, or undefined when it carries no valid span. */
 export function traceparentOf(ctx: Context): string | undefined {

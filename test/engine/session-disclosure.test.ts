@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies and ledger entries are read loosely */
 // Guarantees (issue 22 item 2; HOST-003, 013, 015, 050): before the first call of a session on a device, every
 // surface shows MHS.SAFETY.NOT_CERTIFIED, the device's mode and its fidelity gaps — `mhs-host invoke` (stderr: its
-// stdout is the receipt alone), `run-task` and `agent` (stdout, before the first step's result), the MCP gateway
+// stdout is the receipt alone), `demo`, `run-task` and `agent` (stdout, before the first step's result), the MCP gateway
 // (over stdio and over serve's /mcp: the first tool result of the MCP session carries it), and a workflow run
 // (a `log.appended` event on the run, read over HTTP) — and the ledger holds exactly one `disclosure.shown` entry
 // per session, naming the surface, endpoint, device, mode, gaps and principal, written before the session's first
@@ -96,6 +96,41 @@ describe('disclosure before the first call of a session, on every surface', () =
     const intent = entries.find((e) => e.kind === 'command.intent' && e.command_id === receipt.command_id);
     await expectOneEntryBefore(shown, intent, 'cli.invoke');
   }, 60_000);
+
+  test("HOST-003 HOST-050: the demo (npm start) prints each device's disclosure before its first step", async () => {
+    const db = join(dir, 'demo.db');
+    const r = await cli(['demo', '--db', db]);
+    expect(r.code).toBe(0);
+    const entries = await ledgerEntries(db);
+    const shown = entries.filter((e) => e.kind === 'disclosure.shown');
+    const attached = entries.filter((e) => e.kind === 'disclosure');
+    // One per device the task drives, each before that device's first intent, each printed before its first step's result.
+    const lines = r.stdout.split('\n');
+    expect(shown.length).toBeGreaterThan(0);
+    for (const s of shown) {
+      expect(s.surface).toBe('cli.demo');
+      const dev = (attached.find((a) => a.endpoint_id === s.endpoint_id)!.devices as Array<Record<string, any>>).find(
+        (d) => d.device_id === s.device_id,
+      )!;
+      expect(s).toMatchObject({ mode: dev.mode, fidelity_gaps: dev.fidelity_gaps });
+      const intent = entries.find(
+        (e) => e.kind === 'command.intent' && e.endpoint_id === s.endpoint_id && e.device_id === s.device_id,
+      )!;
+      expect(s.seq).toBeLessThan(intent.seq);
+      const at = lines.findIndex((l) =>
+        l.startsWith(`DISCLOSURE ${s.endpoint_id as string}/${s.device_id as string} `),
+      );
+      const step = lines.findIndex((l) => new RegExp(`^\\[${s.endpoint_id as string}\\] step \\d+ → `).test(l));
+      expect(at).toBeGreaterThanOrEqual(0);
+      expect(at).toBeLessThan(step);
+    }
+    const devices = new Set(
+      entries
+        .filter((e) => e.kind === 'command.intent')
+        .map((e) => `${e.endpoint_id as string}/${e.device_id as string}`),
+    );
+    expect(shown.map((s) => `${s.endpoint_id as string}/${s.device_id as string}`).sort()).toEqual([...devices].sort());
+  }, 120_000);
 
   test('HOST-003 HOST-015 HOST-050: run-task prints it before the first step, one entry for two steps on the device', async () => {
     const file = join(dir, 'task.json');

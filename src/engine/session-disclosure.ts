@@ -93,6 +93,8 @@ export class SessionDisclosures {
   constructor(
     private readonly ledger: Ledger,
     private readonly defaultPrincipal: CallPrincipal,
+    /** Sessions remembered; the oldest is forgotten past this (it would be disclosed again, never less). */
+    private readonly capacity = 10_000,
   ) {}
 
   /**
@@ -125,6 +127,7 @@ export class SessionDisclosures {
     };
     const p = show();
     this.done.set(key, p);
+    if (this.done.size > this.capacity) this.done.delete(this.done.keys().next().value!);
     try {
       await p;
     } catch (err) {

@@ -146,6 +146,7 @@ export function buildConformanceReport(o: {
       'that any endpoint is honest or conformant: its own report says that, not this one',
       'that a device is safe: MHS is not a safety channel; a hardware e-stop remains mandatory',
       'the level matrix of MHS-001 §5.2 itself: levels here follow the traceability table of MHS-009 §10',
+      'that a test exercising the host exercises the part a requirement names: the basis is per test file, from what it imports and starts',
     ],
   };
 }

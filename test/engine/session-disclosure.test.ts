@@ -182,6 +182,8 @@ describe('disclosure before the first call of a session, on every surface', () =
   test('HOST-003 HOST-013 HOST-015: the gateway (stdio) gives it with the first tool result of the MCP session only', async () => {
     const { client: c } = await gatewayStdio(host.dbPath, '2026-07-28');
     try {
+      // Before any call: the server's instructions already disclose the device.
+      await expectShown(c.getInstructions() ?? '');
       const tool = capabilityToolName(DEVICE, SETPOINT);
       const first = await call(c, tool, { setpoint_c: 32 });
       const second = await call(c, tool, { setpoint_c: 33 });

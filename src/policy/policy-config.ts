@@ -136,9 +136,10 @@ const validate = new Ajv2020({ allErrors: true }).compile(SCHEMA);
  */
 export function parsePolicyConfig(doc: unknown): PolicyConfig {
   if (!validate(doc)) {
-    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, 'policy document is invalid', {
-      errors: (validate.errors ?? []).map((e) => ({ path: e.instancePath, message: e.message })),
-    });
+    const errors = (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message }));
+    // The fields in the message too: a CLI prints the message, not the details.
+    const where = errors.map((e) => `${e.path} ${e.message ?? 'is invalid'}`).join('; ');
+    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `policy document is invalid: ${where}`, { errors });
   }
   const cfg: PolicyConfig = { ...DEFAULT_POLICY, ...(doc as Partial<PolicyConfig>) };
   // HOST-090: a given section defaults both flags to false; only JSON true enables one.

@@ -19,7 +19,7 @@ import type { RetentionRun } from '../../src/engine/retention-actor.js';
 import { DEFAULT_RETENTION, parsePolicyConfig, retentionOf } from '../../src/policy/index.js';
 import type { RetentionPolicy } from '../../src/policy/index.js';
 import { entryArgs } from '../helpers/cli-entry.js';
-import { ledgerEntries } from '../helpers/mhs-host.js';
+import { cli, ledgerEntries } from '../helpers/mhs-host.js';
 import { BACKENDS, REPO, tempDir } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import { serve, tempDb } from '../server/serve-helpers.js';
@@ -227,6 +227,29 @@ describe.each(BACKENDS)('HOST-056: retention on a schedule ($name)', (backend) =
 });
 
 describe('HOST-056: serve applies the policy retention with no operator command', () => {
+  test('HOST-056: `serve --policy` with a bad retention section does not start and names the field', async () => {
+    const t = tempDir('mhs-retention-bad-');
+    try {
+      const policy = join(t.dir, 'policy.json');
+      writeFileSync(policy, JSON.stringify({ retention: { interval_s: 0 } }));
+      const r = await cli([
+        'serve',
+        '--port',
+        '0',
+        '--no-workflows',
+        '--db',
+        join(t.dir, 'host.db'),
+        '--policy',
+        policy,
+      ]);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(ErrorCode.HOST_CONFIG_INVALID);
+      expect(r.stderr).toContain('/retention/interval_s');
+    } finally {
+      t.cleanup();
+    }
+  }, 60_000);
+
   test('HOST-056: `serve --policy` with a short retention prunes, and the store verifies afterwards', async () => {
     const t = tempDir('mhs-retention-');
     const db = tempDb();

@@ -11,6 +11,7 @@ import { dispatchToolCall } from '../engine/tool-dispatch.js';
 import type { DispatchedCall, ToolDispatchDeps } from '../engine/tool-dispatch.js';
 import { ToolSurfaceBuilder, toolSpecs } from '../engine/tool-surface.js';
 import { EngineTracer } from '../engine/tracing.js';
+import type { DisclosureRequest } from '../engine/session-disclosure.js';
 import { InputSchemaCache } from '../engine/schema-cache.js';
 import { presentEndpoint, renderEndpointText } from '../mhs/presentation.js';
 import type { ModelMessage, ModelProvider, ModelUsage, ProviderToolCall } from './model-provider.js';
@@ -41,6 +42,8 @@ export interface AgentOptions {
   tracer?: EngineTracer;
   onEvent?: (e: AgentEvent) => void;
   signal?: AbortSignal;
+  /** The surface that shows each session's disclosure before its first capability call (HOST-003). */
+  disclosure?: DisclosureRequest;
 }
 
 /** How a run ended. */
@@ -186,6 +189,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
             name: o.provider.meter ? `${o.provider.meter.provider}:${o.provider.meter.model}` : o.provider.name,
           },
           ...(o.signal ? { signal: o.signal } : {}),
+          ...(o.disclosure ? { disclosure: o.disclosure } : {}),
         });
         calls.push(r);
         o.onEvent?.({ type: 'tool_result', result: r });

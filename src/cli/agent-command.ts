@@ -5,6 +5,7 @@ import { runAgent } from '../ai/agent-loop.js';
 import type { AgentEvent } from '../ai/agent-loop.js';
 import type { ModelProvider } from '../ai/model-provider.js';
 import { ScriptedProvider } from '../ai/scripted-provider.js';
+import { sessionDisclosureText } from '../engine/index.js';
 import { badFlag, openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
 import type { RuntimeFlags } from './cli-runtime.js';
 import { modelSpecOf, providerOf, withModelOptions } from './model-flags.js';
@@ -110,6 +111,8 @@ export function agentCommand(): Command {
         maxTurns: o.maxTurns ?? script?.max_turns ?? 20,
         ...(prompt !== undefined ? { prompt } : {}),
         onEvent: printer(out),
+        // HOST-003: each device's disclosure, before the run's first call on it.
+        disclosure: { surface: 'cli.agent', show: (d) => out(sessionDisclosureText(d)) },
       });
       const errors = result.calls.filter((c) => c.isError).length;
       const tokens = result.usage ? `, ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens` : '';

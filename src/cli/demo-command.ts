@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { ErrorCode, HostError, RealClock, isoAt } from '../core/index.js';
+import { sessionDisclosureText } from '../engine/index.js';
 import type { TaskResult, TaskSpec } from '../engine/index.js';
 import { exportPackage, verifyPackage } from '../ledger/index.js';
 import type { Db, DurableLedger } from '../ledger/index.js';
@@ -173,7 +174,11 @@ export function demoCommand(): Command {
           out(`connected ${ep.endpointId} over stdio: ${devs.join(', ')}; ${ep.manifest.safety_notice}`);
         }
         out(`task: ${TASK.name}`);
-        const result = await rt.engine.runTask(TASK, { onProgress: progressPrinter(out) });
+        const result = await rt.engine.runTask(TASK, {
+          onProgress: progressPrinter(out),
+          // HOST-003: each device's disclosure, before the task's first call on it.
+          disclosure: { surface: 'cli.demo', show: (d) => out(sessionDisclosureText(d)) },
+        });
         const taskOk = printTaskSummary(out, result);
         const check = await rt.ledger.verify();
         const head = await rt.ledger.head();

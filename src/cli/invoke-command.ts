@@ -1,5 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { ErrorCode, HostError } from '../core/index.js';
+import { sessionDisclosureText } from '../engine/index.js';
 import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
 import type { RuntimeFlags } from './cli-runtime.js';
 
@@ -17,7 +18,8 @@ function jsonObject(v: string): Record<string, unknown> {
 
 /**
  * `mhs-host invoke <endpoint> <device> <capability> --input JSON`: one governed call (architecture.md steps
- * 1-7) on an enabled connector, decided by the same policy gate as `serve`; prints the full receipt
+ * 1-7) on an enabled connector, decided by the same policy gate as `serve`; prints the device's disclosure
+ * (NOT_CERTIFIED, mode, fidelity gaps; HOST-003) to stderr before the call, then the full receipt
  * (HOST-033) and exits 0 only when it completed. A call that needs a human approval prints the approval
  * (stderr) and waits for an operator's decision (`mhs-host approvals`, or the console) up to
  * `--approval-timeout`.
@@ -48,6 +50,11 @@ export function invokeCommand(): Command {
           input: o.input,
           ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
           ...(o.expectedRevision !== undefined ? { expectedRevision: o.expectedRevision } : {}),
+          // HOST-003: shown before the call is sent; stderr, as stdout is the receipt alone.
+          disclosure: {
+            surface: 'cli.invoke',
+            show: (d) => void process.stderr.write(`${sessionDisclosureText(d)}\n`),
+          },
         });
         process.stdout.write(`${JSON.stringify(res.receipt, null, 2)}\n`);
         process.stderr.write(

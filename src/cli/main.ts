@@ -26,13 +26,16 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   agent: async () => (await import('./agent-command.js')).agentCommand(),
   mcp: async () => (await import('./mcp-command.js')).mcpCommand(),
   'conformance-report': async () => (await import('./conformance-command.js')).conformanceCommand(),
+  conformance: async () => (await import('./conformance-command.js')).conformanceGroupCommand(),
   replay: async () => (await import('./replay-command.js')).replayCommand(),
   hosts: async () => (await import('./hosts-command.js')).hostsCommand(),
 };
 
 async function main(argv: string[]): Promise<void> {
   const program = new Command('mhs-host')
-    .description('Orchestration engine for MHS endpoints (MHS-Host CL5) and OpenWOP workflows')
+    .description(
+      'Orchestration engine for MHS endpoints (an MHS-009 host: `conformance report` says which level holds) and OpenWOP workflows',
+    )
     .version('0.1.0');
   const wanted = argv.slice(2).find((a) => !a.startsWith('-'));
   guardStdout(process.stdout, (code) => process.exit(code), wanted === 'serve' ? 'ignore' : 'exit');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { ErrorCode, HostError } from '../core/index.js';
+import { sessionDisclosureText } from '../engine/index.js';
 import type { TaskProgress, TaskResult, TaskSpec } from '../engine/index.js';
 import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
 import type { RuntimeFlags } from './cli-runtime.js';
@@ -93,7 +94,11 @@ export function runTaskCommand(): Command {
       const steps = spec.steps.map((s) => ({ ...s, endpoint: ids.get(s.endpoint) ?? s.endpoint }));
       const result = await rt.engine.runTask(
         { ...spec, steps },
-        { onProgress: progressPrinter(out, { receipts: o.receipts }) },
+        {
+          onProgress: progressPrinter(out, { receipts: o.receipts }),
+          // HOST-003: each device's disclosure, before the task's first call on it.
+          disclosure: { surface: 'cli.run-task', show: (d) => out(sessionDisclosureText(d)) },
+        },
       );
       if (!printTaskSummary(out, result)) process.exitCode = 1;
     } finally {

@@ -105,8 +105,8 @@ export const SHOULD_ONLY: ReadonlySet<string> = new Set(['HOST-057']);
 
 /**
  * Requirements no test exercises, with why. `not_applicable`: the condition that triggers the MUST does not arise in
- * this host; `not_testable`: the profile itself says it cannot be exercised against an 0.9 endpoint; `gap`: it
- * applies and is not built (blocks every level it belongs to).
+ * this host; `not_testable`: the host cannot exercise it (never a pass: it blocks its level); `gap`: it applies and
+ * is not built (blocks every level it belongs to).
  */
 export const NOT_EXERCISED: Record<string, { kind: 'not_applicable' | 'not_testable' | 'gap'; reason: string }> = {
   'HOST-022': { kind: 'not_applicable', reason: 'the host adds no device-family macros (a MAY)' },
@@ -114,9 +114,10 @@ export const NOT_EXERCISED: Record<string, { kind: 'not_applicable' | 'not_testa
     kind: 'not_applicable',
     reason: 'mhs-host is not an integration patched into another host; it uses the stock MCP client as is',
   },
-  'HOST-083': { kind: 'not_applicable', reason: 'no public conformance claim is made' },
+  // Applies to a CL5 claim, and composition is not built: CL5 is not claimed (issue 22).
   'HOST-084': {
-    kind: 'not_testable',
-    reason: 'composition is reserved in OpenMHS 0.9: no endpoint implements mhs.composition.run',
+    kind: 'gap',
+    reason:
+      'composition (mhs.composition.run, reserved in OpenMHS 0.9) is not built in this host, so no test exercises it',
   },
 };

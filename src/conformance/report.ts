@@ -1,15 +1,22 @@
 /**
  * The MHS-Host conformance report (HOST-001, HOST-002): every MHS-009 requirement with the tests that cite it and
- * their outcome, the levels CL1…CL5 with what blocks each, and the test basis. A host tested only against its own
+ * their outcome, the levels CL1…CL5 with what blocks each, and the test basis. A requirement passes only through a
+ * passing test that exercises the host, not only the simulator (test-basis.ts); a level holds only when every MUST
+ * up to it passes or does not apply here. A host tested only against its own
  * simulators is labelled a self-test (HOST-002); it is labelled endpoint-tested only with the report of a CL3+
  * endpoint it was tested against.
  */
 import { HOST_REQUIREMENTS, NOT_EXERCISED, SHOULD_ONLY, requirementLevel } from './host-requirements.js';
 import type { Level } from './host-requirements.js';
+import type { TestBasis } from './test-basis.js';
 import type { TestOutcome } from './test-results.js';
 
-/** A requirement's standing in this run. */
-export type RequirementStatus = 'pass' | 'fail' | 'not_tested' | 'gap' | 'not_applicable' | 'not_testable';
+/**
+ * A requirement's standing in this run. `pass` needs a passing citing test that exercises the host
+ * (test-basis.ts); `simulator_only`: its citing tests passed but exercise only the bundled simulator.
+ */
+export type RequirementStatus =
+  'pass' | 'fail' | 'not_tested' | 'simulator_only' | 'gap' | 'not_applicable' | 'not_testable';
 
 /** The conformance report of an endpoint this host was tested against (MHS-001 §3.4). */
 export interface EndpointReportRef {
@@ -26,7 +33,7 @@ export interface RequirementResult {
   strength: 'MUST' | 'SHOULD';
   status: RequirementStatus;
   reason?: string;
-  tests: Array<{ file: string; name: string; status: TestOutcome['status'] }>;
+  tests: Array<{ file: string; name: string; status: TestOutcome['status']; basis: TestBasis | 'unknown' }>;
 }
 
 export interface ConformanceReport {
@@ -38,15 +45,30 @@ export interface ConformanceReport {
   levels: Array<{ level: Level; satisfied: boolean; blocking: string[] }>;
   /** Highest level whose MUST requirements (and those of every lower level) all pass; null when not even CL1. */
   highest_satisfied_level: Level | null;
+  /** The level this report supports, in words (what holds and what blocks the next level). */
+  statement: string;
   requirements: RequirementResult[];
   not_proven: string[];
 }
 
-const BLOCKING: ReadonlySet<RequirementStatus> = new Set(['fail', 'not_tested', 'gap']);
+/** Only a pass counts; a requirement the condition of which does not arise here (not applicable) does not block. */
+const BLOCKING: ReadonlySet<RequirementStatus> = new Set([
+  'fail',
+  'not_tested',
+  'simulator_only',
+  'gap',
+  'not_testable',
+]);
 
 function statusOf(id: string, tests: TestOutcome[]): { status: RequirementStatus; reason?: string } {
   if (tests.some((t) => t.status === 'failed')) return { status: 'fail' };
-  if (tests.some((t) => t.status === 'passed')) return { status: 'pass' };
+  const passed = tests.filter((t) => t.status === 'passed');
+  if (passed.some((t) => t.basis === 'host')) return { status: 'pass' };
+  if (passed.length)
+    return {
+      status: 'simulator_only',
+      reason: `every passing citing test exercises only the simulator (or nothing of the host): ${[...new Set(passed.map((t) => t.file))].join(', ')}`,
+    };
   const known = NOT_EXERCISED[id];
   if (known) return { status: known.kind, reason: known.reason };
   return {
@@ -70,7 +92,7 @@ export function buildConformanceReport(o: {
       level: requirementLevel(id),
       strength: SHOULD_ONLY.has(id) ? 'SHOULD' : 'MUST',
       ...statusOf(id, tests),
-      tests: tests.map((t) => ({ file: t.file, name: t.name, status: t.status })),
+      tests: tests.map((t) => ({ file: t.file, name: t.name, status: t.status, basis: t.basis ?? 'unknown' })),
     };
   });
   const levels = ([1, 2, 3, 4, 5] as const).map((level) => {
@@ -94,6 +116,7 @@ export function buildConformanceReport(o: {
     gap: 0,
     not_applicable: 0,
     not_testable: 0,
+    simulator_only: 0,
   };
   for (const r of requirements) summary[r.status]++;
   return {
@@ -117,13 +140,22 @@ export function buildConformanceReport(o: {
     summary,
     levels,
     highest_satisfied_level: highest,
+    statement: statementOf(highest, levels),
     requirements,
     not_proven: [
       'that any endpoint is honest or conformant: its own report says that, not this one',
       'that a device is safe: MHS is not a safety channel; a hardware e-stop remains mandatory',
       'the level matrix of MHS-001 §5.2 itself: levels here follow the traceability table of MHS-009 §10',
+      'that a test exercising the host exercises the part a requirement names: the basis is per test file, from what it imports and starts',
     ],
   };
+}
+
+function statementOf(highest: Level | null, levels: ConformanceReport['levels']): string {
+  const next = levels.find((l) => !l.satisfied);
+  const blocked = next ? `CL${next.level} is not satisfied (blocked by ${next.blocking.join(', ')})` : '';
+  if (highest === null) return `No level holds: ${blocked}.`;
+  return next ? `CL${highest} holds; ${blocked}.` : `CL${highest} holds.`;
 }
 
 /** The report as Markdown for people. */
@@ -133,7 +165,7 @@ export function reportMarkdown(r: ConformanceReport): string {
     '',
     `Generated ${r.generated_at}. **Test basis: ${r.test_basis.kind}.** ${r.test_basis.note}`,
     '',
-    `Highest level with every MUST requirement passing: ${r.highest_satisfied_level ? `CL${r.highest_satisfied_level}` : 'none'}.`,
+    `Highest level with every MUST requirement passing in a test of the host: ${r.highest_satisfied_level ? `CL${r.highest_satisfied_level}` : 'none'}. ${r.statement}`,
     '',
     '| level | satisfied | blocking |',
     '| --- | --- | --- |',

@@ -4,6 +4,7 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../core/index.js';
+import type { TestBasis } from './test-basis.js';
 
 /** One test of the run. */
 export interface TestOutcome {
@@ -11,6 +12,8 @@ export interface TestOutcome {
   name: string;
   status: 'passed' | 'failed' | 'skipped';
   cites: string[];
+  /** What the test's file exercises (test-basis.ts); unknown counts as not the host. */
+  basis?: TestBasis;
 }
 
 const SCHEMA = {
@@ -47,8 +50,11 @@ export function citedIds(name: string): string[] {
   return [...out];
 }
 
-/** Parses the JSON text of a vitest report; anything else is `MHS.HOST.CONFIG_INVALID` with the schema errors. */
-export function parseVitestReport(text: string, root = ''): TestOutcome[] {
+/**
+ * Parses the JSON text of a vitest report; anything else is `MHS.HOST.CONFIG_INVALID` with the schema errors.
+ * `basisOf` tells what each test file (path relative to `root`) exercises.
+ */
+export function parseVitestReport(text: string, root = '', basisOf?: (file: string) => TestBasis): TestOutcome[] {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -65,12 +71,15 @@ export function parseVitestReport(text: string, root = ''): TestOutcome[] {
   const report = doc as {
     testResults: Array<{ name: string; assertionResults: Array<{ fullName: string; status: string }> }>;
   };
-  return report.testResults.flatMap((f) =>
-    f.assertionResults.map((t) => ({
-      file: root && f.name.startsWith(root) ? f.name.slice(root.length).replace(/^\//, '') : f.name,
+  return report.testResults.flatMap((f) => {
+    const file = root && f.name.startsWith(root) ? f.name.slice(root.length).replace(/^\//, '') : f.name;
+    const basis = basisOf?.(file);
+    return f.assertionResults.map((t): TestOutcome => ({
+      file,
       name: t.fullName,
       status: t.status === 'passed' ? 'passed' : t.status === 'failed' ? 'failed' : 'skipped',
       cites: citedIds(t.fullName),
-    })),
-  );
+      ...(basis ? { basis } : {}),
+    }));
+  });
 }

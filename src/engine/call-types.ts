@@ -3,6 +3,7 @@ import type { Ledger } from '../ledger/ledger-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { CallGate } from '../policy/call-gate.js';
 import type { CommandActor } from './command-actor.js';
+import type { DisclosureRequest, SessionDisclosure, SessionDisclosures } from './session-disclosure.js';
 import type { InputSchemaCache } from './schema-cache.js';
 import type { ReceiptBatcher } from './receipt-batcher.js';
 import type { EngineTracer, TraceScope } from './tracing.js';
@@ -38,6 +39,8 @@ export interface InvokeRequest {
   approvalKey?: string;
   /** Aborts only the wait for an operator's approval (the call then fails `MHS.HOST.APPROVAL_REQUIRED`, still pending). */
   approvalSignal?: AbortSignal;
+  /** The surface that shows the session's disclosure before its first call (HOST-003); default surface `api`. */
+  disclosure?: DisclosureRequest;
 }
 
 /** The principal a call is made for. */
@@ -60,6 +63,8 @@ export interface InvokeResult {
    * as it arrives; its append is ordered before any later intent (see `recordReceipt`).
    */
   recorded: PromiseLike<number>;
+  /** The session's disclosure, when this was its first call (HOST-003, 013, 015). */
+  disclosure?: SessionDisclosure;
 }
 
 /** Everything the governed call needs besides the endpoint actor. */
@@ -93,6 +98,8 @@ export interface CallEnv {
   scheduleReconcile?: (p: PendingCommand, at: number) => void;
   /** Drops a re-armed reconciliation of a command that settled. */
   cancelReconcile?: (commandId: string) => void;
+  /** Which sessions have been disclosed (HOST-003); without it nothing is disclosed per session. */
+  disclosures?: SessionDisclosures;
 }
 
 /** A command whose outcome is not settled (intent without a final receipt or a reconciliation). */

@@ -29,6 +29,8 @@ import { commandOf, restoreCommand } from './command-actor.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
 import { pooledCryptoRandom } from './pooled-random.js';
+import { SessionDisclosures } from './session-disclosure.js';
+import type { DisclosureRequest } from './session-disclosure.js';
 import { runTask } from './task-runner.js';
 import type { TaskProgress, TaskResult, TaskSpec } from './task-runner.js';
 import { EngineTracer } from './tracing.js';
@@ -130,7 +132,10 @@ export interface Engine {
   endpoints(): EndpointActor[];
   /** The governed call; see {@link governedCall} for its codes. */
   invoke(req: InvokeRequest): Promise<InvokeResult>;
-  runTask(spec: TaskSpec, opts?: { onProgress?: (p: TaskProgress) => void; signal?: AbortSignal }): Promise<TaskResult>;
+  runTask(
+    spec: TaskSpec,
+    opts?: { onProgress?: (p: TaskProgress) => void; signal?: AbortSignal; disclosure?: DisclosureRequest },
+  ): Promise<TaskResult>;
   /**
    * Reconciles one command, or every unsettled command of an endpoint/device, or all. A command the endpoint has
    * no record of before its deadline stays `unknown` with `retryAt`; with `untilSettled` (one command) the call
@@ -180,6 +185,8 @@ export function createEngine(o: EngineOptions): Engine {
     batcher: new ReceiptBatcher(o.ledger, clock),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
   };
+  const principal = { kind: 'agent' as const, id: `host:${o.hostId ?? 'mhs-host'}` };
+  env.disclosures = new SessionDisclosures(o.ledger, principal);
   const admit = createDeploymentGuard({
     ledger: o.ledger,
     clock,
@@ -187,7 +194,6 @@ export function createEngine(o: EngineOptions): Engine {
   });
   const actors = new Map<string, EndpointActor>();
   let started = false;
-  const principal = { kind: 'agent' as const, id: `host:${o.hostId ?? 'mhs-host'}` };
 
   const actorOf = (endpointId: string): EndpointActor => {
     const ep = actors.get(endpointId);
@@ -380,7 +386,13 @@ export function createEngine(o: EngineOptions): Engine {
     async runTask(spec, opts) {
       assertLedgerWritable();
       const result = await runTask(
-        { ledger: o.ledger, ids, tracer: env.tracer, endpoint: (id) => actors.get(id), invoke: engine.invoke },
+        {
+          ledger: o.ledger,
+          ids,
+          tracer: env.tracer,
+          endpoint: (id) => actors.get(id),
+          invoke: (req) => engine.invoke(opts?.disclosure ? { ...req, disclosure: opts.disclosure } : req),
+        },
         spec,
         opts,
       );

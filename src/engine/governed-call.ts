@@ -66,10 +66,19 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
 
   // 2-3. Policy and approval on an open, least-privilege session.
   const scope = req.taskId ?? ADHOC_SCOPE;
+  // HOST-003: the session is disclosed on the caller's surface (and in the ledger) before its first call.
+  const disclosure = await env.disclosures?.before(ep, device.device_id, {
+    scope: req.taskId ?? (req.runId ? `run:${req.runId}` : ADHOC_SCOPE),
+    ...(req.principal ? { principal: req.principal } : {}),
+    ...(req.runId ? { runId: req.runId } : {}),
+    ...(req.nodeId ? { nodeId: req.nodeId } : {}),
+    ...(req.disclosure ? { request: req.disclosure } : {}),
+  });
   const lease = await ep.acquireSession(scope, device.device_id, req.sessionCapabilities ?? [binding.capability_id]);
   // Issue 16: the lease is held for the whole call (approval wait included), so its session never idles out under it.
   try {
-    return await callOnLease(env, ep, req, { device, binding, input, inputDigest, effectful, lease });
+    const res = await callOnLease(env, ep, req, { device, binding, input, inputDigest, effectful, lease });
+    return disclosure ? { ...res, disclosure } : res;
   } finally {
     lease.release();
   }

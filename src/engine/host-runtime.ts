@@ -5,7 +5,7 @@ import type { Db } from '../ledger/index.js';
 import type { ConnectOptions } from '../mhs/connector.js';
 import type { ConnectorRow } from '../mhs/connector-row.js';
 import { connectWithReconnect } from '../mhs/reconnect.js';
-import { DEFAULT_POLICY, deploymentOf, guardPermits } from '../policy/index.js';
+import { DEFAULT_POLICY, deploymentOf, guardPermits, retentionOf } from '../policy/index.js';
 import type { CallGate, PolicyGate } from '../policy/index.js';
 import { settleInterruptedApprovals } from './approval-recovery.js';
 import { createEngine } from './engine.js';
@@ -16,6 +16,7 @@ import type { AttachStatus } from './attach-retry.js';
 import { openOperatorRuntime } from './operator-runtime.js';
 import { openRecoveryMarkStore } from './recovery-mark.js';
 import { openSessionStore } from './session-store.js';
+import { RetentionActor } from './retention-actor.js';
 import type { OperatorRuntime, PolicySource } from './operator-runtime.js';
 
 /** How often `serve` (attachEnabled) probes an idle endpoint connection unless told otherwise. */
@@ -30,7 +31,8 @@ export interface HostRuntimeOptions {
   policy?: PolicySource;
   /**
    * Connect and attach every enabled connector now, and each connector an operator enables later (`serve`).
-   * Default false: the CLI attaches what it needs with {@link HostRuntime.connectEndpoint}.
+   * Default false: the CLI attaches what it needs with {@link HostRuntime.connectEndpoint}. A long-running host
+   * (this on) also applies the policy's retention on its schedule (HOST-056).
    */
   attachEnabled?: boolean;
   /** Fields stamped on every ledger entry this runtime writes, e.g. a replay run's label (HOST-085). */
@@ -110,11 +112,12 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     const { connectors, enablement, services, manifests } = base;
     const isEnabled = (id: string) => enablement.isEnabled(id);
     const policy = opts.policy ?? DEFAULT_POLICY;
+    const recoveryMark = await openRecoveryMarkStore(db);
     const engine = createEngine({
       // Session snapshots live in the store, so a restarted host reuses or reopens them (HOST-036).
       sessionStore: await openSessionStore(db),
       // Start-up recovery reads only the ledger tail past the last settled intent.
-      recoveryMark: await openRecoveryMarkStore(db),
+      recoveryMark,
       ...(report ? { onBackgroundError: report } : {}),
       ...opts.engine,
       ledger: base.ledger,
@@ -207,6 +210,18 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         return connectEndpoint(id).finally(changed);
       },
     });
+    // HOST-056: the long-running host prunes as the policy's retention says, on its schedule.
+    const retention = opts.attachEnabled
+      ? new RetentionActor({
+          db,
+          ledger: base.ledger,
+          clock,
+          recoveryMark,
+          policy: async () => retentionOf(typeof policy === 'function' ? await policy() : policy),
+          ...(report ? { onError: report } : {}),
+        })
+      : undefined;
+    await retention?.start();
     let off = (): void => undefined;
     if (opts.attachEnabled) {
       for (const row of await connectors.list()) {
@@ -235,6 +250,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       async close() {
         off();
         retry.close();
+        await retention?.stop();
         await engine.stop().catch(() => undefined);
         for (const c of conns) await c.close().catch(() => undefined);
         // A clean stop ends this process's lease: hosts on other machines may take over its gates at once.

@@ -6,6 +6,8 @@ export type { TaskSpec, TaskStep, TaskResult, StepResult, TaskProgress } from '.
 export type { ReconcileResult } from './reconcile.js';
 export { EndpointActor } from './endpoint-actor.js';
 export { collectEndpointEvidence, recordDisclosure } from './endpoint-evidence.js';
+export { SessionDisclosures, disclosureOf, sessionDisclosureText } from './session-disclosure.js';
+export type { DisclosureRequest, SessionDisclosure } from './session-disclosure.js';
 export type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 export type { EngineEndpoint, EndpointStatus } from './endpoint-actor.js';
 export { CommandLane } from './command-lane.js';

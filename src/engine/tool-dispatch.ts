@@ -16,6 +16,7 @@ import { estopResult, evidenceResult, inspectResult } from './tool-gateway-calls
 import { InputSchemaCache } from './schema-cache.js';
 import { devicesResult, operationsResult, readResult, safetyResult } from './tool-fixed-calls.js';
 import type { ModelTool, ToolSurface } from './tool-surface.js';
+import type { DisclosureRequest } from './session-disclosure.js';
 import { EngineTracer } from './tracing.js';
 
 /** A tool call as a model made it. */
@@ -53,6 +54,8 @@ export interface DispatchContext {
   approvalSignal?: AbortSignal;
   /** Approval key of a capability call: a repeated call with the same key reuses its open approval (HOST-041). */
   approvalKey?: string;
+  /** The surface that shows a session's disclosure before its first capability call (HOST-003). */
+  disclosure?: DisclosureRequest;
 }
 
 /** The outcome of one model tool call: exactly what goes back to the model, plus its ledger links. */
@@ -255,15 +258,17 @@ async function run(
       ...(ctx.principal ? { principal: ctx.principal } : {}),
       ...(ctx.approvalSignal ? { approvalSignal: ctx.approvalSignal } : {}),
       ...(ctx.approvalKey ? { approvalKey: ctx.approvalKey } : {}),
+      ...(ctx.disclosure ? { disclosure: ctx.disclosure } : {}),
     });
     const receiptSeq = await res.recorded;
-    // HOST-033: the full receipt, whatever its status.
+    // HOST-033: the full receipt, whatever its status; HOST-013: the session's disclosure with its first result.
     return {
       command_id: res.commandId,
       outcome: res.outcome,
       receipt: res.receipt,
       intent_seq: res.intentSeq,
       receipt_seq: receiptSeq,
+      ...(res.disclosure ? { disclosure: res.disclosure } : {}),
     };
   }
   const schemas = deps.schemas ?? new InputSchemaCache();

@@ -1,7 +1,8 @@
 /**
  * The gateway server's `instructions` (HOST-064, 068): for each enabled endpoint its id and trust, devices with
  * mode, risk class, capabilities and fidelity gaps (rendered from the manifest, as the engine shows models), and
- * that MHS is not a safety channel; with nothing enabled, only that MHS is not available.
+ * that MHS is not a safety channel: the disclosure a client has before its first call (HOST-003); with nothing
+ * enabled, only that MHS is not available.
  */
 import { presentEndpoint, renderEndpointText } from '../mhs/presentation.js';
 import type { Manifest } from '../mhs/wire-types.js';
@@ -15,6 +16,7 @@ const RULES = [
   'A capability tool returns the full receipt: read its status; a rejected or failed receipt is not success, and an unknown outcome must be observed with mhs__operations before anything else is sent to that device.',
   'A call that needs an operator approval waits for it and may come back pending with an approval id: tell the user, and call the same tool again with the same arguments once it is approved. Changed arguments need a new approval.',
   'MHS is not a safety channel (MHS.SAFETY.NOT_CERTIFIED): mhs__estop is a governed stop for allow-listed devices, never a substitute for the physical emergency stop.',
+  "Each device below is disclosed with its mode and fidelity gaps; the first tool result of this session on a device repeats that disclosure (HOST-003): tell the user before relying on the device's results.",
 ];
 
 /** Instructions for the endpoints the gateway serves now. */

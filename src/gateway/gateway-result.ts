@@ -3,11 +3,14 @@
  * returns `{command_id, outcome, receipt}` with the full receipt and `isError: false`, whatever the receipt's
  * status (a refusal is a receipt). Host faults (policy, approval, session, transport) are `isError: true` with the
  * full error (`mhs_code`, remediation, details); an approval that is still pending or was denied also names the
- * approval, the input digest it binds and what the operator must do.
+ * approval, the input digest it binds and what the operator must do. The first call of a session on a device
+ * also carries that device's disclosure (NOT_CERTIFIED, mode, fidelity gaps), as text and in `disclosure`.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ErrorCode, jcs } from '../core/index.js';
 import type { MhsWireError } from '../core/index.js';
+import { sessionDisclosureText } from '../engine/session-disclosure.js';
+import type { SessionDisclosure } from '../engine/session-disclosure.js';
 import type { DispatchedCall } from '../engine/tool-dispatch.js';
 
 /** The decision an agent is waiting for, as a tool result names it. */
@@ -54,5 +57,8 @@ export function toCallToolResult(call: DispatchedCall, dbHint = ''): CallToolRes
   const structured: Record<string, unknown> = approval ? { ...call.result, approval } : call.result;
   const content: CallToolResult['content'] = [{ type: 'text', text: jcs(structured) }];
   if (approval) content.unshift({ type: 'text', text: `Approval ${approval.status}: ${approval.next}` });
+  // HOST-003, 013, 015: the first call of the MCP session on a device carries its disclosure, in words, first.
+  const disclosure = call.result.disclosure as SessionDisclosure | undefined;
+  if (disclosure) content.unshift({ type: 'text', text: sessionDisclosureText(disclosure) });
   return { content, structuredContent: structured, isError: call.isError };
 }

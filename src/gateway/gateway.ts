@@ -193,6 +193,7 @@ export function createGateway(o: GatewayOptions): Gateway {
             principal: caller.principal,
             approvalSignal,
             approvalKey: key,
+            disclosure: { surface: 'gateway' },
           },
         );
         return toCallToolResult(call, o.dbHint);

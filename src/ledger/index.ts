@@ -49,7 +49,7 @@ export type { ReplayLabel } from './labelled-ledger.js';
 export type { ReceiptEntryExtra } from './receipt-entry.js';
 export { openArtifacts, checkManifestDigest } from './artifacts.js';
 export type { Artifacts, TranscriptItem, StoredTranscriptItem } from './artifacts.js';
-export { pruneLedger } from './prune.js';
+export { needsCheckpoint, pruneLedger, retentionCheckpoint, unrecordedPrune } from './prune.js';
 export type { PruneResult } from './prune.js';
 export { exportPackage } from './export-package.js';
 export type { ExportOptions, ExportResult } from './export-package.js';

@@ -11,6 +11,8 @@ export const LEDGER_KINDS = [
   'session.close',
   'session.expired',
   'disclosure',
+  // A session's disclosure shown on a surface before its first call (HOST-003, 050).
+  'disclosure.shown',
   'tool_call',
   'command.intent',
   'command.not_sent',

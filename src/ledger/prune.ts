@@ -29,6 +29,8 @@ export async function pruneLedger(
   ledger: DurableLedger,
   beforeSeq: number,
   retention?: { clock: Clock; minAgeMs: number },
+  /** Fields added to the `retention.prune` entry (e.g. the policy a scheduled prune applied). */
+  record: Record<string, unknown> = {},
 ): Promise<PruneResult> {
   const row = await db.get<{ line: string }>(
     `SELECT line FROM ledger_entries WHERE kind = 'checkpoint' AND seq <= ? ORDER BY seq DESC LIMIT 1`,
@@ -66,6 +68,75 @@ export async function pruneLedger(
     throw ledgerUnavailable(err, db.location);
   }
   const checkpoint = { seq: cp.seq, digest: cp.digest, sealed: cp.sealed };
-  if (pruned > 0) await ledger.append({ kind: 'retention.prune', pruned, checkpoint });
+  if (pruned > 0) await ledger.append({ ...record, kind: 'retention.prune', pruned, checkpoint });
   return { pruned, checkpoint };
+}
+
+/**
+ * The newest checkpoint a retention policy lets the ledger be pruned up to (HOST-056): at or before `beforeSeq`,
+ * written at or before `ledgerCutoff` (ISO time), and with no `receipt` younger than `receiptCutoff` before it.
+ * Undefined when there is none (or only the first entry kept already).
+ */
+export async function retentionCheckpoint(
+  db: Db,
+  o: { beforeSeq: number; ledgerCutoff: string; receiptCutoff: string },
+): Promise<{ seq: number; ts: string } | undefined> {
+  try {
+    // Receipts still inside their retention: the prefix must end before the first of them.
+    const young = await db.get<{ seq: number | string | null }>(
+      `SELECT MIN(seq) AS seq FROM ledger_entries WHERE kind = 'receipt' AND ts > ?`,
+      [o.receiptCutoff],
+    );
+    const bound = young?.seq == null ? o.beforeSeq : Math.min(o.beforeSeq, Number(young.seq));
+    const first = await db.get<{ seq: number | string }>('SELECT MIN(seq) AS seq FROM ledger_entries');
+    const row = await db.get<{ seq: number | string; ts: string }>(
+      `SELECT seq, ts FROM ledger_entries WHERE kind = 'checkpoint' AND seq <= ? AND ts <= ? ORDER BY seq DESC LIMIT 1`,
+      [bound, o.ledgerCutoff],
+    );
+    if (!row || Number(row.seq) <= Number(first?.seq ?? 0)) return undefined;
+    return { seq: Number(row.seq), ts: row.ts };
+  } catch (err) {
+    throw ledgerUnavailable(err, db.location);
+  }
+}
+
+/** Whether anything but retention bookkeeping was appended since the last checkpoint (then a new one is worth it). */
+export async function needsCheckpoint(db: Db): Promise<boolean> {
+  try {
+    const last = await db.get<{ seq: number | string | null }>(
+      `SELECT MAX(seq) AS seq FROM ledger_entries WHERE kind = 'checkpoint'`,
+    );
+    const fresh = await db.get<{ seq: number | string }>(
+      `SELECT seq FROM ledger_entries WHERE seq > ? AND kind NOT IN ('checkpoint', 'retention.prune') LIMIT 1`,
+      [last?.seq == null ? -1 : Number(last.seq)],
+    );
+    return fresh !== undefined;
+  } catch (err) {
+    throw ledgerUnavailable(err, db.location);
+  }
+}
+
+/**
+ * The checkpoint a prune left first when no `retention.prune` records that prune (the process died between the
+ * deletion and its entry); undefined when the ledger starts with genesis or the prune is recorded.
+ */
+export async function unrecordedPrune(
+  db: Db,
+  ledger: DurableLedger,
+): Promise<{ seq: number; digest: string; sealed: { seq: number; digest: string } } | undefined> {
+  const first = (await ledger.first()) as LedgerEntry & { sealed?: { seq: number; digest: string } };
+  if (first.kind !== 'checkpoint' || !first.sealed) return undefined;
+  let rows: Array<{ line: string }>;
+  try {
+    rows = await db.all<{ line: string }>(
+      `SELECT line FROM ledger_entries WHERE kind = 'retention.prune' AND seq > ? ORDER BY seq`,
+      [first.seq],
+    );
+  } catch (err) {
+    throw ledgerUnavailable(err, db.location);
+  }
+  const recorded = rows.some(
+    (r) => (JSON.parse(r.line) as { checkpoint?: { seq?: number } }).checkpoint?.seq === first.seq,
+  );
+  return recorded ? undefined : { seq: first.seq, digest: first.digest, sealed: first.sealed };
 }

@@ -2,10 +2,17 @@
 export type { CallGate, GateDecision, GovernedCallContext, ApprovalRecord } from './call-gate.js';
 export { decideCall, autoApproveCeiling, riskRank } from './decide.js';
 export type { PolicyOutcome, ApprovalMethod } from './decide.js';
-export { DEFAULT_POLICY, deploymentOf, loadPolicyFile, parsePolicyConfig } from './policy-config.js';
+export {
+  DEFAULT_POLICY,
+  DEFAULT_RETENTION,
+  deploymentOf,
+  loadPolicyFile,
+  parsePolicyConfig,
+  retentionOf,
+} from './policy-config.js';
 export { NO_DOCUMENT_DEPLOYMENT, decideDeployment, deploymentFromSection } from './deployment-policy.js';
 export type { DeploymentAccess, DeploymentPolicy, DeploymentRefusal } from './deployment-policy.js';
-export type { PolicyConfig, PolicyRule } from './policy-config.js';
+export type { PolicyConfig, PolicyRule, RetentionPolicy } from './policy-config.js';
 export { applyVote, policyRecord } from './approval-rules.js';
 export type { ApprovalRequest, ApprovalStatus, HumanPrincipal, Vote, VoteResult } from './approval-rules.js';
 export { APPROVAL_STATUSES } from './approval-rules.js';

@@ -37,6 +37,38 @@ export interface PolicyConfig {
    * Absent = no `deployment` section: {@link NO_DOCUMENT_DEPLOYMENT} (enabled, no hardware).
    */
   deployment?: DeploymentPolicy;
+  /** Retention of the host ledger (HOST-056), applied on a schedule by the long-running host; see {@link retentionOf}. */
+  retention?: Partial<RetentionPolicy>;
+}
+
+/**
+ * Retention (HOST-056). The ledger is a hash chain, so only a prefix can go, anchored on a checkpoint: a prefix is
+ * pruned when every entry in it is older than `ledger_s` and every endpoint receipt in it older than `receipts_s`.
+ * Nothing at or after the first unsettled command's intent is ever pruned (HOST-091).
+ */
+export interface RetentionPolicy {
+  /** Off: nothing is pruned on a schedule (manual `mhs-host ledger prune` still works). */
+  enabled: boolean;
+  /** How long the host keeps its own entries (s). */
+  ledger_s: number;
+  /** How long the host keeps the endpoints' receipts it recorded (s). */
+  receipts_s: number;
+  /** How often the schedule runs (s); each run also appends the checkpoint a later run may prune up to. */
+  interval_s: number;
+}
+
+/** 90 days for both, checked hourly. */
+export const DEFAULT_RETENTION: RetentionPolicy = {
+  enabled: true,
+  ledger_s: 90 * 86_400,
+  receipts_s: 90 * 86_400,
+  interval_s: 3_600,
+};
+
+/** The retention `cfg` asks for, defaults filled; null when there is no policy (then nothing is pruned). */
+export function retentionOf(cfg: PolicyConfig | null | undefined): RetentionPolicy | null {
+  if (!cfg) return null;
+  return { ...DEFAULT_RETENTION, ...(cfg.retention ?? {}) };
 }
 
 export const DEFAULT_POLICY: PolicyConfig = {
@@ -83,6 +115,16 @@ const SCHEMA = {
       },
     },
     deployment: DEPLOYMENT_SCHEMA,
+    retention: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean' },
+        ledger_s: { type: 'integer', minimum: 1 },
+        receipts_s: { type: 'integer', minimum: 1 },
+        interval_s: { type: 'integer', minimum: 1, maximum: 86_400 },
+      },
+    },
   },
 };
 
@@ -94,9 +136,10 @@ const validate = new Ajv2020({ allErrors: true }).compile(SCHEMA);
  */
 export function parsePolicyConfig(doc: unknown): PolicyConfig {
   if (!validate(doc)) {
-    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, 'policy document is invalid', {
-      errors: (validate.errors ?? []).map((e) => ({ path: e.instancePath, message: e.message })),
-    });
+    const errors = (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message }));
+    // The fields in the message too: a CLI prints the message, not the details.
+    const where = errors.map((e) => `${e.path} ${e.message ?? 'is invalid'}`).join('; ');
+    throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `policy document is invalid: ${where}`, { errors });
   }
   const cfg: PolicyConfig = { ...DEFAULT_POLICY, ...(doc as Partial<PolicyConfig>) };
   // HOST-090: a given section defaults both flags to false; only JSON true enables one.

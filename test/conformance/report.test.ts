@@ -1,13 +1,17 @@
-// Guarantees (HOST-001, HOST-002): the conformance report places every MHS-009 requirement at the level the
-// profile's traceability table (§10) gives it, a level is satisfied only when every MUST requirement up to it passes,
-// and a run without the report of a CL3+ endpoint is labelled a self-test. The report is built from a real vitest
-// JSON run and from runs described as data; the CLI refuses malformed input with stable codes.
+// Guarantees (HOST-001, HOST-002, HOST-083): the conformance report places every MHS-009 requirement at the level
+// the profile's traceability table (§10) gives it, a level is satisfied only when every MUST requirement up to it
+// passes in a test that exercises the host (a requirement whose passing tests exercise only the simulator is
+// `simulator_only` and blocks), composition (HOST-084) is not built so CL5 is never claimed, and a run without the
+// report of a CL3+ endpoint is labelled a self-test. `mhs-host conformance claim` writes the registry claim that
+// points at the report (its digest), claims exactly the level the report holds and states the test basis. Reports
+// are built from a real vitest JSON run and from runs described as data; the CLI refuses malformed input with
+// stable codes.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../../src/core/index.js';
+import { ErrorCode, H } from '../../src/core/index.js';
 import { HOST_REQUIREMENTS, NOT_EXERCISED } from '../../src/conformance/host-requirements.js';
 import { buildConformanceReport } from '../../src/conformance/report.js';
 import { parseVitestReport } from '../../src/conformance/test-results.js';
@@ -18,18 +22,24 @@ import { REPO_ROOT } from '../helpers/sim.js';
 const host = { name: 'mhs-host', version: 'test' };
 const dir = () => mkdtempSync(join(tmpdir(), 'mhs-conf-'));
 
-/** A vitest JSON report with one test per (id, status). */
-function vitestJson(tests: Array<[id: string, status: 'passed' | 'failed' | 'skipped']>): string {
+/** A vitest JSON report with one test per (id, status), in `file`. */
+function vitestJson(
+  tests: Array<[id: string, status: 'passed' | 'failed' | 'skipped']>,
+  file = '/repo/test/x.test.ts',
+): string {
   return JSON.stringify({
     numTotalTests: tests.length,
     testResults: [
       {
-        name: '/repo/test/x.test.ts',
+        name: file,
         assertionResults: tests.map(([id, status], i) => ({ fullName: `suite ${id}: case ${i}`, status })),
       },
     ],
   });
 }
+
+/** Tests of a run described as data, every file exercising the host. */
+const onHost = (json: string) => parseVitestReport(json, '', () => 'host');
 
 const exercised = Object.keys(HOST_REQUIREMENTS).filter((id) => !(id in NOT_EXERCISED));
 const report = (
@@ -44,16 +54,36 @@ const report = (
   });
 
 describe('conformance report', () => {
-  it('HOST-001: every exercised requirement passing satisfies CL1…CL5', () => {
-    const r = report(parseVitestReport(vitestJson(exercised.map((id) => [id, 'passed']))));
-    expect(r.highest_satisfied_level).toBe(5);
-    expect(r.summary.fail + r.summary.not_tested).toBe(0);
+  it('HOST-001: every exercised requirement passing satisfies CL1…CL4; CL5 is blocked by composition, not built', () => {
+    const r = report(onHost(vitestJson(exercised.map((id) => [id, 'passed']))));
+    expect(r.highest_satisfied_level).toBe(4);
+    expect(r.levels[4]).toEqual({ level: 5, satisfied: false, blocking: ['HOST-084'] });
+    expect(r.requirements.find((q) => q.id === 'HOST-084')).toMatchObject({ status: 'gap', level: 5 });
+    expect(r.statement).toBe('CL4 holds; CL5 is not satisfied (blocked by HOST-084).');
+    expect(r.summary.fail + r.summary.not_tested + r.summary.simulator_only).toBe(0);
     expect(r.requirements.filter((q) => q.status === 'pass').map((q) => q.id)).toEqual(exercised);
+  });
+
+  it('HOST-001: a MUST whose passing tests exercise only the simulator is simulator_only and blocks its level', () => {
+    const hostRun = JSON.parse(vitestJson(exercised.filter((id) => id !== 'HOST-090').map((id) => [id, 'passed'])));
+    const simRun = JSON.parse(vitestJson([['HOST-090', 'passed']], '/repo/test/sim/policy.test.ts'));
+    const both = JSON.stringify({ testResults: [...hostRun.testResults, ...simRun.testResults] });
+    const r = report(parseVitestReport(both, '/repo', (f) => (f.startsWith('test/sim/') ? 'simulator' : 'host')));
+    expect(r.requirements.find((q) => q.id === 'HOST-090')).toMatchObject({
+      status: 'simulator_only',
+      tests: [{ file: 'test/sim/policy.test.ts', basis: 'simulator', status: 'passed' }],
+    });
+    expect(r.levels[0]!.blocking).toEqual(['HOST-090']);
+    expect(r.highest_satisfied_level).toBeNull();
+    // Tests whose basis nobody determined never count as the host either.
+    expect(report(parseVitestReport(vitestJson(exercised.map((id) => [id, 'passed'])))).highest_satisfied_level).toBe(
+      null,
+    );
   });
 
   it('HOST-001: a failing CL3 requirement (HOST-041, approvals) blocks CL3 and above, not CL1 or CL2', () => {
     const tests = exercised.map((id): [string, 'passed' | 'failed'] => [id, id === 'HOST-041' ? 'failed' : 'passed']);
-    const r = report(parseVitestReport(vitestJson(tests)));
+    const r = report(onHost(vitestJson(tests)));
     expect(r.levels.map((l) => [l.level, l.satisfied])).toEqual([
       [1, true],
       [2, true],
@@ -67,13 +97,13 @@ describe('conformance report', () => {
 
   it('HOST-001: a requirement cited only by skipped tests is not tested and blocks its level', () => {
     const tests = exercised.map((id): [string, 'passed' | 'skipped'] => [id, id === 'HOST-036' ? 'skipped' : 'passed']);
-    const r = report(parseVitestReport(vitestJson(tests)));
+    const r = report(onHost(vitestJson(tests)));
     expect(r.requirements.find((q) => q.id === 'HOST-036')).toMatchObject({ status: 'not_tested', level: 2 });
     expect(r.highest_satisfied_level).toBe(1);
   });
 
   it('HOST-002: labelled a self-test unless an endpoint with a CL3+ report was tested', () => {
-    const tests = parseVitestReport(vitestJson(exercised.map((id) => [id, 'passed'])));
+    const tests = onHost(vitestJson(exercised.map((id) => [id, 'passed'])));
     expect(report(tests).test_basis.kind).toBe('self-test');
     expect(report(tests).test_basis.note).toMatch(/SELF-TEST/);
     const cl2 = { endpoint_id: 'mhs://lab/a', level: 2, report: 'sha256:aa' };
@@ -94,6 +124,7 @@ describe('conformance report', () => {
     const ok = await cli(['conformance-report', '--results', results, '--out', d]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toMatch(/^self-test: /);
+    expect(ok.stdout).toContain('No level holds: CL1 is not satisfied');
     const json = JSON.parse(readFileSync(join(d, 'host-conformance.json'), 'utf8'));
     expect(json.test_basis.kind).toBe('self-test');
     expect(json.requirements).toHaveLength(Object.keys(HOST_REQUIREMENTS).length);
@@ -101,6 +132,30 @@ describe('conformance report', () => {
     // Only the coverage suite ran: most requirements are untested, so not even CL1 can be claimed.
     expect(json.highest_satisfied_level).toBeNull();
     expect((await cli(['conformance-report', '--results', results, '--out', d, '--require-level', '1'])).code).toBe(1);
+
+    // HOST-083: the claim points at that report, claims no level (none holds) and says self-test.
+    const claimed = await cli([
+      'conformance',
+      'claim',
+      '--report',
+      join(d, 'host-conformance.json'),
+      '--out',
+      join(d, 'claim.json'),
+    ]);
+    expect(claimed.code, claimed.stderr).toBe(0);
+    const claim = JSON.parse(readFileSync(join(d, 'claim.json'), 'utf8'));
+    expect(claim).toMatchObject({
+      subject: { kind: 'host', name: 'mhs-host' },
+      profile: 'MHS-009',
+      conformance: {
+        level: null,
+        trust: 'self',
+        report_ref: join(d, 'host-conformance.json'),
+        report_digest: H(JSON.parse(readFileSync(join(d, 'host-conformance.json'), 'utf8'))),
+      },
+      test_basis: 'self-test',
+    });
+    expect(claim.not_claimed.map((l: { level: string }) => l.level)).toEqual(['CL1', 'CL2', 'CL3', 'CL4', 'CL5']);
 
     writeFileSync(join(d, 'bad.json'), '{"testResults": 3}');
     const bad = await cli(['conformance-report', '--results', join(d, 'bad.json'), '--out', d]);
@@ -110,5 +165,35 @@ describe('conformance report', () => {
     expect(badEp.stderr).toContain(ErrorCode.HOST_CONFIG_INVALID);
     const badLevel = await cli(['conformance-report', '--results', results, '--require-level', '7']);
     expect(badLevel.stderr).toContain(ErrorCode.VALIDATION_ERROR);
+    const badClaim = await cli(['conformance', 'claim', '--report', join(d, 'bad.json'), '--out', join(d, 'c.json')]);
+    expect(badClaim.code).not.toBe(0);
+    expect(badClaim.stderr).toContain(ErrorCode.HOST_CONFIG_INVALID);
   }, 120_000);
+
+  it('HOST-083 HOST-002: the claim of a CL4 report claims CL4, not CL5, and an endpoint-tested basis names its endpoints', async () => {
+    const d = dir();
+    const cl3 = { endpoint_id: 'mhs://lab/b', level: 3, report: 'https://lab.example/b.json' };
+    const r = report(onHost(vitestJson(exercised.map((id) => [id, 'passed']))), [cl3]);
+    writeFileSync(join(d, 'report.json'), JSON.stringify(r));
+    const out = join(d, 'claim.json');
+    const res = await cli([
+      'conformance',
+      'claim',
+      '--report',
+      join(d, 'report.json'),
+      '--report-ref',
+      'https://host.example/conformance.json',
+      '--out',
+      out,
+    ]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^claim CL4 \(endpoint-tested/);
+    const claim = JSON.parse(readFileSync(out, 'utf8'));
+    expect(claim).toMatchObject({
+      conformance: { level: 'CL4', report_ref: 'https://host.example/conformance.json', report_digest: H(r) },
+      test_basis: 'endpoint-tested',
+      endpoints: [cl3],
+      not_claimed: [{ level: 'CL5', blocking: ['HOST-084'] }],
+    });
+  }, 60_000);
 });

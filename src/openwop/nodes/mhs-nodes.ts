@@ -1,6 +1,7 @@
-import type { Engine, InvokeResult, TaskStep } from '../../engine/index.js';
+import type { DisclosureRequest, Engine, InvokeResult, TaskStep } from '../../engine/index.js';
 import type { Ledger, LedgerEntry } from '../../ledger/index.js';
 import { findTaskStart, resumeTask } from '../../engine/task-resume.js';
+import { sessionDisclosureText } from '../../engine/session-disclosure.js';
 import { NodeFailure } from '../node-registry.js';
 import { watchApprovals } from './mhs-approvals.js';
 import type { MhsApprovals } from './mhs-approvals.js';
@@ -20,6 +21,29 @@ function str(v: unknown): string | undefined {
 
 function obj(v: unknown): Record<string, unknown> {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+/**
+ * HOST-003: a session's disclosure is an event on the run before the node's first call on a device: a
+ * `log.appended` (warn) with the disclosure text and, in `fields.disclosure`, its structured form.
+ */
+function runDisclosure(ctx: NodeContext): DisclosureRequest {
+  return {
+    surface: 'workflow',
+    show: async (d) => {
+      await ctx.emit([
+        {
+          type: 'log.appended',
+          payload: {
+            level: 'warn',
+            message: sessionDisclosureText(d),
+            nodeId: ctx.node.id,
+            fields: { disclosure: { ...d } },
+          },
+        },
+      ]);
+    },
+  };
 }
 
 /** Ledger position recorded before the call, so a resumed node only looks at entries it may have caused. */
@@ -133,6 +157,7 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
           ...(typeof c.deadlineMs === 'number' ? { deadlineMs: c.deadlineMs } : {}),
           ...(typeof c.expectedRevision === 'number' ? { expectedRevision: c.expectedRevision } : {}),
           ...(str(c.resource) ? { resource: c.resource as string } : {}),
+          disclosure: runDisclosure(ctx),
           signal: abort.signal,
         })
         .finally(async () => {
@@ -192,7 +217,7 @@ export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
               nodeId: ctx.node.id,
               ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
             },
-            { signal: ctx.signal },
+            { signal: ctx.signal, disclosure: runDisclosure(ctx) },
           );
       const [parent] = await deps.ledger.range(result.endSeq, result.endSeq);
       const out = {

@@ -3,10 +3,13 @@
  *
  * 1. Over stdio, side by side in one run (calls interleaved): p50/p99 of a governed call (validation, policy
  *    gate, durable `command.intent` + receipt in the SQLite ledger, session, lane) against a bare MCP client call
- *    to an identical simulator process.
+ *    to an identical simulator process, and against the floor (one fsynced intent-sized commit + the bare call).
+ *    A governed call is timed twice: until the caller has the receipt, and until that receipt is durable. Host
+ *    CPU (this process, `process.cpuUsage`) is summed per kind of call, the governed one until durable.
  * 2. 50 stdio endpoints: p99 of governed calls on 49 of them in rounds with none stalled and rounds with the
- *    50th stalled (a call in flight that never answers), alternating, in the same engine.
- * Last line: `ratio p50 <governed/bare> p99 <governed/bare> isolation <stalled/unstalled p99 of the others>`.
+ *    50th stalled (a call in flight that never answers), alternating in both orders, in the same engine.
+ * Last line: `ratio p50 <governed/bare> p99 <governed/bare> isolation <stalled/unstalled p99 of the others>
+ * floor <governed p50/floor p50> cpu <host CPU per governed call/per bare call>`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +31,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 50);
 const PER_ENDPOINT = Number(process.env.BENCH_PER_ENDPOINT ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** The stalled call's deadline: longer than a round of the others, short enough to reconcile it soon after. */
+const STALL_DEADLINE_MS = Number(process.env.BENCH_STALL_DEADLINE_MS ?? 5_000);
 const ROOT = new URL('..', import.meta.url).pathname;
 const SIM = (flags: string[]) => [
   process.execPath,
@@ -96,7 +101,24 @@ function floorJournal(dir: string): (id: number) => void {
   return (id) => void insert.run(id, body);
 }
 
-async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number[]; bare: number[]; floor: number[] }> {
+interface HotPath {
+  /** Until the caller has the receipt. */
+  governed: number[];
+  /** Until the receipt is durable in the ledger. */
+  durable: number[];
+  bare: number[];
+  floor: number[];
+  /** Host CPU microseconds per call (governed until durable). */
+  cpuGoverned: number;
+  cpuBare: number;
+}
+
+const cpuNow = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+async function hotPath(engine: Engine, dir?: string): Promise<HotPath> {
   const ep = await engine.attach(await connectSim('governed'));
   const [command, ...args] = SIM(['--endpoint-id', 'mhs://bench/bare']);
   // The same MCP revision negotiation as the host's connector (2026-07-28 when the endpoint offers it), so the
@@ -110,8 +132,11 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
     throw new Error(`bare client negotiated ${revision}, the host ${ep.protocolVersion}: not comparable`);
   const tool = capabilityToolName(DEVICE, CAP);
   const g: number[] = [];
+  const d: number[] = [];
   const b: number[] = [];
   const f: number[] = [];
+  let cpuG = 0;
+  let cpuB = 0;
   const journal = dir ? floorJournal(dir) : null;
   const bareCall = async () => {
     const r = (await bare.callTool({ name: tool, arguments: { ticks: 1 } })) as {
@@ -120,9 +145,11 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
     if (r.structuredContent?.status !== 'completed') throw new Error(`bare call: ${JSON.stringify(r)}`);
   };
   for (let i = 0; i < WARMUP + N; i++) {
+    let c = cpuNow();
     let t = performance.now();
     await bareCall();
     const tb = performance.now() - t;
+    const cb = cpuNow() - c;
     let tf = NaN;
     if (journal) {
       t = performance.now();
@@ -130,6 +157,7 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
       await bareCall();
       tf = performance.now() - t;
     }
+    c = cpuNow();
     t = performance.now();
     const res = await engine.invoke({
       endpointId: ep.endpointId,
@@ -139,18 +167,22 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
     });
     const tg = performance.now() - t;
     if (res.receipt.status !== 'completed') throw new Error(`governed call: ${res.receipt.status}`);
-    // Outside the timed window: the receipt's ledger write (group-committed with the next intent otherwise)
-    // finishes here, so it never lands inside the next bare call's measurement.
+    // The receipt's ledger write finishes here, so it never lands inside the next bare call's measurement.
     await res.recorded;
+    const td = performance.now() - t;
+    const cg = cpuNow() - c;
     if (i >= WARMUP) {
       b.push(tb);
       g.push(tg);
+      d.push(td);
       f.push(tf);
+      cpuB += cb;
+      cpuG += cg;
     }
   }
   await bare.close();
   await engine.detach(ep.endpointId);
-  return { governed: g, bare: b, floor: f };
+  return { governed: g, durable: d, bare: b, floor: f, cpuGoverned: cpuG / N, cpuBare: cpuB / N };
 }
 
 async function othersRound(engine: Engine, ids: string[]): Promise<number[]> {
@@ -198,7 +230,14 @@ async function main(): Promise<void> {
     const bp50 = pct(hp.bare, 50);
     const bp99 = pct(hp.bare, 99);
     process.stdout.write(`  bare MCP call     p50 ${ms(bp50)}  p99 ${ms(bp99)}\n`);
-    process.stdout.write(`  governed call     p50 ${ms(gp50)}  p99 ${ms(gp99)}\n`);
+    process.stdout.write(`  governed call     p50 ${ms(gp50)}  p99 ${ms(gp99)}  (until the caller has the receipt)\n`);
+    process.stdout.write(
+      `  governed, durable p50 ${ms(pct(hp.durable, 50))}  p99 ${ms(pct(hp.durable, 99))}  (until the receipt is durable)\n`,
+    );
+    const cpuRatio = hp.cpuGoverned / hp.cpuBare;
+    process.stdout.write(
+      `  host CPU per call  bare ${ms(hp.cpuBare / 1000)}  governed ${ms(hp.cpuGoverned / 1000)} (until durable)  ratio ${cpuRatio.toFixed(2)}\n`,
+    );
     process.stdout.write(
       `  (of which the durable command.intent write, synchronous=FULL: p50 ${ms(pct(intentMs.slice(-N), 50))})\n`,
     );
@@ -239,8 +278,10 @@ async function main(): Promise<void> {
     const calmLat: number[] = [];
     const stallLat: number[] = [];
     let heldEveryRound = true;
-    for (let r = 0; r < ROUNDS; r++) {
-      calmLat.push(...(await othersRound(engine, others)));
+    for (let r = 0; r < ROUNDS * 2; r++) {
+      // Even rounds run calm first, odd rounds stalled first.
+      const calmFirst = r % 2 === 0;
+      if (calmFirst) calmLat.push(...(await othersRound(engine, others)));
       const ac = new AbortController();
       const stalled = engine
         .invoke({
@@ -248,7 +289,7 @@ async function main(): Promise<void> {
           deviceId: DEVICE,
           capabilityId: CAP,
           input: { ticks: 1 },
-          deadlineMs: 30_000,
+          deadlineMs: STALL_DEADLINE_MS,
           signal: ac.signal,
         })
         .then(
@@ -260,21 +301,37 @@ async function main(): Promise<void> {
       heldEveryRound &&= engine.endpoint(stalledId)!.laneStats().running === 1;
       ac.abort();
       const code = await stalled;
-      const [rec] = await engine.reconcile({ endpointId: stalledId });
-      if (code !== 'MHS.OUTCOME.UNKNOWN' || rec?.outcome !== 'not_executed')
-        throw new Error(`stalled call ended ${code}, reconciled ${rec?.outcome}`);
+      // Issue 16: "not executed" is concluded only once the stalled call's deadline plus the transport margin has
+      // passed; until then the reconciliation answers `unknown` and is asked again.
+      let outcome: string | undefined;
+      let commandId: string | undefined;
+      for (let k = 0; k < 200; k++) {
+        const [rec] = await engine.reconcile({ endpointId: stalledId });
+        commandId ??= rec?.commandId;
+        outcome = rec?.outcome;
+        // Nothing left to reconcile: the engine's own re-armed reconciliation settled it; the ledger says how.
+        if (!rec && commandId)
+          outcome = (await durable.byCommand(commandId)).find(
+            (e) => e.kind === 'reconcile' && e['outcome'] !== 'unknown',
+          )?.['outcome'] as string | undefined;
+        if (outcome !== 'unknown') break;
+        await new Promise((r2) => setTimeout(r2, 100));
+      }
+      if (code !== 'MHS.OUTCOME.UNKNOWN' || outcome !== 'not_executed')
+        throw new Error(`round ${r}: stalled call ended ${code}, reconciled ${outcome}`);
+      if (!calmFirst) calmLat.push(...(await othersRound(engine, others)));
     }
     const calm = pct(calmLat, 99);
     const withStall = pct(stallLat, 99);
     process.stdout.write(
-      `  none stalled      p99 of the others ${ms(calm)} (${calmLat.length} calls in ${ROUNDS} rounds)\n`,
+      `  none stalled      p99 of the others ${ms(calm)} (${calmLat.length} calls in ${ROUNDS * 2} rounds, half of them run first)\n`,
     );
     process.stdout.write(
       `  one stalled       p99 of the others ${ms(withStall)} (${stallLat.length} calls; stalled call in flight through every round: ${heldEveryRound})\n`,
     );
 
     process.stdout.write(
-      `ratio p50 ${(gp50 / bp50).toFixed(2)} p99 ${(gp99 / bp99).toFixed(2)} isolation ${(withStall / calm).toFixed(2)}\n`,
+      `ratio p50 ${(gp50 / bp50).toFixed(2)} p99 ${(gp99 / bp99).toFixed(2)} isolation ${(withStall / calm).toFixed(2)} floor ${(gp50 / fp50).toFixed(2)} cpu ${cpuRatio.toFixed(2)}\n`,
     );
   } finally {
     await engine.stop();

@@ -11,7 +11,7 @@ import { gateEffect } from './gate-projection.js';
 import { HostLease, ownerStatus } from './host-leases.js';
 import type { LeaseTiming } from './host-leases.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
-import { redactPaths, scrubSecrets } from './redaction.js';
+import { redactPaths, scrubSecretsInPlace } from './redaction.js';
 
 /** Options of {@link openLedger}. */
 export interface LedgerOptions {
@@ -167,7 +167,7 @@ class SqlLedger implements DurableLedger {
       throw new HostError(ErrorCode.HOST_INTERNAL, 'ledger entry is not JSON', { kind: input.kind }, { cause: err });
     }
     // HOST-052: a receipt stays verbatim inside its wrapper; everything else loses credentials (HOST-056).
-    copy = scrubSecrets(copy, input.kind === 'receipt' ? ['/receipt'] : []) as Record<string, unknown>;
+    scrubSecretsInPlace(copy, input.kind === 'receipt' ? ['receipt'] : []);
     const endpoint = copy['endpoint_id'];
     const paths = typeof endpoint === 'string' ? this.redaction.get(endpoint) : undefined;
     if (paths) redactPaths(copy, paths);

@@ -18,10 +18,12 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { RealClock } from '../src/core/index.js';
+import { H, RealClock, assertJcsEncodable, sealWithText } from '../src/core/index.js';
 import { createEngine, openOperatorRuntime } from '../src/engine/index.js';
 import type { Engine } from '../src/engine/index.js';
 import { openDb, openLedger } from '../src/ledger/index.js';
+import type { LedgerEntry } from '../src/ledger/index.js';
+import { scrubSecretsInPlace, scrubTextFully } from '../src/ledger/redaction.js';
 import { connect } from '../src/mhs/connector.js';
 import type { MhsConnection } from '../src/mhs/connector.js';
 import { capabilityToolName } from '../src/mhs/tool-names.js';
@@ -185,6 +187,45 @@ async function hotPath(engine: Engine, dir?: string): Promise<HotPath> {
   return { governed: g, durable: d, bare: b, floor: f, cpuGoverned: cpuG / N, cpuBare: cpuB / N };
 }
 
+/** Microseconds per run of `fn` (median of 5 batches). */
+function usPer(fn: () => unknown, n = 2000): number {
+  const runs: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const t = performance.now();
+    for (let i = 0; i < n; i++) fn();
+    runs.push(((performance.now() - t) * 1000) / n);
+  }
+  return pct(runs, 50);
+}
+
+/**
+ * The CPU steps the ledger takes per entry, each timed alone over real entries this run wrote (the last intent and
+ * its receipt): the JSON copy, the secret scan (with the pre-check, and every pattern run as before it), the
+ * encodability walk, and sealing (JCS + SHA-256).
+ */
+function stepCosts(entries: LedgerEntry[]): void {
+  const bodies = entries.map((e) => {
+    const { seq: _s, prev_digest: _p, ts: _t, digest: _d, ...body } = e;
+    return body as Record<string, unknown>;
+  });
+  const each = (fn: (b: Record<string, unknown>) => unknown) => usPer(() => bodies.forEach(fn)) / bodies.length;
+  const strings = (v: unknown, out: string[] = []): string[] => {
+    if (typeof v === 'string') out.push(v);
+    else if (v && typeof v === 'object') Object.values(v).forEach((x) => strings(x, out));
+    return out;
+  };
+  const copy = each((b) => JSON.parse(JSON.stringify(b)));
+  const scan =
+    each((b) => scrubSecretsInPlace(JSON.parse(JSON.stringify(b)), b['kind'] === 'receipt' ? ['receipt'] : [])) - copy;
+  const scanFull = each((b) => strings(b).forEach(scrubTextFully));
+  const walk = each((b) => assertJcsEncodable(b, 'entry'));
+  const sealed = each((b) => sealWithText({ seq: 1, prev_digest: entries[0]!.prev_digest, ts: entries[0]!.ts, ...b }));
+  const digest = each((b) => H(b['input'] ?? {}));
+  process.stdout.write(
+    `  steps per ledger entry (µs, each alone, ${bodies.map((b) => b['kind']).join(' + ')}): JSON copy ${copy.toFixed(1)}, secret scan ${scan.toFixed(1)} (every pattern on every string: ${scanFull.toFixed(1)}), encodable walk ${walk.toFixed(1)}, seal ${sealed.toFixed(1)}, input digest ${digest.toFixed(1)}\n`,
+  );
+}
+
 async function othersRound(engine: Engine, ids: string[]): Promise<number[]> {
   const lat: number[] = [];
   await Promise.all(
@@ -241,6 +282,13 @@ async function main(): Promise<void> {
     process.stdout.write(
       `  (of which the durable command.intent write, synchronous=FULL: p50 ${ms(pct(intentMs.slice(-N), 50))})\n`,
     );
+    {
+      const cmd = (await durable.head()).seq;
+      const tail = await durable.range(Math.max(0, cmd - 20));
+      const intent = tail.filter((e) => e.kind === 'command.intent').at(-1);
+      const receipt = intent && tail.find((e) => e.kind === 'receipt' && e['command_id'] === intent['command_id']);
+      if (intent && receipt) stepCosts([intent, receipt]);
+    }
     // What any host that journals before sending pays on this disk: the governed call's target is measured against it.
     const fp50 = pct(hp.floor, 50);
     process.stdout.write(

@@ -160,9 +160,11 @@ class SqlLedger implements DurableLedger {
       if (k in input) throw new HostError(ErrorCode.HOST_INTERNAL, `ledger entries may not set ${k}`, { field: k });
     }
     let copy: Record<string, unknown>;
+    let text: string;
     try {
       // A JSON round trip: a deep copy that the writer can always canonicalise (BigInt and cycles throw here).
-      copy = JSON.parse(JSON.stringify(input)) as Record<string, unknown>;
+      text = JSON.stringify(input);
+      copy = JSON.parse(text) as Record<string, unknown>;
     } catch (err) {
       throw new HostError(ErrorCode.HOST_INTERNAL, 'ledger entry is not JSON', { kind: input.kind }, { cause: err });
     }
@@ -173,10 +175,12 @@ class SqlLedger implements DurableLedger {
     if (paths) redactPaths(copy, paths);
     // Issue 16 item 3: an entry JCS cannot encode is refused alone, before it reaches the writer; it is never a
     // store outage. Callers that know whose data it is map the code (API input, tool arguments, endpoint faults).
-    assertJcsEncodable(copy, `ledger entry ${input.kind}`, ErrorCode.HOST_JSON_UNENCODABLE, {
-      kind: input.kind,
-      ...(typeof endpoint === 'string' ? { endpoint_id: endpoint } : {}),
-    });
+    // JSON.stringify writes a lone surrogate as a `\udXXX` escape (ES2019), so text without one has none to find.
+    if (text.includes('\\ud'))
+      assertJcsEncodable(copy, `ledger entry ${input.kind}`, ErrorCode.HOST_JSON_UNENCODABLE, {
+        kind: input.kind,
+        ...(typeof endpoint === 'string' ? { endpoint_id: endpoint } : {}),
+      });
     return copy;
   }
 

@@ -34,7 +34,7 @@ const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 50);
 const PER_ENDPOINT = Number(process.env.BENCH_PER_ENDPOINT ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** The stalled call's deadline: longer than a round of the others, short enough to reconcile it soon after. */
-const STALL_DEADLINE_MS = Number(process.env.BENCH_STALL_DEADLINE_MS ?? 5_000);
+const STALL_DEADLINE_MS = Number(process.env.BENCH_STALL_DEADLINE_MS ?? 15_000);
 const ROOT = new URL('..', import.meta.url).pathname;
 const SIM = (flags: string[]) => [
   process.execPath,
@@ -353,7 +353,7 @@ async function main(): Promise<void> {
       // passed; until then the reconciliation answers `unknown` and is asked again.
       let outcome: string | undefined;
       let commandId: string | undefined;
-      for (let k = 0; k < 200; k++) {
+      for (let k = 0; k < 900; k++) {
         const [rec] = await engine.reconcile({ endpointId: stalledId });
         commandId ??= rec?.commandId;
         outcome = rec?.outcome;

@@ -237,7 +237,12 @@ class SqlLedger implements DurableLedger {
 
   private async flush(): Promise<void> {
     const max = this.opts.maxBatch ?? 512;
+    let committed = false;
     while (this.queue.length) {
+      // Appends queued during a commit mean a busy host: first let the I/O already waiting (other endpoints'
+      // answers) queue theirs too, so they share this commit's fsync. An idle writer commits at once.
+      if (committed && this.queue.length < max) await new Promise((r) => setImmediate(r));
+      committed = true;
       const jobs: Job[] = [];
       let n = 0;
       while (this.queue.length && (jobs.length === 0 || n + (this.queue[0] as Job).items.length <= max)) {

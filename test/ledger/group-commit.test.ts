@@ -2,11 +2,13 @@
 // flight ride in the next one; every caller resolves only once the commit holding its entry has returned (on SQLite
 // that includes the WAL fsync, see sqlite-sync.test.ts); the chain order is the commit order; a failed commit rejects
 // every caller in it with MHS.HOST.LEDGER_UNAVAILABLE and writes none of its entries.
+import { fsync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, RealClock } from '../../src/core/index.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
-import type { Db, DurableLedger, LedgerEntry } from '../../src/ledger/index.js';
-import { BACKENDS } from './helpers.js';
+import type { Db, DurableLedger, LedgerEntry, SqliteDb } from '../../src/ledger/index.js';
+import { BACKENDS, tempDir } from './helpers.js';
 import type { StoreHandle } from './helpers.js';
 
 /**
@@ -187,5 +189,52 @@ describe.each(BACKENDS)('group commit: $name', (backend) => {
     // The writer goes on: the next append follows the kept head.
     await ledger.probe();
     expect((await ledger.append({ kind: 'error', note: 'after' })).seq).toBe(kept.seq + 1);
+  });
+});
+
+describe('group commit on SQLite at synchronous=FULL', () => {
+  it('appends of other endpoints made while a WAL fsync is outstanding share the next commit and its one fsync', async () => {
+    const t = tempDir();
+    let hold: (() => void) | null = null;
+    let held = false;
+    const db = (await openDb(join(t.dir, 'host.db'), {
+      sqlite: {
+        synchronous: 'FULL',
+        fsync: (fd) =>
+          new Promise<void>((resolve, reject) => {
+            const go = () => fsync(fd, (err) => (err ? reject(err) : resolve()));
+            if (held) hold = go;
+            else go();
+          }),
+      },
+    })) as SqliteDb;
+    try {
+      const ledger = await openLedger(db, { clock: new RealClock() });
+      const syncs0 = db.walSyncs;
+      held = true;
+      const first = ledger.append({ kind: 'command.intent', endpoint_id: 'mhs://sq/0', command_id: 'k0' });
+      while (!hold) await tick();
+      // The event loop runs while the fsync is outstanding: four more endpoints append, each in its own macrotask.
+      const later: Promise<LedgerEntry>[] = [];
+      for (let i = 1; i <= 4; i++) {
+        await tick();
+        later.push(ledger.append({ kind: 'command.intent', endpoint_id: `mhs://sq/${i}`, command_id: `k${i}` }));
+      }
+      let firstDone = false;
+      void first.then(() => (firstDone = true));
+      await tick();
+      expect(firstDone).toBe(false);
+      held = false;
+      (hold as unknown as () => void)();
+      const [a, ...rest] = await Promise.all([first, ...later]);
+      // Two commits, two fsyncs: the first alone, the four that queued during its fsync together.
+      expect(db.walSyncs - syncs0).toBe(2);
+      expect(rest.map((e) => e.seq)).toEqual([1, 2, 3, 4].map((k) => (a as LedgerEntry).seq + k));
+      expect(await ledger.verify()).toMatchObject({ ok: true });
+      ledger.dispose();
+    } finally {
+      await db.close();
+      t.cleanup();
+    }
   });
 });

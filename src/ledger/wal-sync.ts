@@ -25,16 +25,27 @@ export class WalSync {
 
   /** Resolves once everything committed to the WAL before the call is on stable storage. */
   async sync(): Promise<void> {
+    const fd = this.current();
+    if (fd === null) return;
     this.syncs++;
-    await this.fsyncFn(this.current());
+    await this.fsyncFn(fd);
   }
 
-  /** The descriptor of the WAL file now at the path (SQLite may have replaced it while no connection had it open). */
-  private current(): number {
-    const ino = statSync(this.walPath).ino;
+  /**
+   * The descriptor of the WAL file now at the path (SQLite may have replaced it while no connection had it open);
+   * null when there is none yet: SQLite creates it with the first write, so nothing is waiting in it.
+   */
+  private current(): number | null {
+    let ino: number;
+    try {
+      ino = statSync(this.walPath).ino;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ENOENT') return null;
+      throw err;
+    }
     if (this.fd !== null && ino === this.ino) return this.fd;
     this.close();
-    this.fd = openSync(this.walPath, 'r');
+    this.fd = openSync(this.walPath, 'r+');
     this.ino = fstatSync(this.fd).ino;
     return this.fd;
   }

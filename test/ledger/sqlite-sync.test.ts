@@ -104,6 +104,18 @@ describe('SQLite durability level', () => {
     }
   });
 
+  it('FULL: a statement that writes nothing before the first write (no WAL file yet) needs no fsync', async () => {
+    const db = await openDb(join(dir, 'fresh.db'), { sqlite: { synchronous: 'FULL' } });
+    try {
+      await db.run('PRAGMA foreign_keys = ON');
+      expect((db as SqliteDb).walSyncs).toBe(0);
+      await db.exec('CREATE TABLE t (v INTEGER)');
+      expect((db as SqliteDb).walSyncs).toBe(1);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('NORMAL issues no fsync of its own', async () => {
     let calls = 0;
     const db: Db = await openDb(join(dir, 'normal.db'), {

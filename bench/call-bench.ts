@@ -3,10 +3,13 @@
  *
  * 1. Over stdio, side by side in one run (calls interleaved): p50/p99 of a governed call (validation, policy
  *    gate, durable `command.intent` + receipt in the SQLite ledger, session, lane) against a bare MCP client call
- *    to an identical simulator process.
+ *    to an identical simulator process, and against the floor (one fsynced intent-sized commit + the bare call).
+ *    A governed call is timed twice: until the caller has the receipt, and until that receipt is durable. Host
+ *    CPU (this process, `process.cpuUsage`) is summed per kind of call, the governed one until durable.
  * 2. 50 stdio endpoints: p99 of governed calls on 49 of them in rounds with none stalled and rounds with the
- *    50th stalled (a call in flight that never answers), alternating, in the same engine.
- * Last line: `ratio p50 <governed/bare> p99 <governed/bare> isolation <stalled/unstalled p99 of the others>`.
+ *    50th stalled (a call in flight that never answers), alternating in both orders, in the same engine.
+ * Last line: `ratio p50 <governed/bare> p99 <governed/bare> isolation <stalled/unstalled p99 of the others>
+ * floor <governed p50/floor p50> cpu <host CPU per governed call/per bare call>`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,10 +18,12 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { RealClock } from '../src/core/index.js';
+import { H, RealClock, assertJcsEncodable, sealWithText } from '../src/core/index.js';
 import { createEngine, openOperatorRuntime } from '../src/engine/index.js';
 import type { Engine } from '../src/engine/index.js';
 import { openDb, openLedger } from '../src/ledger/index.js';
+import type { LedgerEntry } from '../src/ledger/index.js';
+import { scrubSecretsInPlace, scrubTextFully } from '../src/ledger/redaction.js';
 import { connect } from '../src/mhs/connector.js';
 import type { MhsConnection } from '../src/mhs/connector.js';
 import { capabilityToolName } from '../src/mhs/tool-names.js';
@@ -28,6 +33,8 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 50);
 const PER_ENDPOINT = Number(process.env.BENCH_PER_ENDPOINT ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** The stalled call's deadline: longer than a round of the others, short enough to reconcile it soon after. */
+const STALL_DEADLINE_MS = Number(process.env.BENCH_STALL_DEADLINE_MS ?? 15_000);
 const ROOT = new URL('..', import.meta.url).pathname;
 const SIM = (flags: string[]) => [
   process.execPath,
@@ -96,7 +103,24 @@ function floorJournal(dir: string): (id: number) => void {
   return (id) => void insert.run(id, body);
 }
 
-async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number[]; bare: number[]; floor: number[] }> {
+interface HotPath {
+  /** Until the caller has the receipt. */
+  governed: number[];
+  /** Until the receipt is durable in the ledger. */
+  durable: number[];
+  bare: number[];
+  floor: number[];
+  /** Host CPU microseconds per call (governed until durable). */
+  cpuGoverned: number;
+  cpuBare: number;
+}
+
+const cpuNow = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+
+async function hotPath(engine: Engine, dir?: string): Promise<HotPath> {
   const ep = await engine.attach(await connectSim('governed'));
   const [command, ...args] = SIM(['--endpoint-id', 'mhs://bench/bare']);
   // The same MCP revision negotiation as the host's connector (2026-07-28 when the endpoint offers it), so the
@@ -110,8 +134,11 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
     throw new Error(`bare client negotiated ${revision}, the host ${ep.protocolVersion}: not comparable`);
   const tool = capabilityToolName(DEVICE, CAP);
   const g: number[] = [];
+  const d: number[] = [];
   const b: number[] = [];
   const f: number[] = [];
+  let cpuG = 0;
+  let cpuB = 0;
   const journal = dir ? floorJournal(dir) : null;
   const bareCall = async () => {
     const r = (await bare.callTool({ name: tool, arguments: { ticks: 1 } })) as {
@@ -120,9 +147,11 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
     if (r.structuredContent?.status !== 'completed') throw new Error(`bare call: ${JSON.stringify(r)}`);
   };
   for (let i = 0; i < WARMUP + N; i++) {
+    let c = cpuNow();
     let t = performance.now();
     await bareCall();
     const tb = performance.now() - t;
+    const cb = cpuNow() - c;
     let tf = NaN;
     if (journal) {
       t = performance.now();
@@ -130,6 +159,7 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
       await bareCall();
       tf = performance.now() - t;
     }
+    c = cpuNow();
     t = performance.now();
     const res = await engine.invoke({
       endpointId: ep.endpointId,
@@ -139,18 +169,61 @@ async function hotPath(engine: Engine, dir?: string): Promise<{ governed: number
     });
     const tg = performance.now() - t;
     if (res.receipt.status !== 'completed') throw new Error(`governed call: ${res.receipt.status}`);
-    // Outside the timed window: the receipt's ledger write (group-committed with the next intent otherwise)
-    // finishes here, so it never lands inside the next bare call's measurement.
+    // The receipt's ledger write finishes here, so it never lands inside the next bare call's measurement.
     await res.recorded;
+    const td = performance.now() - t;
+    const cg = cpuNow() - c;
     if (i >= WARMUP) {
       b.push(tb);
       g.push(tg);
+      d.push(td);
       f.push(tf);
+      cpuB += cb;
+      cpuG += cg;
     }
   }
   await bare.close();
   await engine.detach(ep.endpointId);
-  return { governed: g, bare: b, floor: f };
+  return { governed: g, durable: d, bare: b, floor: f, cpuGoverned: cpuG / N, cpuBare: cpuB / N };
+}
+
+/** Microseconds per run of `fn` (median of 5 batches). */
+function usPer(fn: () => unknown, n = 2000): number {
+  const runs: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const t = performance.now();
+    for (let i = 0; i < n; i++) fn();
+    runs.push(((performance.now() - t) * 1000) / n);
+  }
+  return pct(runs, 50);
+}
+
+/**
+ * The CPU steps the ledger takes per entry, each timed alone over real entries this run wrote (the last intent and
+ * its receipt): the JSON copy, the secret scan (with the pre-check, and every pattern run as before it), the
+ * encodability walk, and sealing (JCS + SHA-256).
+ */
+function stepCosts(entries: LedgerEntry[]): void {
+  const bodies = entries.map((e) => {
+    const { seq: _s, prev_digest: _p, ts: _t, digest: _d, ...body } = e;
+    return body as Record<string, unknown>;
+  });
+  const each = (fn: (b: Record<string, unknown>) => unknown) => usPer(() => bodies.forEach(fn)) / bodies.length;
+  const strings = (v: unknown, out: string[] = []): string[] => {
+    if (typeof v === 'string') out.push(v);
+    else if (v && typeof v === 'object') Object.values(v).forEach((x) => strings(x, out));
+    return out;
+  };
+  const copy = each((b) => JSON.parse(JSON.stringify(b)));
+  const scan =
+    each((b) => scrubSecretsInPlace(JSON.parse(JSON.stringify(b)), b['kind'] === 'receipt' ? ['receipt'] : [])) - copy;
+  const scanFull = each((b) => strings(b).forEach(scrubTextFully));
+  const walk = each((b) => assertJcsEncodable(b, 'entry'));
+  const sealed = each((b) => sealWithText({ seq: 1, prev_digest: entries[0]!.prev_digest, ts: entries[0]!.ts, ...b }));
+  const digest = each((b) => H(b['input'] ?? {}));
+  process.stdout.write(
+    `  steps per ledger entry (µs, each alone, ${bodies.map((b) => b['kind']).join(' + ')}): JSON copy ${copy.toFixed(1)}, secret scan ${scan.toFixed(1)} (every pattern on every string: ${scanFull.toFixed(1)}), encodable walk ${walk.toFixed(1)} (run only when the JSON text holds a \\ud escape), seal ${sealed.toFixed(1)}, input digest ${digest.toFixed(1)}\n`,
+  );
 }
 
 async function othersRound(engine: Engine, ids: string[]): Promise<number[]> {
@@ -198,10 +271,24 @@ async function main(): Promise<void> {
     const bp50 = pct(hp.bare, 50);
     const bp99 = pct(hp.bare, 99);
     process.stdout.write(`  bare MCP call     p50 ${ms(bp50)}  p99 ${ms(bp99)}\n`);
-    process.stdout.write(`  governed call     p50 ${ms(gp50)}  p99 ${ms(gp99)}\n`);
+    process.stdout.write(`  governed call     p50 ${ms(gp50)}  p99 ${ms(gp99)}  (until the caller has the receipt)\n`);
+    process.stdout.write(
+      `  governed, durable p50 ${ms(pct(hp.durable, 50))}  p99 ${ms(pct(hp.durable, 99))}  (until the receipt is durable)\n`,
+    );
+    const cpuRatio = hp.cpuGoverned / hp.cpuBare;
+    process.stdout.write(
+      `  host CPU per call  bare ${ms(hp.cpuBare / 1000)}  governed ${ms(hp.cpuGoverned / 1000)} (until durable)  ratio ${cpuRatio.toFixed(2)}\n`,
+    );
     process.stdout.write(
       `  (of which the durable command.intent write, synchronous=FULL: p50 ${ms(pct(intentMs.slice(-N), 50))})\n`,
     );
+    {
+      const cmd = (await durable.head()).seq;
+      const tail = await durable.range(Math.max(0, cmd - 20));
+      const intent = tail.filter((e) => e.kind === 'command.intent').at(-1);
+      const receipt = intent && tail.find((e) => e.kind === 'receipt' && e['command_id'] === intent['command_id']);
+      if (intent && receipt) stepCosts([intent, receipt]);
+    }
     // What any host that journals before sending pays on this disk: the governed call's target is measured against it.
     const fp50 = pct(hp.floor, 50);
     process.stdout.write(
@@ -239,8 +326,10 @@ async function main(): Promise<void> {
     const calmLat: number[] = [];
     const stallLat: number[] = [];
     let heldEveryRound = true;
-    for (let r = 0; r < ROUNDS; r++) {
-      calmLat.push(...(await othersRound(engine, others)));
+    for (let r = 0; r < ROUNDS * 2; r++) {
+      // Even rounds run calm first, odd rounds stalled first.
+      const calmFirst = r % 2 === 0;
+      if (calmFirst) calmLat.push(...(await othersRound(engine, others)));
       const ac = new AbortController();
       const stalled = engine
         .invoke({
@@ -248,7 +337,7 @@ async function main(): Promise<void> {
           deviceId: DEVICE,
           capabilityId: CAP,
           input: { ticks: 1 },
-          deadlineMs: 30_000,
+          deadlineMs: STALL_DEADLINE_MS,
           signal: ac.signal,
         })
         .then(
@@ -260,21 +349,37 @@ async function main(): Promise<void> {
       heldEveryRound &&= engine.endpoint(stalledId)!.laneStats().running === 1;
       ac.abort();
       const code = await stalled;
-      const [rec] = await engine.reconcile({ endpointId: stalledId });
-      if (code !== 'MHS.OUTCOME.UNKNOWN' || rec?.outcome !== 'not_executed')
-        throw new Error(`stalled call ended ${code}, reconciled ${rec?.outcome}`);
+      // Issue 16: "not executed" is concluded only once the stalled call's deadline plus the transport margin has
+      // passed; until then the reconciliation answers `unknown` and is asked again.
+      let outcome: string | undefined;
+      let commandId: string | undefined;
+      for (let k = 0; k < 900; k++) {
+        const [rec] = await engine.reconcile({ endpointId: stalledId });
+        commandId ??= rec?.commandId;
+        outcome = rec?.outcome;
+        // Nothing left to reconcile: the engine's own re-armed reconciliation settled it; the ledger says how.
+        if (!rec && commandId)
+          outcome = (await durable.byCommand(commandId)).find(
+            (e) => e.kind === 'reconcile' && e['outcome'] !== 'unknown',
+          )?.['outcome'] as string | undefined;
+        if (outcome !== 'unknown') break;
+        await new Promise((r2) => setTimeout(r2, 100));
+      }
+      if (code !== 'MHS.OUTCOME.UNKNOWN' || outcome !== 'not_executed')
+        throw new Error(`round ${r}: stalled call ended ${code}, reconciled ${outcome}`);
+      if (!calmFirst) calmLat.push(...(await othersRound(engine, others)));
     }
     const calm = pct(calmLat, 99);
     const withStall = pct(stallLat, 99);
     process.stdout.write(
-      `  none stalled      p99 of the others ${ms(calm)} (${calmLat.length} calls in ${ROUNDS} rounds)\n`,
+      `  none stalled      p99 of the others ${ms(calm)} (${calmLat.length} calls in ${ROUNDS * 2} rounds, half of them run first)\n`,
     );
     process.stdout.write(
       `  one stalled       p99 of the others ${ms(withStall)} (${stallLat.length} calls; stalled call in flight through every round: ${heldEveryRound})\n`,
     );
 
     process.stdout.write(
-      `ratio p50 ${(gp50 / bp50).toFixed(2)} p99 ${(gp99 / bp99).toFixed(2)} isolation ${(withStall / calm).toFixed(2)}\n`,
+      `ratio p50 ${(gp50 / bp50).toFixed(2)} p99 ${(gp99 / bp99).toFixed(2)} isolation ${(withStall / calm).toFixed(2)} floor ${(gp50 / fp50).toFixed(2)} cpu ${cpuRatio.toFixed(2)}\n`,
     );
   } finally {
     await engine.stop();

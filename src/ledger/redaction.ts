@@ -45,8 +45,14 @@ const FREE_TEXT_TOKENS = [
   /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
 ];
 
-/** A string with the credentials it spells out removed (Bearer/Basic values, assignments, known token shapes). */
-export function scrubText(text: string): string {
+/**
+ * One test that every string any pattern above could change passes (each pattern needs one of these substrings,
+ * matched here without case): most strings fail it and skip the seven replacements.
+ */
+const MAY_HOLD_CREDENTIAL = /bearer|basic|pass|pwd|secret|api|token|-----BEGIN|AKIA|sk-|gh[pousr]_|xox[abprs]-/i;
+
+/** {@link scrubText} without the pre-check: every pattern runs (the reference the pre-check is tested against). */
+export function scrubTextFully(text: string): string {
   let out = text.replace(BEARER_VALUE, (_m, scheme: string) => `${scheme} ${REDACTED}`);
   out = out.replace(
     FREE_TEXT_ASSIGNMENT,
@@ -56,9 +62,23 @@ export function scrubText(text: string): string {
   return out;
 }
 
+/** A string with the credentials it spells out removed (Bearer/Basic values, assignments, known token shapes). */
+export function scrubText(text: string): string {
+  return MAY_HOLD_CREDENTIAL.test(text) ? scrubTextFully(text) : text;
+}
+
+const keyVerdicts = new Map<string, boolean>();
+
 /** True when a key names a credential. */
 export function isSecretKey(key: string): boolean {
-  return SECRET_KEYS.has(key.toLowerCase().replace(/-/g, '_'));
+  let secret = keyVerdicts.get(key);
+  if (secret === undefined) {
+    secret = SECRET_KEYS.has(key.toLowerCase().replace(/-/g, '_'));
+    // Member names repeat from entry to entry; the memo is bounded so arbitrary names cannot grow it.
+    if (keyVerdicts.size >= 4096) keyVerdicts.clear();
+    keyVerdicts.set(key, secret);
+  }
+  return secret;
 }
 
 /**
@@ -78,6 +98,29 @@ export function scrubSecrets(value: unknown, skip: readonly string[] = [], at = 
     return out;
   }
   return value;
+}
+
+/**
+ * {@link scrubSecrets} in place, on a JSON copy the caller owns (the ledger's own copy of an append): nothing is
+ * copied again, and member names (`skip`) are compared only at the top level, which is all the ledger skips.
+ */
+export function scrubSecretsInPlace(doc: Record<string, unknown>, skipMembers: readonly string[] = []): void {
+  for (const k of Object.keys(doc)) {
+    if (skipMembers.includes(k)) continue;
+    doc[k] = scrubNode(k, doc[k]);
+  }
+}
+
+function scrubNode(key: string | null, v: unknown): unknown {
+  if (key !== null && v !== null && isSecretKey(key)) return REDACTED;
+  if (typeof v === 'string') return scrubText(v);
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = scrubNode(null, v[i]);
+  } else if (v && typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) o[k] = scrubNode(k, o[k]);
+  }
+  return v;
 }
 
 function escapePointer(token: string): string {

@@ -12,7 +12,7 @@ import { HostLease, ownerStatus } from './host-leases.js';
 import type { LeaseTiming } from './host-leases.js';
 import { inCommitSpan } from './commit-span.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
-import { redactPaths, scrubSecrets } from './redaction.js';
+import { redactPaths, scrubSecretsInPlace } from './redaction.js';
 
 /** Options of {@link openLedger}. */
 export interface LedgerOptions {
@@ -161,23 +161,27 @@ class SqlLedger implements DurableLedger {
       if (k in input) throw new HostError(ErrorCode.HOST_INTERNAL, `ledger entries may not set ${k}`, { field: k });
     }
     let copy: Record<string, unknown>;
+    let text: string;
     try {
       // A JSON round trip: a deep copy that the writer can always canonicalise (BigInt and cycles throw here).
-      copy = JSON.parse(JSON.stringify(input)) as Record<string, unknown>;
+      text = JSON.stringify(input);
+      copy = JSON.parse(text) as Record<string, unknown>;
     } catch (err) {
       throw new HostError(ErrorCode.HOST_INTERNAL, 'ledger entry is not JSON', { kind: input.kind }, { cause: err });
     }
     // HOST-052: a receipt stays verbatim inside its wrapper; everything else loses credentials (HOST-056).
-    copy = scrubSecrets(copy, input.kind === 'receipt' ? ['/receipt'] : []) as Record<string, unknown>;
+    scrubSecretsInPlace(copy, input.kind === 'receipt' ? ['receipt'] : []);
     const endpoint = copy['endpoint_id'];
     const paths = typeof endpoint === 'string' ? this.redaction.get(endpoint) : undefined;
     if (paths) redactPaths(copy, paths);
     // Issue 16 item 3: an entry JCS cannot encode is refused alone, before it reaches the writer; it is never a
     // store outage. Callers that know whose data it is map the code (API input, tool arguments, endpoint faults).
-    assertJcsEncodable(copy, `ledger entry ${input.kind}`, ErrorCode.HOST_JSON_UNENCODABLE, {
-      kind: input.kind,
-      ...(typeof endpoint === 'string' ? { endpoint_id: endpoint } : {}),
-    });
+    // JSON.stringify writes a lone surrogate as a `\udXXX` escape (ES2019), so text without one has none to find.
+    if (text.includes('\\ud'))
+      assertJcsEncodable(copy, `ledger entry ${input.kind}`, ErrorCode.HOST_JSON_UNENCODABLE, {
+        kind: input.kind,
+        ...(typeof endpoint === 'string' ? { endpoint_id: endpoint } : {}),
+      });
     return copy;
   }
 
@@ -238,7 +242,12 @@ class SqlLedger implements DurableLedger {
 
   private async flush(): Promise<void> {
     const max = this.opts.maxBatch ?? 512;
+    let committed = false;
     while (this.queue.length) {
+      // Appends queued during a commit mean a busy host: first let the I/O already waiting (other endpoints'
+      // answers) queue theirs too, so they share this commit's fsync. An idle writer commits at once.
+      if (committed && this.queue.length < max) await new Promise((r) => setImmediate(r));
+      committed = true;
       const jobs: Job[] = [];
       let n = 0;
       while (this.queue.length && (jobs.length === 0 || n + (this.queue[0] as Job).items.length <= max)) {

@@ -5,13 +5,21 @@ import { ErrorCode, HostError } from '../core/index.js';
 import type { Db } from './db.js';
 import type { TxLock } from './tx-lock.js';
 import { lockForFile } from './tx-lock.js';
+import { WalSync } from './wal-sync.js';
+import type { FsyncFn } from './wal-sync.js';
 
 /** Options of {@link openSqliteDb}. */
 export interface SqliteDbOptions {
   /** Open read-only (SQLITE_OPEN_READONLY), as SQLite does for a write-protected file. */
   readonly?: boolean;
-  /** `FULL` (default) fsyncs the WAL on every commit: an append is durable before it resolves. */
+  /**
+   * `FULL` (default): every write is fsynced before it resolves. In WAL mode the fsync runs off the event loop
+   * after COMMIT, with the file lock still held (see {@link WalSync}); `NORMAL` skips it (survives a process crash,
+   * not a power loss).
+   */
   synchronous?: 'FULL' | 'NORMAL';
+  /** The fsync used for the WAL under `FULL` (default `fs.fsync` on the thread pool); tests observe or fail it. */
+  fsync?: FsyncFn;
   /** Milliseconds to wait for another process's write lock (default 10 000). */
   busyTimeoutMs?: number;
 }
@@ -26,20 +34,28 @@ function bindable(params: readonly unknown[] | undefined): unknown[] {
 /** The connection and its statement cache; synchronous, used under the file lock or inside a transaction. */
 class SqliteConn {
   private readonly stmts = new Map<string, Stmt>();
+  /** A statement that may write ran since the last fsync. */
+  dirty = false;
 
   constructor(
     readonly conn: Database.Database,
     readonly readonly: boolean,
   ) {}
 
-  private stmt(sql: string): Stmt {
+  private stmt(sql: string, control = false): Stmt {
     let s = this.stmts.get(sql);
     if (!s) {
       s = this.conn.prepare(sql);
       if (this.stmts.size > 500) this.stmts.clear();
       this.stmts.set(sql, s);
     }
+    if (!s.reader && !control) this.dirty = true;
     return s;
+  }
+
+  exec(sql: string): void {
+    this.dirty = true;
+    this.conn.exec(sql);
   }
 
   all<T>(sql: string, params?: readonly unknown[]): T[] {
@@ -64,15 +80,20 @@ class SqliteConn {
     return { changes: this.stmt(sql).run(...bindable(params)).changes };
   }
 
+  /** BEGIN, COMMIT, ROLLBACK and savepoints: they write nothing of their own. */
+  private control(sql: string): void {
+    this.stmt(sql, true).run();
+  }
+
   /** `BEGIN IMMEDIATE` (takes the write lock first) at depth 0, a savepoint below it. */
   async transaction<T>(depth: number, location: string, fn: (t: Db) => Promise<T>): Promise<T> {
     const nested = depth > 0;
     const sp = `sp_${depth}`;
-    this.run(nested ? `SAVEPOINT ${sp}` : this.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE');
+    this.control(nested ? `SAVEPOINT ${sp}` : this.readonly ? 'BEGIN' : 'BEGIN IMMEDIATE');
     const undo = () => {
       try {
         if (nested) this.conn.exec(`ROLLBACK TO ${sp}; RELEASE ${sp}`);
-        else this.run('ROLLBACK');
+        else this.control('ROLLBACK');
       } catch {
         // A failed COMMIT may already have rolled back; the original error is what matters.
       }
@@ -88,7 +109,7 @@ class SqliteConn {
       handle.ended = true;
     }
     try {
-      this.run(nested ? `RELEASE ${sp}` : 'COMMIT');
+      this.control(nested ? `RELEASE ${sp}` : 'COMMIT');
     } catch (err) {
       undo();
       throw err;
@@ -127,7 +148,7 @@ class SqliteTx implements Db {
   }
 
   exec(sql: string): Promise<void> {
-    return this.live(() => void this.c.conn.exec(sql));
+    return this.live(() => this.c.exec(sql));
   }
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
@@ -154,8 +175,10 @@ class SqliteTx implements Db {
 }
 
 /**
- * SQLite behind {@link Db}: one file, WAL, `synchronous=FULL`. better-sqlite3 is synchronous, so every
- * statement runs under a per-file async lock and a transaction holds it until it commits (one writer).
+ * SQLite behind {@link Db}: one file, WAL, durable commits (`synchronous=FULL` semantics). better-sqlite3 is
+ * synchronous, so every statement runs under a per-file async lock and a transaction holds it until it commits
+ * and its WAL fsync has finished (one writer; nothing in this process reads a commit before it is durable). The
+ * fsync leaves the event loop, so the ledger writer's queue fills during it: group commit across endpoints.
  */
 export class SqliteDb implements Db {
   readonly dialect = 'sqlite' as const;
@@ -165,6 +188,7 @@ export class SqliteDb implements Db {
     readonly location: string,
     private readonly c: SqliteConn,
     private readonly lock: TxLock,
+    private readonly wal: WalSync | null,
   ) {}
 
   /** Opens (creating the file and its folder when missing) a SQLite store. */
@@ -173,38 +197,68 @@ export class SqliteDb implements Db {
     if (!opts.readonly) mkdirSync(dirname(file), { recursive: true });
     const conn = new Database(file, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
     conn.pragma(`busy_timeout = ${opts.busyTimeoutMs ?? 10_000}`);
+    let wal: WalSync | null = null;
     if (!opts.readonly) {
+      let mode = '';
       try {
-        conn.pragma('journal_mode = WAL');
+        mode = String(conn.pragma('journal_mode = WAL', { simple: true })).toLowerCase();
       } catch (err) {
         // A write-protected file opens read-only: reads work, every write fails (HOST-093).
         if ((err as { code?: string }).code !== 'SQLITE_READONLY') throw err;
       }
-      conn.pragma(`synchronous = ${opts.synchronous ?? 'FULL'}`);
+      const full = (opts.synchronous ?? 'FULL') === 'FULL';
+      // FULL in WAL mode: SQLite writes the frames (NORMAL) and WalSync syncs them before the write resolves.
+      if (full && mode === 'wal') wal = new WalSync(`${file}-wal`, opts.fsync);
+      conn.pragma(`synchronous = ${full && !wal ? 'FULL' : 'NORMAL'}`);
     }
     conn.pragma('foreign_keys = ON');
-    return new SqliteDb(file, new SqliteConn(conn, opts.readonly ?? false), lockForFile(realpathSync(file)));
+    const c = new SqliteConn(conn, opts.readonly ?? false);
+    return new SqliteDb(file, c, lockForFile(realpathSync(file)), wal);
+  }
+
+  /** `FULL` when every write is fsynced before it resolves, else `NORMAL`. */
+  get synchronous(): 'FULL' | 'NORMAL' {
+    return this.wal || this.c.conn.pragma('synchronous', { simple: true }) === 2 ? 'FULL' : 'NORMAL';
+  }
+
+  /** WAL fsyncs issued so far (each covers every commit before it; 0 without a WAL sync). */
+  get walSyncs(): number {
+    return this.wal?.syncs ?? 0;
+  }
+
+  /** Runs `fn` under the file lock; a write it made is fsynced before the lock is released. */
+  private locked<T>(fn: () => Promise<T>): Promise<T> {
+    return this.lock.run(async () => {
+      try {
+        return await fn();
+      } finally {
+        if (this.c.dirty) {
+          this.c.dirty = false;
+          await this.wal?.sync();
+        }
+      }
+    });
   }
 
   exec(sql: string): Promise<void> {
-    return this.lock.run(async () => void this.c.conn.exec(sql));
+    return this.locked(async () => this.c.exec(sql));
   }
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.lock.run(async () => this.c.all<T>(sql, params));
+    return this.locked(async () => this.c.all<T>(sql, params));
   }
 
   get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return this.lock.run(async () => this.c.get<T>(sql, params));
+    return this.locked(async () => this.c.get<T>(sql, params));
   }
 
   run(sql: string, params?: readonly unknown[]): Promise<{ changes: number }> {
-    return this.lock.run(async () => this.c.run(sql, params));
+    return this.locked(async () => this.c.run(sql, params));
   }
 
-  /** A transaction holding the file lock until it commits; nested `tx` on its handle uses savepoints. */
+  /** A transaction holding the file lock until it commits and is durable; nested `tx` on its handle uses savepoints. */
   tx<T>(fn: (t: Db) => Promise<T>): Promise<T> {
-    return this.lock.run(() => this.c.transaction(0, this.location, fn));
+    return this.locked(() => this.c.transaction(0, this.location, fn));
   }
 
   close(): Promise<void> {
@@ -213,6 +267,7 @@ export class SqliteDb implements Db {
       this.closed = true;
       this.c.clear();
       this.c.conn.close();
+      this.wal?.close();
     });
   }
 }

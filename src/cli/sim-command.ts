@@ -37,6 +37,7 @@ interface SimFlags {
   timeScale?: number;
   interlock: string[];
   standInHardware: string[];
+  enableComposition?: boolean;
   latencyMs?: number;
   dropReply?: string | boolean;
   stall?: string | boolean;
@@ -76,6 +77,10 @@ export function simCommand(): Command {
       'test option: DEVICE reports mode "hardware", labelled a simulator standing in for hardware (repeatable)',
       collect,
       [],
+    )
+    .option(
+      '--enable-composition',
+      'experimental: serve mhs.composition.run (tool mhs__composition_run, HOST-084), advertised as experimental',
     )
     .option('--latency-ms <ms>', 'fault: add latency to every tool call', int(0))
     .option('--drop-reply [n]', 'fault: execute capability calls, then never answer (every call, or only the Nth)')
@@ -148,6 +153,7 @@ export function simCommand(): Command {
         replay,
         interlocks: flags.interlock.map(parseInterlock),
         standInHardware: flags.standInHardware,
+        composition: flags.enableComposition === true,
       };
       const stdioCommand = [
         'mhs-host',
@@ -155,6 +161,7 @@ export function simCommand(): Command {
         [...names].join(','),
         '--stdio',
         ...flags.standInHardware.flatMap((d) => ['--stand-in-hardware', d]),
+        ...(flags.enableComposition ? ['--enable-composition'] : []),
       ];
       if (flags.http !== undefined) {
         const server = await listen(flags.host, flags.http);

@@ -68,6 +68,12 @@ export const ErrorCode = {
   HOST_AGENT_SCRIPT_INVALID: 'MHS.HOST.AGENT_SCRIPT_INVALID',
   /** A replay run's endpoint opened a session that is not in replay mode: nothing is sent (HOST-085). data: endpoint_id, device_id, mode. */
   HOST_REPLAY_REFUSED: 'MHS.HOST.REPLAY_REFUSED',
+  /**
+   * A composition (`mhs.composition.run`, experimental, HOST-084) was refused before anything was sent: the host's
+   * experimental flag is off, or the endpoint does not advertise the extension. data: endpoint_id, reason
+   * (`host_disabled` | `endpoint_not_advertised`).
+   */
+  HOST_COMPOSITION_DISABLED: 'MHS.HOST.COMPOSITION_DISABLED',
   /** A replay plan or package cannot be used: malformed, not verifiable, or the selection matches nothing (HOST-057). data: source, problem. */
   HOST_REPLAY_PLAN_INVALID: 'MHS.HOST.REPLAY_PLAN_INVALID',
   /**

@@ -98,6 +98,8 @@ export interface CallEnv {
   scheduleReconcile?: (p: PendingCommand, at: number) => void;
   /** Drops a re-armed reconciliation of a command that settled. */
   cancelReconcile?: (commandId: string) => void;
+  /** The experimental composition flag (HOST-084): off refuses `mhs.composition.run` before anything is sent. */
+  composition?: boolean;
   /** Which sessions have been disclosed (HOST-003); without it nothing is disclosed per session. */
   disclosures?: SessionDisclosures;
 }

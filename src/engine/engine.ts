@@ -91,6 +91,11 @@ export interface EngineOptions {
    * endpoint opens in another mode is refused with `MHS.HOST.REPLAY_REFUSED` before any command is sent.
    */
   sessionMode?: 'live' | 'replay';
+  /**
+   * Experimental (HOST-084; reserved in OpenMHS 0.9): run `mhs.composition.run` calls on endpoints that advertise
+   * it. Default off: a composition is refused with `MHS.HOST.COMPOSITION_DISABLED` before anything is sent.
+   */
+  experimentalComposition?: boolean;
 }
 
 /** What recovery found on start (HOST-091). */
@@ -184,6 +189,7 @@ export function createEngine(o: EngineOptions): Engine {
     inflight: new Set(),
     batcher: new ReceiptBatcher(o.ledger, clock),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+    composition: o.experimentalComposition === true,
   };
   const principal = { kind: 'agent' as const, id: `host:${o.hostId ?? 'mhs-host'}` };
   env.disclosures = new SessionDisclosures(o.ledger, principal);

@@ -1,8 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
-import { ErrorCode, H, HostError, assertJcsEncodable, toHostError } from '../core/index.js';
+import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { MhsWireError } from '../core/index.js';
 import type { LedgerAppend } from '../ledger/ledger-types.js';
-import { capabilityToolName } from '../mhs/tool-names.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import type { ControlFields } from '../mhs/wire-types.js';
 import type { GovernedCallContext } from '../policy/call-gate.js';
@@ -14,15 +13,9 @@ import type { EndpointActor } from './endpoint-actor.js';
 import { protocolFaultEntry, unencodableReply } from './protocol-fault.js';
 import { ADHOC_SCOPE } from './session-pool.js';
 import type { SessionLease } from './session-pool.js';
+import { compositionChildren, resolveTarget, type CallTarget } from './call-target.js';
 
-/** The input without the control fields: `_mhs` belongs to the host, never to a model (wire contract §4). */
-export function stripControl(input: Record<string, unknown>): Record<string, unknown> {
-  if (!input || typeof input !== 'object' || Array.isArray(input))
-    throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, 'capability input must be a JSON object', {});
-  if (!('_mhs' in input)) return input;
-  const { _mhs: _dropped, ...rest } = input;
-  return rest;
-}
+export { stripControl } from './call-target.js';
 
 /**
  * The governed call (architecture.md steps 1-7; HOST-020, 031, 033, 037, 070, 091): the only path from a caller
@@ -39,20 +32,10 @@ export function stripControl(input: Record<string, unknown>): Record<string, unk
  * answer came back (the gate stays shut until {@link reconcile}).
  */
 export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeRequest): Promise<InvokeResult> {
-  // 1. Local validation against the binding's schema (compiled once per manifest digest).
-  const { device, binding } = ep.resolve(req.deviceId, req.capabilityId);
-  const input = stripControl(req.input);
-  // Issue 16 item 3: input JCS cannot encode is the caller's fault, refused before any digest, session or intent.
-  assertJcsEncodable(input, 'capability input', ErrorCode.SCHEMA_INVALID_INPUT, {
-    device_id: device.device_id,
-    capability_id: binding.capability_id,
-  });
-  env.schemas.validate(
-    { manifestDigest: ep.manifest.manifest_digest, deviceId: device.device_id, capabilityId: binding.capability_id },
-    binding.input_schema,
-    input,
-  );
-  const inputDigest = H(input);
+  // 1. Local validation against the binding's schema (compiled once per manifest digest); a composition
+  // (experimental, HOST-084) is refused here when the host or the endpoint does not enable it.
+  const target = resolveTarget(env, ep, req);
+  const { device, binding, inputDigest } = target;
   // HOST-090: the deployment policy refuses before a session is opened or an intent journaled.
   await ep.admit('capability', device.device_id, {
     capability_id: binding.capability_id,
@@ -74,10 +57,10 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
     ...(req.nodeId ? { nodeId: req.nodeId } : {}),
     ...(req.disclosure ? { request: req.disclosure } : {}),
   });
-  const lease = await ep.acquireSession(scope, device.device_id, req.sessionCapabilities ?? [binding.capability_id]);
+  const lease = await ep.acquireSession(scope, device.device_id, target.sessionCapabilities);
   // Issue 16: the lease is held for the whole call (approval wait included), so its session never idles out under it.
   try {
-    const res = await callOnLease(env, ep, req, { device, binding, input, inputDigest, effectful, lease });
+    const res = await callOnLease(env, ep, req, { ...target, effectful, lease });
     return disclosure ? { ...res, disclosure } : res;
   } finally {
     lease.release();
@@ -85,11 +68,7 @@ export async function governedCall(env: CallEnv, ep: EndpointActor, req: InvokeR
 }
 
 /** What {@link governedCall} settled before holding its session lease. */
-interface LeasedCall {
-  device: ReturnType<EndpointActor['resolve']>['device'];
-  binding: ReturnType<EndpointActor['resolve']>['binding'];
-  input: Record<string, unknown>;
-  inputDigest: string;
+interface LeasedCall extends CallTarget {
   effectful: boolean;
   lease: SessionLease;
 }
@@ -161,7 +140,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     endpointId: ep.endpointId,
     deviceId: device.device_id,
     capabilityId: binding.capability_id,
-    tool: capabilityToolName(device.device_id, binding.capability_id),
+    tool: c.tool,
     sessionId: lease.sessionId,
     inputDigest,
     input,
@@ -218,6 +197,9 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
           ...(req.nodeId ? { node_id: req.nodeId } : {}),
           ...(req.expectedRevision !== undefined ? { expected_revision: req.expectedRevision } : {}),
           ...(req.resource !== undefined ? { resource: req.resource } : {}),
+          ...(c.composition
+            ? { composition_digest: c.composition.digest, composition_steps: c.composition.steps, experimental: true }
+            : {}),
         },
         { claimGates: true },
       )
@@ -303,7 +285,9 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     );
   }
   let receipt = receiptFor(result.structuredContent, p);
-  if (!receipt) {
+  // HOST-084: a composition receipt carries its digest and every child receipt, checked before any is recorded.
+  const children = receipt && c.composition ? compositionChildren(receipt, commandId, c.composition.digest) : [];
+  if (!receipt || !children) {
     env.tracer.end(trace, ErrorCode.OUTCOME_UNKNOWN);
     throw await failAfterIntent(
       env,
@@ -317,7 +301,17 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
       ),
     );
   }
-  let recorded = recordReceipt(env, cmd, receipt);
+  for (const child of children)
+    void recordReceipt(env, cmd, child, {
+      parent_command_id: commandId,
+      composition_digest: c.composition?.digest,
+    }).catch(() => undefined); // a failed append is reported by recordReceipt and reopens reconciliation
+  let recorded = recordReceipt(
+    env,
+    cmd,
+    receipt,
+    c.composition ? { composition_digest: c.composition.digest, children: children.length } : {},
+  );
   let outcome = applyReceipt(cmd, receipt);
   if (outcome === 'running') {
     const first = receipt;

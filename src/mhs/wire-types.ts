@@ -79,7 +79,18 @@ export interface Manifest {
   replay: { supported: boolean };
   redaction: { paths: string[] };
   devices: DeviceProfile[];
+  /** Experimental extensions the endpoint serves (this project's; see `composition.ts`). Absent = none. */
+  extensions?: { 'mhs.composition.run'?: CompositionExtension };
   manifest_digest: string;
+}
+
+/** The manifest's advertisement of the experimental composition method (HOST-084; reserved in OpenMHS 0.9). */
+export interface CompositionExtension {
+  status: 'experimental';
+  /** The projection's tool that runs a composition. */
+  tool: string;
+  /** Most steps one composition may hold. */
+  max_steps: number;
 }
 
 /** §4 control fields carried in the optional `_mhs` argument. */

@@ -4,6 +4,7 @@
  * Every method either returns the MHS object or throws a HostError (a fault, wire contract §4).
  */
 import { ErrorCode, H, HostError, createIdFactory, isoAt, type IdFactory } from '../core/index.js';
+import { COMPOSITION_CAPABILITY, COMPOSITION_MAX_STEPS, COMPOSITION_TOOL } from '../mhs/composition.js';
 import type { DeviceProfile, Manifest, Receipt, SafetyStatus, Session } from '../mhs/wire-types.js';
 import { SimDevice, COUNTERS_RESOURCE, STAND_IN_NOTICE } from './device.js';
 import { EvidenceLog } from './evidence.js';
@@ -37,6 +38,8 @@ export class SimEndpoint {
   readonly replay: ReplayCursor | null;
   readonly timeScale: number;
   private capabilityCalls = 0;
+  /** Calls of `mhs__composition_run` this endpoint received, served or not (read in `_counters`). */
+  compositionCalls = 0;
 
   constructor(readonly opts: SimOptions) {
     // Ids are globally unique (CSPRNG), not seeded: two endpoints with the same --seed must never
@@ -86,8 +89,19 @@ export class SimEndpoint {
       replay: { supported: true },
       redaction: { paths: ['/input/operator_note'] },
       devices,
+      ...this.extensions(),
     };
     return { ...body, manifest_digest: H(body) };
+  }
+
+  /** Experimental extensions served: composition only with `--enable-composition` (HOST-084). */
+  private extensions(): Pick<Manifest, 'extensions'> {
+    if (!this.opts.composition) return {};
+    return {
+      extensions: {
+        [COMPOSITION_CAPABILITY]: { status: 'experimental', tool: COMPOSITION_TOOL, max_steps: COMPOSITION_MAX_STEPS },
+      },
+    };
   }
 
   /** §2 descriptor served at `/.well-known/mhs.json`. */
@@ -100,6 +114,7 @@ export class SimEndpoint {
       auth: { scheme: 'none' },
       manifest_digest: this.manifest.manifest_digest,
       conformance: { level: 'CL3', trust: 'self', report_ref: null, report_digest: null },
+      ...this.extensions(),
     };
   }
 
@@ -187,7 +202,12 @@ export class SimEndpoint {
     const d = this.device(deviceId);
     this.assertHardwareAllowed(d);
     let state: Record<string, unknown>;
-    if (resource === COUNTERS_RESOURCE) state = { ...d.counters(), capability_calls: this.capabilityCalls };
+    if (resource === COUNTERS_RESOURCE)
+      state = {
+        ...d.counters(),
+        capability_calls: this.capabilityCalls,
+        composition_calls: this.compositionCalls,
+      };
     else if (resource === undefined || d.profile.resources.includes(resource)) state = d.read(resource);
     else {
       throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, `unknown resource ${resource}`, {

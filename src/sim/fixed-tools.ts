@@ -3,9 +3,17 @@
  * exist only with `--operator-tools` (CORE-130), as data: name, schema, handler.
  */
 import { ErrorCode, HostError } from '../core/index.js';
+import { COMPOSITION_CAPABILITY } from '../mhs/composition.js';
 import type { ControlFields } from '../mhs/wire-types.js';
+import type { SimDevice } from './device.js';
 import type { SimEndpoint } from './endpoint.js';
 import { CONTROL_SCHEMA } from './validation.js';
+
+/** The permit terms of a composition on `device`: the shortest permit ttl of its bindings. */
+function compositionPermitBinding(device: SimDevice): { permit: { ttl_ms: number } } {
+  const ttls = device.profile.capabilities.map((c) => c.permit.ttl_ms);
+  return { permit: { ttl_ms: Math.min(...ttls) } };
+}
 
 /** Per-connection context of a tool call. */
 export interface ToolContext {
@@ -164,8 +172,11 @@ export function fixedTools(ep: SimEndpoint, operatorTools: boolean): ToolDef[] {
           return ep.permits.revoke(a['permit_id'] as string) as unknown as Record<string, unknown>;
         const session = ep.sessions.use(a['session_id'] as string);
         const capId = a['capability_id'] as string;
-        const binding = ep.device(session.device_id).binding(capId);
-        if (!binding || !session.capabilities.includes(capId)) {
+        // A composition's one permit binds its digest (experimental, HOST-084); its ttl is the shortest of the device's.
+        const composition = capId === COMPOSITION_CAPABILITY && ep.opts.composition === true;
+        const device = ep.device(session.device_id);
+        const binding = composition ? compositionPermitBinding(device) : device.binding(capId);
+        if (!binding || (!composition && !session.capabilities.includes(capId))) {
           throw new HostError(ErrorCode.SESSION_SCOPE, `capability ${capId} is outside the session`, {
             session_id: session.session_id,
             capability_id: capId,

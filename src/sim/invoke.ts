@@ -18,6 +18,11 @@ export interface CapabilityCall {
   binding: CapabilityBinding;
   input: Record<string, unknown>;
   control: ControlFields;
+  /**
+   * Set for a child of a composition (experimental, HOST-084): the parent's permit covers it, it runs to its final
+   * receipt (never `running`), and its receipt names its composition.
+   */
+  composed?: { digest: string; parentCommandId: string; index: number };
 }
 
 /** Runs a capability call; throws HostError for faults (isError true), returns a receipt otherwise. */
@@ -65,6 +70,15 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
     mode: ep.replay ? ('replay' as const) : device.profile.mode,
     input_digest: inputDigest,
     started_at: isoAt(startedAt),
+    ...(call.composed
+      ? {
+          composition: {
+            digest: call.composed.digest,
+            parent_command_id: call.composed.parentCommandId,
+            index: call.composed.index,
+          },
+        }
+      : {}),
   };
   const retain = (r: Receipt, extra: Partial<Retained> = {}): Receipt => {
     ep.receipts.set(commandId, { receipt: r, inputDigest, deviceId: device.id, retainedAt: startedAt, ...extra });
@@ -144,7 +158,7 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
       ),
     );
   }
-  if (binding.permit.required) {
+  if (binding.permit.required && !call.composed) {
     const bad = ep.permits.check(control.permit_id, session.session_id, capId, inputDigest);
     if (bad)
       return reject(
@@ -170,7 +184,7 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
   }
 
   // Execute: at most once per command_id.
-  if (binding.permit.required && control.permit_id) ep.permits.consume(control.permit_id, commandId);
+  if (binding.permit.required && control.permit_id && !call.composed) ep.permits.consume(control.permit_id, commandId);
   device.countExecution(commandId);
   const receiptId = ep.ids.next('receipt');
   const wallMs = plan.durationMs / ep.timeScale;
@@ -216,7 +230,7 @@ export async function invokeCapability(ep: SimEndpoint, call: CapabilityCall): P
     device.revision += 1;
     settle('completed', applied.effects, applied.output, null);
   };
-  const fits = wallMs + margin <= deadline;
+  const fits = call.composed !== undefined || wallMs + margin <= deadline;
   const opId = fits ? null : ep.ids.next('operation');
   const timer = clock.setTimeout(complete, wallMs);
   const cancel = (): void => {

@@ -59,6 +59,11 @@ export interface SimOptions {
    * summary and fidelity gaps say they are a simulator standing in for hardware (HOST-003, 013). Default none.
    */
   standInHardware?: string[];
+  /**
+   * `--enable-composition`: serve the experimental `mhs.composition.run` (tool `mhs__composition_run`, HOST-084)
+   * and advertise it, marked experimental, in the manifest and descriptor. Default off: the tool does not exist.
+   */
+  composition?: boolean;
   /** Transports advertised in the descriptor (§2). */
   transports: Array<{ kind: 'mcp-http'; url: string } | { kind: 'mcp-stdio'; command: string[] }>;
 }

@@ -4,7 +4,9 @@
  */
 import { ErrorCode, HostError, jcs, toHostError } from '../core/index.js';
 import type { CapabilityBinding, ControlFields } from '../mhs/wire-types.js';
+import { COMPOSITION_CAPABILITY, COMPOSITION_SCHEMA, COMPOSITION_TOOL } from '../mhs/composition.js';
 import { capabilityToolName } from '../mhs/tool-names.js';
+import { runComposition } from './composition.js';
 import type { SimDevice } from './device.js';
 import type { SimEndpoint } from './endpoint.js';
 import { fixedTools, type ToolContext, type ToolDef } from './fixed-tools.js';
@@ -54,6 +56,22 @@ function capabilityTool(ep: SimEndpoint, device: SimDevice, b: CapabilityBinding
   };
 }
 
+/** `mhs__composition_run` (experimental, only with `--enable-composition`). */
+function compositionTool(ep: SimEndpoint): ToolDef {
+  return {
+    name: COMPOSITION_TOOL,
+    description:
+      `EXPERIMENTAL ${COMPOSITION_CAPABILITY} (reserved in OpenMHS 0.9): run an ordered list of capability calls ` +
+      'on one device; one receipt per step plus the composition receipt carrying the composition digest.',
+    inputSchema: {
+      ...COMPOSITION_SCHEMA,
+      properties: { ...COMPOSITION_SCHEMA.properties, _mhs: CONTROL_SCHEMA },
+    } as unknown as Record<string, unknown>,
+    capability: true,
+    run: (args, ctx) => runComposition(ep, ctx.connectionKey, args) as unknown as Promise<Record<string, unknown>>,
+  };
+}
+
 /** The tool table of a projection. */
 export class ToolTable {
   readonly tools = new Map<string, ToolDef>();
@@ -66,6 +84,7 @@ export class ToolTable {
         this.tools.set(t.name, t);
       }
     }
+    if (ep.opts.composition) this.tools.set(COMPOSITION_TOOL, compositionTool(ep));
   }
 
   /** True when `name` is a capability tool (fault flags apply to these). */
@@ -90,6 +109,7 @@ export class ToolTable {
           max_frame_bytes: LIMITS.max_frame_bytes,
         });
       }
+      if (name === COMPOSITION_TOOL) this.ep.compositionCalls += 1; // counted even when not served
       this.ep.assertEnabled();
       const tool = this.tools.get(name);
       if (!tool) {

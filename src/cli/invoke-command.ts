@@ -22,7 +22,8 @@ function jsonObject(v: string): Record<string, unknown> {
  * (NOT_CERTIFIED, mode, fidelity gaps; HOST-003) to stderr before the call, then the full receipt
  * (HOST-033) and exits 0 only when it completed. A call that needs a human approval prints the approval
  * (stderr) and waits for an operator's decision (`mhs-host approvals`, or the console) up to
- * `--approval-timeout`.
+ * `--approval-timeout`. With `--enable-composition` (experimental, HOST-084) the capability may be
+ * `mhs.composition.run` with a composition as input: one approval, one receipt per step plus the composition's.
  */
 export function invokeCommand(): Command {
   const cmd = new Command('invoke')
@@ -32,15 +33,27 @@ export function invokeCommand(): Command {
     .argument('<capability>', 'capability id')
     .option('--input <json>', 'capability input (a JSON object; any _mhs is ignored)', jsonObject, {})
     .option('--deadline-ms <ms>', 'MHS deadline_ms (default: the binding max_duration_ms)', (v) => Number(v))
-    .option('--expected-revision <n>', 'refuse unless the device is at this revision', (v) => Number(v));
+    .option('--expected-revision <n>', 'refuse unless the device is at this revision', (v) => Number(v))
+    .option(
+      '--enable-composition',
+      'experimental (HOST-084): allow capability mhs.composition.run, input {"steps":[{device_id,capability_id,input}]}',
+    );
   return withRuntimeOptions(cmd).action(
     async (
       endpoint: string,
       device: string,
       capability: string,
-      o: RuntimeFlags & { input: Record<string, unknown>; deadlineMs?: number; expectedRevision?: number },
+      o: RuntimeFlags & {
+        input: Record<string, unknown>;
+        deadlineMs?: number;
+        expectedRevision?: number;
+        enableComposition?: boolean;
+      },
     ) => {
-      const rt = await openCliRuntime(o);
+      const rt = await openCliRuntime(
+        o,
+        o.enableComposition ? { runtime: { engine: { experimentalComposition: true } } } : {},
+      );
       try {
         const ep = await rt.connectEndpoint(endpoint);
         const res = await rt.engine.invoke({

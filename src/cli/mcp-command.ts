@@ -23,7 +23,11 @@ export function mcpCommand(): Command {
       `longest wait for an operator's approval inside one tool call (default ${DEFAULT_APPROVAL_WAIT_MS} ms); then the call answers pending and the approval stays open`,
       positiveMs('--approval-wait'),
     )
-    .action(async (o: { db?: string; policy?: string; approvalWait?: number }) => {
+    .option(
+      '--enable-composition',
+      'experimental (HOST-084): list mhs__composition__<device> tools for endpoints that advertise mhs.composition.run',
+    )
+    .action(async (o: { db?: string; policy?: string; approvalWait?: number; enableComposition?: boolean }) => {
       const pollMs = gatewayPollMsFromEnv();
       const policy = o.policy ? loadPolicyFile(o.policy) : DEFAULT_POLICY;
       const clock = new RealClock();
@@ -36,6 +40,7 @@ export function mcpCommand(): Command {
         attachEnabled: true,
         onBackgroundError: onError,
         ...(o.db ? { db: o.db } : {}),
+        ...(o.enableComposition ? { engine: { experimentalComposition: true } } : {}),
       });
       for (const f of rt.failed) log.warn({ connector_id: f.connectorId, code: f.code }, f.message);
       const gw = createGateway({

@@ -135,6 +135,8 @@ export interface Engine {
   detach(endpointId: string): Promise<void>;
   endpoint(endpointId: string): EndpointActor | undefined;
   endpoints(): EndpointActor[];
+  /** Whether the experimental composition flag is on (HOST-084; {@link EngineOptions.experimentalComposition}). */
+  readonly experimentalComposition: boolean;
   /** The governed call; see {@link governedCall} for its codes. */
   invoke(req: InvokeRequest): Promise<InvokeResult>;
   runTask(
@@ -362,6 +364,7 @@ export function createEngine(o: EngineOptions): Engine {
 
     endpoint: (id) => actors.get(id),
     endpoints: () => [...actors.values()],
+    experimentalComposition: env.composition === true,
 
     async invoke(req) {
       assertLedgerWritable();

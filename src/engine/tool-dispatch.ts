@@ -145,7 +145,7 @@ export async function dispatchToolCall(
     if (!args)
       throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, 'tool arguments must be a JSON object', { tool: call.name });
     result = await run(deps, surface, tool, input, span.traceparent, ctx);
-    if (tool.kind === 'capability') {
+    if (tool.kind === 'capability' || tool.kind === 'composition') {
       commandId = String(result.command_id);
       const receipt = result.receipt as Record<string, unknown>;
       Object.assign(entry, {
@@ -245,7 +245,7 @@ async function run(
   traceparent: string,
   ctx: DispatchContext,
 ): Promise<Record<string, unknown>> {
-  if (tool.kind === 'capability' && tool.target) {
+  if ((tool.kind === 'capability' || tool.kind === 'composition') && tool.target) {
     const t = tool.target;
     const res = await deps.engine.invoke({
       endpointId: t.endpointId,

@@ -11,10 +11,11 @@ import { capabilityToolName } from '../mhs/tool-names.js';
 import type { Manifest, RiskClass } from '../mhs/wire-types.js';
 import { capabilityFacts, descriptionDrift, modelInputSchema, renderFacts } from './tool-description.js';
 import type { DriftIssue } from './tool-description.js';
+import { compositionTools } from './tool-composition.js';
 
 /** What a tool does when called. */
 export type ModelToolKind =
-  'capability' | 'devices' | 'read' | 'safety' | 'operations' | 'inspect' | 'evidence' | 'estop';
+  'capability' | 'composition' | 'devices' | 'read' | 'safety' | 'operations' | 'inspect' | 'evidence' | 'estop';
 
 /** The binding a capability tool calls through the governed path. */
 export interface CapabilityTarget {
@@ -30,7 +31,7 @@ export interface ModelTool {
   readonly description: string;
   readonly inputSchema: Readonly<Record<string, unknown>>;
   readonly kind: ModelToolKind;
-  /** Capability tools only. */
+  /** Capability and composition tools only. */
   readonly target?: CapabilityTarget;
   /** Hints from the binding (HOST-032): read-only, and whether a call needs an approval before it is sent. */
   readonly annotations: ToolAnnotations;
@@ -210,14 +211,15 @@ export class ToolSurfaceBuilder {
   generations = 0;
 
   /** `gateway`: the seven fixed tools of the MCP gateway ({@link GATEWAY_FIXED_TOOLS}); default the four reads. */
-  constructor(private readonly opts: { gateway?: boolean } = {}) {}
+  /** `composition`: also the experimental composition tools of endpoints that advertise it (HOST-084). */
+  constructor(private readonly opts: { gateway?: boolean; composition?: boolean } = {}) {}
 
   /** The capability tools of a manifest, from the cache when its digest was seen before. */
   toolsOf(manifest: Manifest): readonly ModelTool[] {
     const key = `${manifest.endpoint_id}\u0000${manifest.manifest_digest}`;
     let tools = this.byDigest.get(key);
     if (!tools) {
-      tools = capabilityTools(manifest);
+      tools = [...capabilityTools(manifest), ...(this.opts.composition ? compositionTools(manifest) : [])];
       this.byDigest.set(key, tools);
       this.generations++;
     }

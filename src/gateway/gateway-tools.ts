@@ -58,7 +58,7 @@ export function toMcpTool(tool: ModelTool, manifests: ReadonlyMap<string, Manife
       destructiveHint: a.destructive === true,
       // A repeated command is a second command; reads and the stop may be repeated.
       idempotentHint: a.readOnly || tool.kind === 'estop',
-      openWorldHint: tool.kind === 'capability' || tool.kind === 'estop',
+      openWorldHint: tool.kind === 'capability' || tool.kind === 'composition' || tool.kind === 'estop',
     },
     _meta: {
       [TOOL_META_KEY]: {

@@ -84,7 +84,7 @@ export interface Gateway {
 export function createGateway(o: GatewayOptions): Gateway {
   const rt = o.runtime;
   const clock = rt.clock;
-  const builder = new ToolSurfaceBuilder({ gateway: true });
+  const builder = new ToolSurfaceBuilder({ gateway: true, composition: rt.engine.experimentalComposition });
   const schemas = new InputSchemaCache();
   const changes = new Subject<void>();
   const failedAt = new Map<string, number>();

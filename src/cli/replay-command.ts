@@ -137,14 +137,26 @@ export function replayCommand(): Command {
       endpointPair,
     )
     .option('--report <file>', 'also write the JSON report here')
-    .option('--json', 'print the JSON report instead of text');
+    .option('--json', 'print the JSON report instead of text')
+    .option('--enable-composition', 'experimental (HOST-084): replay recorded mhs.composition.run commands too');
   withRuntimeOptions(run).action(
     async (
       src: string,
-      o: RuntimeFlags & { task?: string; endpoint?: Map<string, string>; report?: string; json?: boolean },
+      o: RuntimeFlags & {
+        task?: string;
+        endpoint?: Map<string, string>;
+        report?: string;
+        json?: boolean;
+        enableComposition?: boolean;
+      },
     ) => {
       const plan = await loadPlan(src, o.task);
-      const rt = await openCliRuntime(o, { runtime: replayRuntimeOptions(plan) });
+      const runtime = replayRuntimeOptions(plan);
+      const rt = await openCliRuntime(o, {
+        runtime: o.enableComposition
+          ? { ...runtime, engine: { ...runtime.engine, experimentalComposition: true } }
+          : runtime,
+      });
       let report: ReplayReport;
       try {
         report = await runReplay(rt, plan, o.endpoint ? { endpointMap: o.endpoint } : {});

@@ -114,10 +114,15 @@ export const NOT_EXERCISED: Record<string, { kind: 'not_applicable' | 'not_testa
     kind: 'not_applicable',
     reason: 'mhs-host is not an integration patched into another host; it uses the stock MCP client as is',
   },
-  // Applies to a CL5 claim, and composition is not built: CL5 is not claimed (issue 22).
+  // Applies to a CL5 claim. The host runs compositions as an experimental extension (issue 22), but the method has
+  // no public wire form: a pass would rest on this project's own form and simulator, so CL5 is not claimed.
   'HOST-084': {
-    kind: 'gap',
+    kind: 'not_testable',
     reason:
-      'composition (mhs.composition.run, reserved in OpenMHS 0.9) is not built in this host, so no test exercises it',
+      'mhs.composition.run is reserved in OpenMHS 0.9 with no wire form and no 0.9 endpoint implements it (MHS-009 ' +
+      'HOST-084), so the host cannot be tested against the method; it runs compositions as an EXPERIMENTAL ' +
+      "extension of this project's own form (docs/spec/mhs-wire.md §11), exercised on the host against the bundled " +
+      'simulator by test/engine/composition.test.ts and test/gateway/gateway-composition.test.ts, which is not a ' +
+      'test against the profile',
   },
 };

@@ -233,7 +233,7 @@ describe('scripted agent over real simulators', () => {
       'message:assistant',
     ]);
     // The disclosure the model was shown first names the devices' modes (HOST-013 presentation).
-    expect(items[0]!.text).toContain('mode: HYBRID');
+    expect(items[0]!.text).toMatch(/Device thermostat \([^)]*\)\n {4}mode: SIMULATED/);
     const call = items.find((i) => i.kind === 'tool_call' && i.tool === SETPOINT)!;
     expect((call.input as Record<string, unknown>).operator_note).toBe(REDACTED);
     const result = items.find((i) => i.kind === 'tool_result' && i.command_id === run.calls[1]!.commandId)!;

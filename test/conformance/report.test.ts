@@ -1,7 +1,8 @@
 // Guarantees (HOST-001, HOST-002, HOST-083): the conformance report places every MHS-009 requirement at the level
 // the profile's traceability table (§10) gives it, a level is satisfied only when every MUST requirement up to it
 // passes in a test that exercises the host (a requirement whose passing tests exercise only the simulator is
-// `simulator_only` and blocks), composition (HOST-084) is not built so CL5 is never claimed, and a run without the
+// `simulator_only` and blocks), composition (HOST-084) is not testable against the profile (reserved in 0.9; the
+// host's experimental form is this project's own) so CL5 is never claimed, and a run without the
 // report of a CL3+ endpoint is labelled a self-test. `mhs-host conformance claim` writes the registry claim that
 // points at the report (its digest), claims exactly the level the report holds and states the test basis. Reports
 // are built from a real vitest JSON run and from runs described as data; the CLI refuses malformed input with
@@ -54,11 +55,11 @@ const report = (
   });
 
 describe('conformance report', () => {
-  it('HOST-001: every exercised requirement passing satisfies CL1…CL4; CL5 is blocked by composition, not built', () => {
+  it('HOST-001: every exercised requirement passing satisfies CL1…CL4; CL5 is blocked by composition, not testable', () => {
     const r = report(onHost(vitestJson(exercised.map((id) => [id, 'passed']))));
     expect(r.highest_satisfied_level).toBe(4);
     expect(r.levels[4]).toEqual({ level: 5, satisfied: false, blocking: ['HOST-084'] });
-    expect(r.requirements.find((q) => q.id === 'HOST-084')).toMatchObject({ status: 'gap', level: 5 });
+    expect(r.requirements.find((q) => q.id === 'HOST-084')).toMatchObject({ status: 'not_testable', level: 5 });
     expect(r.statement).toBe('CL4 holds; CL5 is not satisfied (blocked by HOST-084).');
     expect(r.summary.fail + r.summary.not_tested + r.summary.simulator_only).toBe(0);
     expect(r.requirements.filter((q) => q.status === 'pass').map((q) => q.id)).toEqual(exercised);

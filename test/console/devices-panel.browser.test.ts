@@ -70,7 +70,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
     );
     const th = device('thermostat');
     await th.locator('[data-estop="released"]').waitFor();
-    await expect(th.locator('.disclosure').textContent()).resolves.toMatch(/Mode hybrid · risk class R1/);
+    await expect(th.locator('.disclosure').textContent()).resolves.toMatch(/Mode simulated · risk class R1/);
     await expect(th.locator('li[data-interlock-id="lid"]').textContent()).resolves.toContain('lid: closed');
     await expect(th.locator('[data-gate="open"]').count()).resolves.toBe(1);
     await expect(page.locator('#h-devices ~ .notice').allTextContents()).resolves.toEqual(

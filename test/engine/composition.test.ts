@@ -89,7 +89,7 @@ async function counters(c: Client): Promise<{ total: number; composition_calls: 
 const since = async (r: HostRuntime, seq: number): Promise<LedgerEntry[]> =>
   (await r.ledger.range(seq + 1)).filter((e) => e.seq > seq);
 
-describe('issue 22: composition (experimental, HOST-084)', () => {
+describe('issue 22: composition (experimental mhs.composition.run)', () => {
   let recordedHead = -1;
 
   it('the simulator advertises the extension as experimental only when started with --enable-composition', async () => {

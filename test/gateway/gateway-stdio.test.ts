@@ -102,7 +102,7 @@ describe.each<McpRevision>(['legacy', '2026-07-28'])('mhs-host mcp over stdio (%
     // HOST-064: the server's instructions carry the endpoint, its devices and the safety statement.
     const instructions = client.getInstructions() ?? '';
     expect(instructions).toContain(host.sims.thermo.endpointId);
-    expect(instructions).toMatch(/HYBRID/);
+    expect(instructions).toMatch(/Device thermostat \([^)]*\)\n {4}mode: SIMULATED/);
     expect(instructions).toMatch(/not a safety channel/i);
   });
 

@@ -35,7 +35,7 @@ const EXPECTED = {
     units: { 'cap.liquid.aspirate.v1': { volume_ul: 'uL' }, 'cap.liquid.dispense.v1': { volume_ul: 'uL' } },
   },
   thermostat: {
-    mode: 'hybrid',
+    mode: 'simulated',
     risk: 'R1',
     determinism: 'deterministic',
     units: { 'cap.thermal.setpoint.v1': { setpoint_c: 'degC' } },

@@ -1,5 +1,5 @@
-// Guarantees (HOST-003, 013; issue 22 item 2): no bundled simulator family reports `mode:"hardware"` by
-// default; `--stand-in-hardware DEVICE` is the one way to get a hardware-mode test device, and then the manifest
+// Guarantees (HOST-003, 013; issue 22 item 2): no bundled simulator family reports `mode:"hardware"` (nor
+// `hybrid`: none is coupled to real hardware) by default; `--stand-in-hardware DEVICE` is the one way to get a hardware-mode test device, and then the manifest
 // says in words (device display name and summary, endpoint display name) that it is a simulator
 // standing in for hardware, which the host's presentation shows; an unknown device is a config error.
 import { readdirSync } from 'node:fs';
@@ -46,6 +46,12 @@ describe('simulators never claim hardware unless told to stand in', () => {
         expect(`${d.display_name} ${d.summary}`).not.toMatch(WORDS);
       }
     }
+  });
+
+  it('HOST-003: no bundled family claims hybrid either: none is coupled to real hardware, so each is simulated', () => {
+    // wire contract §3 modes: `hybrid` is part physical; every bundled family is a model and nothing else.
+    for (const family of BUILTIN_FAMILIES)
+      for (const d of endpoint([family]).manifest.devices) expect(d.mode, `${family}/${d.device_id}`).toBe('simulated');
   });
 
   it('HOST-003 HOST-013: with the option every bundled device is hardware-mode and says it is a stand-in', () => {

@@ -19,6 +19,7 @@ import { registerV2InterruptRoute } from './interrupt-route.js';
 import { registerNegotiation } from './negotiation-hook.js';
 import { registerV2OpenApiRoute } from './openapi-route.js';
 import { registerV2PromptRoutes } from './prompt-routes.js';
+import { RequestIdempotency } from './request-idempotency.js';
 import { recordRoutes } from './route-table.js';
 import type { ServedRoute } from './route-table.js';
 import { registerV2RunRoutes } from './run-routes.js';
@@ -83,7 +84,7 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
     registerV2RunRoutes(v2, deps.host);
     registerV2ForkRoute(v2, deps.host, deps.clock);
     registerV2CancelRoute(v2, deps.host);
-    registerV2InterruptRoute(v2, deps.host);
+    registerV2InterruptRoute(v2, deps.host, new RequestIdempotency(deps.host.store.db, deps.clock));
     registerV2WorkflowRoutes(v2, deps.host);
     registerV2EffectSeamsRoute(v2, hostName(deps.host));
     registerV2AgentRoutes(v2, agentInventoryOf(deps.families));

@@ -47,6 +47,13 @@ function replayRecord(v1: unknown, served: ReadonlySet<string>): Doc | undefined
   return { ...RECORD, witness: 'witnessable-gated', modes, effectSeamsManifest: '/host/effect-seams' };
 }
 
+/**
+ * Operations a carried family's record binds (v2 runs.md §Surface gates, idempotency.md §Witness): the record is
+ * advertised only while every one is mounted. `idempotency` binds `GET /runs/{runId}/effects` (the effect-ledger
+ * projection), which this host does not serve yet, so major 2 does not advertise it.
+ */
+const BINDS: Partial<Record<string, readonly string[]>> = { idempotency: ['getRunEffects'] };
+
 /** v1 keys carried as they are: plain (non-record) members of the v2 root. */
 const PLAIN = ['fixtures'] as const;
 
@@ -99,7 +106,8 @@ export function v2DiscoveryRoot(v1: Doc, served: ReadonlySet<string> = new Set()
   if (versions) root.schemaVersions = versions;
   for (const [family, witness] of Object.entries(CARRIED)) {
     const value = v1[family];
-    if (isObject(value)) root[family] = { ...RECORD, witness, ...unversioned(family, withoutSupported(value) as Doc) };
+    if (!isObject(value) || !(BINDS[family] ?? []).every((op) => served.has(op))) continue;
+    root[family] = { ...RECORD, witness, ...unversioned(family, withoutSupported(value) as Doc) };
   }
   const replay = replayRecord(v1.replay, served);
   if (replay) root.replay = replay;

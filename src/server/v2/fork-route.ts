@@ -5,6 +5,7 @@ import type { OpenwopHost } from '../../openwop/host.js';
 import { bindRunId, runIdFromParam, runPathSegment, toForkRequest } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
 import { pauseOrResume } from './pause-route.js';
+import { v2IdempotencyKey } from './request-idempotency.js';
 
 /**
  * `POST /runs/{runId}:fork` (v2 runs.md §Fork) over the engine's fork (replay.md, RFC 0140): `201 { runId,
@@ -31,11 +32,7 @@ export function registerV2ForkRoute(app: FastifyInstance, host: OpenwopHost, clo
       const source = await host.store.getRun(sourceRunId);
       if (!source) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
       const body = toForkRequest(req.body, source.lastSequence);
-      const key = req.headers['idempotency-key'];
-      if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255))
-        throw new HostError(ErrorCode.VALIDATION_ERROR, 'Idempotency-Key must be 1-255 characters', {
-          field: 'Idempotency-Key',
-        });
+      const key = v2IdempotencyKey(req);
       const { fork, created } = await host.replay.fork(sourceRunId, body, who, key);
       const seg = runPathSegment(fork.runId);
       void reply.header('location', `/runs/${seg}`);

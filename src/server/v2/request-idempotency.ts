@@ -33,6 +33,20 @@ interface Row {
   created_at: string;
 }
 
+/**
+ * The request's `Idempotency-Key` (v2 idempotency.md Layer 1), undefined when absent; a value outside the grammar (or
+ * the header sent twice) is `400 idempotency_key_invalid`.
+ */
+export function v2IdempotencyKey(req: FastifyRequest): string | undefined {
+  const raw = req.headers['idempotency-key'];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || !KEY.test(raw))
+    throw new HostError(ErrorCode.IDEMPOTENCY_KEY_INVALID, 'Idempotency-Key must match ^[A-Za-z0-9._~-]{22,128}$', {
+      field: 'Idempotency-Key',
+    });
+  return raw;
+}
+
 type Claimed = FastifyRequest & { idempotencyClaim?: { scope: string; key: string } };
 
 /** A final outcome the record keeps: `2xx`, or a `4xx` other than 401, 403, 429 and the not-cached 400s. */
@@ -78,16 +92,8 @@ export class RequestIdempotency {
   ): Pick<RouteShorthandOptions, 'preHandler' | 'onSend'> {
     return {
       preHandler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const raw = req.headers['idempotency-key'];
+        const raw = v2IdempotencyKey(req);
         if (raw === undefined) return;
-        if (typeof raw !== 'string' || !KEY.test(raw))
-          throw new HostError(
-            ErrorCode.IDEMPOTENCY_KEY_INVALID,
-            'Idempotency-Key must match ^[A-Za-z0-9._~-]{22,128}$',
-            {
-              field: 'Idempotency-Key',
-            },
-          );
         const principal = (req as FastifyRequest & { principal?: Principal }).principal;
         if (!principal) return; // refused by the handler as unauthenticated, never recorded
         const scope = `${operationId}:${principal.id}`; // operation ids hold no `:`

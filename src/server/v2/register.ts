@@ -82,9 +82,10 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
       req.principal = await principalOf(req, deps.auth);
     });
     registerV2RunRoutes(v2, deps.host);
-    registerV2ForkRoute(v2, deps.host, deps.clock);
+    const idem = new RequestIdempotency(deps.host.store.db, deps.clock);
+    registerV2ForkRoute(v2, deps.host, deps.clock, idem);
     registerV2CancelRoute(v2, deps.host);
-    registerV2InterruptRoute(v2, deps.host, new RequestIdempotency(deps.host.store.db, deps.clock));
+    registerV2InterruptRoute(v2, deps.host, idem);
     registerV2WorkflowRoutes(v2, deps.host);
     registerV2EffectSeamsRoute(v2, hostName(deps.host));
     registerV2AgentRoutes(v2, agentInventoryOf(deps.families));

@@ -84,10 +84,11 @@ export class RequestIdempotency {
    * absent) or is answered from it — the cached response with `OpenWOP-Idempotent-Replay: true`; `409
    * idempotency_key_mismatch` for another digest; `409 idempotency_in_flight` with `Retry-After` while the first is
    * still processing. After the response, a final outcome is stored and any other releases the claim, so a retry runs
-   * again. `digestOf` names what makes two requests the same (path parameters and body).
+   * again. `digestOf` names what makes two requests the same (path parameters and body). A route that serves several
+   * operations names the request's with a function; undefined leaves the request to the handler's own idempotency.
    */
   hooks(
-    operationId: string,
+    operationId: string | ((req: FastifyRequest) => string | undefined),
     digestOf: (req: FastifyRequest) => unknown,
   ): Pick<RouteShorthandOptions, 'preHandler' | 'onSend'> {
     return {
@@ -96,7 +97,9 @@ export class RequestIdempotency {
         if (raw === undefined) return;
         const principal = (req as FastifyRequest & { principal?: Principal }).principal;
         if (!principal) return; // refused by the handler as unauthenticated, never recorded
-        const scope = `${operationId}:${principal.id}`; // operation ids hold no `:`
+        const op = typeof operationId === 'string' ? operationId : operationId(req);
+        if (op === undefined) return;
+        const scope = `${op}:${principal.id}`; // operation ids hold no `:`
         const digest = sha256Hex(jcs(digestOf(req)));
         await this.ready;
         const now = this.clock.now();

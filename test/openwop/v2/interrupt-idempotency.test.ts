@@ -5,7 +5,8 @@
 // another body is `409 idempotency_key_mismatch`; a key outside the grammar is `400 idempotency_key_invalid`; a
 // non-retryable 4xx outcome (`409 interrupt_already_resolved`) is a final outcome and is replayed, while a
 // `400 validation_error` is not recorded, so the same key then resolves; a record made by one token does not answer
-// another token's request; of two concurrent same-key resolves exactly one is processed.
+// another token's request; of two concurrent same-key resolves exactly one is processed; `:pause` and `:resume`
+// honour the key the same way, each operation with its own records.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +94,37 @@ describe.each(BACKENDS)('Idempotency-Key on a v2 interrupt resolve on $name', (b
     }
     const { events } = await pollToEnd(srv.url, run.eventsUrl, token);
     expect(events.filter((e: any) => e.type === 'interrupt.resolved')).toHaveLength(1);
+  });
+
+  it('pause and resume honour the key: a retried pause or resume is answered from the first, one event each', async () => {
+    const run = await waiting();
+    const action = (what: 'pause' | 'resume', key: string) =>
+      call(srv.url, 'POST', `${run.statusUrl}:${what}`, {
+        token,
+        version: '2',
+        body: {},
+        headers: { 'idempotency-key': key },
+      });
+    const [pk, rk] = [randomUUID(), randomUUID()];
+    const paused = await action('pause', pk);
+    expect([paused.status, paused.body.status]).toEqual([202, 'paused']);
+    const pausedAgain = await action('pause', pk);
+    expect([pausedAgain.status, pausedAgain.headers.get('openwop-idempotent-replay')]).toEqual([202, 'true']);
+    expect(pausedAgain.text).toBe(paused.text);
+    // Without the key the second pause is processed, and refused as the state conflict it is.
+    const plain = await call(srv.url, 'POST', `${run.statusUrl}:pause`, { token, version: '2', body: {} });
+    expect([plain.status, plain.body.error]).toEqual([409, 'run_state_conflict']);
+    const resumed = await action('resume', rk);
+    expect([resumed.status, resumed.body.status]).toEqual([202, 'running']);
+    const resumedAgain = await action('resume', rk);
+    expect([resumedAgain.status, resumedAgain.headers.get('openwop-idempotent-replay')]).toEqual([202, 'true']);
+    // The pause's key on the resume endpoint is another operation's record: processed on its own.
+    const crossed = await action('resume', pk);
+    expect([crossed.status, crossed.body.error]).toEqual([409, 'run_state_conflict']);
+    expect((await resolve(run, ACCEPT)).status).toBe(200);
+    const { events } = await pollToEnd(srv.url, run.eventsUrl, token);
+    expect(events.filter((e: any) => e.type === 'run.paused')).toHaveLength(1);
+    expect(events.filter((e: any) => e.type === 'run.resumed')).toHaveLength(1);
   });
 
   it('a key outside the grammar is 400 idempotency_key_invalid and resolves nothing', async () => {

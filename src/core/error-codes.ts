@@ -261,6 +261,10 @@ export const ErrorCode = {
   UNSUPPORTED_STREAM_MODE: 'unsupported_stream_mode',
   /** A v2 create replays an `Idempotency-Key` with a different body (v2 idempotency.md): 409. data: none. */
   IDEMPOTENCY_KEY_MISMATCH: 'idempotency_key_mismatch',
+  /** A v2 `Idempotency-Key` outside `^[A-Za-z0-9._~-]{22,128}$` (v2 idempotency.md Layer 1): 400. data: field. */
+  IDEMPOTENCY_KEY_INVALID: 'idempotency_key_invalid',
+  /** A v2 request whose `Idempotency-Key` another request is still processing (v2 idempotency.md): 409, `Retry-After`. */
+  IDEMPOTENCY_IN_FLIGHT: 'idempotency_in_flight',
   /** A v2 fork's `fromSeq` is not in the source run's log (v2 runs.md §Fork): 422. data: sourceRunId, lastSequence. */
   FORK_POINT_INVALID: 'fork_point_invalid',
   /** A v2 cancel on a run already completed, failed or cancelled (v2 runs.md §Cancel): 409. data: runStatus. */

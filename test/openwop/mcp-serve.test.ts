@@ -127,6 +127,15 @@ describe('mhs-host serve --mcp-servers', () => {
       const doc = (await api.get('/.well-known/openwop')).body;
       expect(doc.mcp).toEqual({ supported: true });
       expect(doc.fixtures).toContain('conformance-mcp-client');
+      // Major 2 withholds the record: its revision floor and negotiation.decided are not met (docs/openwop.md).
+      const v2 = (await (
+        await fetch(`${srv.url}/.well-known/openwop`, { headers: { 'openwop-version': '2' } })
+      ).json()) as {
+        mcp?: unknown;
+        protocolVersions: string[];
+      };
+      expect(v2.protocolVersions).toContain('2.0');
+      expect(v2).not.toHaveProperty('mcp');
       const created = await api.post('/v1/runs', {
         workflowId: 'conformance-mcp-client',
         inputs: { method: 'callTool', name: 'echo', arguments: { text: 'over rest' } },

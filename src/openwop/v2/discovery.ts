@@ -11,8 +11,8 @@ type Witness = 'witnessable-unaided' | 'witnessable-gated' | 'seam-gated' | 'cla
  * The v1 families whose behaviour major 2 serves too (one engine, so a node type, a limit or a host service holds
  * under either major; a REST family only where its unversioned twin is mounted), with the `witness` the v2
  * declaration gives each (the schema's `core/capabilities.md#<family> — witness: …`; test/openwop/v2/discovery.test.ts
- * checks the table against it). Not carried: `replay`, whose v2 record requires the effect-seams manifest at
- * `/host/effect-seams` that this host does not serve; `mcp`, whose v2 record needs the MCP revision ladder this host
+ * checks the table against it). Not carried here: `replay`, whose record {@link replayRecord} builds only while its
+ * surfaces are served; `mcp`, whose v2 record needs the MCP revision ladder this host
  * does not yet advertise; `testing`, whose `X-Force-Engine-Version` the v2 `POST /runs` does not honour.
  */
 const CARRIED: Readonly<Record<string, Witness>> = {
@@ -29,6 +29,30 @@ const CARRIED: Readonly<Record<string, Witness>> = {
   providerUsage: 'witnessable-gated',
   envelopes: 'claims-check',
 };
+
+/** The operations a `replay` record binds (v2 replay.md §"The surface"): the fork and the effect-seam manifest. */
+export const REPLAY_OPERATIONS = ['forkRun', 'getEffectSeamManifest'] as const;
+
+/**
+ * The v2 `replay` record (capabilities.md#replay, RFC 0140/0173): the v1 fork modes the closed record admits and the
+ * manifest path, only while the v1 document advertises replay and every operation in {@link REPLAY_OPERATIONS} is
+ * served. Suppression is not a flag in v2 (it binds with the record); the v1 `sideEffectSuppression` and
+ * `nondeterminismSources` have no seat.
+ */
+function replayRecord(v1: unknown, served: ReadonlySet<string>): Doc | undefined {
+  if (!isObject(v1) || v1.supported === false) return undefined;
+  if (!REPLAY_OPERATIONS.every((op) => served.has(op))) return undefined;
+  const modes = (Array.isArray(v1.modes) ? v1.modes : []).filter((m) => m === 'replay' || m === 'branch');
+  if (modes.length === 0) return undefined;
+  return { ...RECORD, witness: 'witnessable-gated', modes, effectSeamsManifest: '/host/effect-seams' };
+}
+
+/**
+ * Operations a carried family's record binds (v2 runs.md §Surface gates, idempotency.md §Witness): the record is
+ * advertised only while every one is mounted. `idempotency` binds `GET /runs/{runId}/effects` (the effect-ledger
+ * projection), which this host does not serve yet, so major 2 does not advertise it.
+ */
+const BINDS: Partial<Record<string, readonly string[]>> = { idempotency: ['getRunEffects'] };
 
 /** v1 keys carried as they are: plain (non-record) members of the v2 root. */
 const PLAIN = ['fixtures'] as const;
@@ -64,10 +88,11 @@ function catalogRecord(kinds: unknown, witness: Witness): Doc | undefined {
 /**
  * The closed v2 discovery root (`OpenWOP-Version: 2`; v2 capabilities.md §1, §3, RFC 0169 §A), projected from the v1
  * document: the metadata keys, the `runList` record of `GET /runs`, and a record for every family in
- * {@link CARRIED} the v1 document advertises, each `{status, since, witness, …facets}` without `supported` flags.
+ * {@link CARRIED} the v1 document advertises, each `{status, since, witness, …facets}` without `supported` flags, and
+ * the `replay` record when `served` (the mounted v2 operation ids) holds every surface it binds.
  * No v1-only key (`supportedTransports`, `protocolVersion`, …; §4).
  */
-export function v2DiscoveryRoot(v1: Doc): Doc {
+export function v2DiscoveryRoot(v1: Doc, served: ReadonlySet<string> = new Set()): Doc {
   const root: Doc = {
     protocolVersions: [...PROTOCOL_VERSIONS],
     preferredVersion: PREFERRED_VERSION,
@@ -81,8 +106,11 @@ export function v2DiscoveryRoot(v1: Doc): Doc {
   if (versions) root.schemaVersions = versions;
   for (const [family, witness] of Object.entries(CARRIED)) {
     const value = v1[family];
-    if (isObject(value)) root[family] = { ...RECORD, witness, ...unversioned(family, withoutSupported(value) as Doc) };
+    if (!isObject(value) || !(BINDS[family] ?? []).every((op) => served.has(op))) continue;
+    root[family] = { ...RECORD, witness, ...unversioned(family, withoutSupported(value) as Doc) };
   }
+  const replay = replayRecord(v1.replay, served);
+  if (replay) root.replay = replay;
   root.runList = {
     ...RECORD,
     witness: 'witnessable-gated',

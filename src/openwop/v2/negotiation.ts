@@ -1,5 +1,5 @@
 import { ErrorCode, HostError } from '../../core/index.js';
-import { manifestSegments } from './path-manifest.js';
+import { manifestHostPaths, manifestSegments } from './path-manifest.js';
 
 /** Every `<major>.<minor>` this host serves (v2 versioning.md §1.1). */
 export const PROTOCOL_VERSIONS = ['1.0', '2.0'] as const;
@@ -19,13 +19,15 @@ export type PathKind = 'v1' | 'unversioned' | 'discovery' | 'other';
 
 /**
  * Classifies a request path (no query): `/v1/…`, the unversioned surface (a path under a first segment of the
- * published path manifest), the discovery document, or else (console, operator and vendor paths).
+ * published path manifest, or an exact manifest path under `/host/`), the discovery document, or else (console,
+ * operator and vendor paths).
  */
 export function classifyPath(path: string): PathKind {
   if (path === '/.well-known/openwop') return 'discovery';
   if (path === '/v1' || path.startsWith('/v1/')) return 'v1';
   const first = /^\/([^/:]+)/.exec(path)?.[1];
   if (first !== undefined && manifestSegments().has(first)) return 'unversioned';
+  if (manifestHostPaths().has(path)) return 'unversioned';
   return 'other';
 }
 

@@ -41,3 +41,18 @@ export function manifestSegments(): ReadonlySet<string> {
 export function manifestOperation(operationId: string): ManifestOperation | undefined {
   return manifestOperations().find((o) => o.operationId === operationId);
 }
+
+let hostPaths: ReadonlySet<string> | undefined;
+
+/**
+ * The manifest's exact paths under `/host/` (`/host/effect-seams`, `/host/events`): canonical operations, so they
+ * negotiate by header like any unversioned path, while the rest of `/host/` stays the vendor namespace (§5).
+ */
+export function manifestHostPaths(): ReadonlySet<string> {
+  hostPaths ??= new Set(
+    manifestOperations()
+      .map((o) => o.path)
+      .filter((p) => p.startsWith('/host/') && !p.includes('{')),
+  );
+  return hostPaths;
+}

@@ -5,18 +5,32 @@ import type { OpenwopHost } from '../../openwop/host.js';
 import { bindRunId, runIdFromParam, runPathSegment, toForkRequest } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
 import { pauseOrResume } from './pause-route.js';
+import { v2IdempotencyKey } from './request-idempotency.js';
+import type { RequestIdempotency } from './request-idempotency.js';
 
 /**
  * `POST /runs/{runId}:fork` (v2 runs.md §Fork) over the engine's fork (replay.md, RFC 0140): `201 { runId,
  * sourceRunId, fromSeq, mode, status, eventsUrl }` with bound ids; the source may be a run created under either major.
  * `fromSeq` outside the source log is `422 fork_point_invalid`. The same segment serves `:pause` and `:resume`
- * (pause-route.ts); any other `{runId}:{action}` is `404`.
+ * (pause-route.ts), whose `Idempotency-Key` is honoured through `idem`; any other `{runId}:{action}` is `404`.
  */
-export function registerV2ForkRoute(app: FastifyInstance, host: OpenwopHost, clock: Clock): void {
+export function registerV2ForkRoute(
+  app: FastifyInstance,
+  host: OpenwopHost,
+  clock: Clock,
+  idem?: RequestIdempotency,
+): void {
   // The router reads `:runId::fork` as one parameter, so the `{runId}:{action}` segment is matched here.
   app.post<{ Params: { runAction: string } }>(
     '/runs/:runAction',
-    { config: { operationId: ['forkRun', 'pauseRun', 'resumeRun'] } },
+    {
+      config: { operationId: ['forkRun', 'pauseRun', 'resumeRun'] },
+      // Pause and resume keep their Idempotency-Key in the request record; a fork in the engine's (fork.ts).
+      ...idem?.hooks(
+        (req) => /:(pause|resume)$/.exec((req.params as { runAction: string }).runAction)?.[1]?.concat('Run'),
+        (req) => ({ params: req.params, body: req.body ?? null }),
+      ),
+    },
     async (req, reply) => {
       const action = /^(.+):(pause|resume)$/.exec(req.params.runAction);
       if (action) {
@@ -31,11 +45,7 @@ export function registerV2ForkRoute(app: FastifyInstance, host: OpenwopHost, clo
       const source = await host.store.getRun(sourceRunId);
       if (!source) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
       const body = toForkRequest(req.body, source.lastSequence);
-      const key = req.headers['idempotency-key'];
-      if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255))
-        throw new HostError(ErrorCode.VALIDATION_ERROR, 'Idempotency-Key must be 1-255 characters', {
-          field: 'Idempotency-Key',
-        });
+      const key = v2IdempotencyKey(req);
       const { fork, created } = await host.replay.fork(sourceRunId, body, who, key);
       const seg = runPathSegment(fork.runId);
       void reply.header('location', `/runs/${seg}`);

@@ -5,6 +5,7 @@ import type { OpenwopHost } from '../../openwop/host.js';
 import { TERMINAL_STATUSES } from '../../openwop/types.js';
 import { runIdFromParam } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
+import type { RequestIdempotency } from './request-idempotency.js';
 import { v2Snapshot } from './run-routes.js';
 
 const validBody = new Ajv2020({ strict: false }).compile({
@@ -19,12 +20,16 @@ const validBody = new Ajv2020({ strict: false }).compile({
  * (for an approval, `{ action, feedback?, refineFeedback?, editedArtifactData? }`) resolves the node's pending
  * interrupt through the engine and answers `200` with the run's v2 snapshot. `400 validation_error` for a value the
  * interrupt refuses, `404 not_found` for no such run or node, `409 interrupt_already_resolved` when the node's
- * interrupt was already resolved or the run has ended (§Errors).
+ * interrupt was already resolved or the run has ended (§Errors). An `Idempotency-Key` is honoured through `idem`
+ * (request-idempotency.ts): a duplicate is answered from the record of the first resolve.
  */
-export function registerV2InterruptRoute(app: FastifyInstance, host: OpenwopHost): void {
+export function registerV2InterruptRoute(app: FastifyInstance, host: OpenwopHost, idem?: RequestIdempotency): void {
   app.post<{ Params: { runId: string; nodeId: string } }>(
     '/runs/:runId/interrupts/:nodeId',
-    { config: { operationId: 'resolveInterruptByRun' } },
+    {
+      config: { operationId: 'resolveInterruptByRun' },
+      ...idem?.hooks('resolveInterruptByRun', (req) => ({ params: req.params, body: req.body ?? null })),
+    },
     async (req) => {
       const who = callerOf(req);
       const body = req.body ?? {};

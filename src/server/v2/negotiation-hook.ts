@@ -4,6 +4,7 @@ import { ErrorCode, HostError } from '../../core/index.js';
 import type { OpenwopHost } from '../../openwop/host.js';
 import { VERSION_OF, classifyPath, negotiate, toV2Error, v2DiscoveryRoot } from '../../openwop/v2/index.js';
 import type { Major } from '../../openwop/v2/index.js';
+import type { ServedRoute } from './route-table.js';
 
 /** The response and request header of major negotiation (v2 versioning.md §1.3, §1.4). */
 export const VERSION_HEADER = 'openwop-version';
@@ -38,6 +39,11 @@ export function sendWithEtag(req: FastifyRequest, reply: FastifyReply, doc: unkn
   return reply.type('application/json').send(bytes);
 }
 
+/** The v2 operation ids the mounted routes serve (a family whose record names a surface is advertised only with it). */
+function servedOperations(routes: readonly ServedRoute[]): ReadonlySet<string> {
+  return new Set(routes.flatMap((r) => (r.operationId ? [r.operationId] : [])));
+}
+
 function refuse(reply: FastifyReply, err: HostError): FastifyReply {
   const { status, body } = toV2Error(err);
   return reply.status(status).type('application/json').send(body);
@@ -51,7 +57,12 @@ function refuse(reply: FastifyReply, err: HostError): FastifyReply {
  * closed v2 root (capabilities.md §1), with ETag and `304`; the unversioned run paths under major 1 answer `400`, as
  * v1 answers for unversioned roots.
  */
-export function registerNegotiation(app: FastifyInstance, host: OpenwopHost, served: readonly Major[] = [1, 2]): void {
+export function registerNegotiation(
+  app: FastifyInstance,
+  host: OpenwopHost,
+  served: readonly Major[] = [1, 2],
+  routes: readonly ServedRoute[] = [],
+): void {
   app.decorateRequest('openwopMajor', undefined);
   app.addHook('onRequest', async (req, reply) => {
     const path = req.url.split('?')[0] ?? '';
@@ -65,7 +76,7 @@ export function registerNegotiation(app: FastifyInstance, host: OpenwopHost, ser
     if (kind === 'discovery') void reply.header('vary', 'OpenWOP-Version');
     if ('refuse' in n) return refuse(reply, n.refuse);
     if (kind === 'discovery' && n.major === 2 && (req.method === 'GET' || req.method === 'HEAD'))
-      return sendWithEtag(req, reply, v2DiscoveryRoot(host.capabilities()));
+      return sendWithEtag(req, reply, v2DiscoveryRoot(host.capabilities(), servedOperations(routes)));
     if (kind === 'unversioned' && n.major === 1)
       return refuse(
         reply,

@@ -12,12 +12,14 @@ import { promptLibraryApiOf } from '../../openwop/services/prompt-library-family
 import type { ServiceFamily } from '../../openwop/service-family.js';
 import { registerV2AgentRoutes } from './agent-routes.js';
 import { registerV2CancelRoute } from './cancel-route.js';
+import { registerV2EffectSeamsRoute } from './effect-seams-route.js';
 import { registerV2EventRoutes } from './event-routes.js';
 import { registerV2ForkRoute } from './fork-route.js';
 import { registerV2InterruptRoute } from './interrupt-route.js';
 import { registerNegotiation } from './negotiation-hook.js';
 import { registerV2OpenApiRoute } from './openapi-route.js';
 import { registerV2PromptRoutes } from './prompt-routes.js';
+import { RequestIdempotency } from './request-idempotency.js';
 import { recordRoutes } from './route-table.js';
 import type { ServedRoute } from './route-table.js';
 import { registerV2RunRoutes } from './run-routes.js';
@@ -43,6 +45,12 @@ export interface OpenwopV2Deps {
 // Framework refusals whose v2 code has no host twin (v2 errors.json rows).
 const FRAMEWORK_CODES: Partial<Record<number, string>> = { 413: 'payload_too_large', 415: 'unsupported_media_type' };
 
+/** The implementation name the discovery document gives (the effect-seam manifest's `host.name`). */
+function hostName(host: OpenwopHost): string {
+  const impl = host.capabilities().implementation as { name?: unknown } | undefined;
+  return typeof impl?.name === 'string' ? impl.name : 'mhs-host';
+}
+
 /** Any failure on a major-2 route as the v2 envelope with the v2 registry's status (v2 errors.md). */
 function v2ErrorHandler(err: FastifyError | Error, _req: FastifyRequest, reply: FastifyReply): void {
   const fw = frameworkError(err);
@@ -66,7 +74,7 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
   // Without major 2, `OpenWOP-Version: 2` is answered 406 with protocolVersions ["1.0"] (versioning.md §1.3).
   const served = servedMajors(deps);
   const v2On = served.includes(2);
-  registerNegotiation(app, deps.host, served);
+  registerNegotiation(app, deps.host, served, routes);
   if (!v2On) return routes;
   void app.register(async (v2) => {
     v2.setErrorHandler(v2ErrorHandler);
@@ -74,10 +82,12 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
       req.principal = await principalOf(req, deps.auth);
     });
     registerV2RunRoutes(v2, deps.host);
-    registerV2ForkRoute(v2, deps.host, deps.clock);
+    const idem = new RequestIdempotency(deps.host.store.db, deps.clock);
+    registerV2ForkRoute(v2, deps.host, deps.clock, idem);
     registerV2CancelRoute(v2, deps.host);
-    registerV2InterruptRoute(v2, deps.host);
+    registerV2InterruptRoute(v2, deps.host, idem);
     registerV2WorkflowRoutes(v2, deps.host);
+    registerV2EffectSeamsRoute(v2, hostName(deps.host));
     registerV2AgentRoutes(v2, agentInventoryOf(deps.families));
     registerV2PromptRoutes(v2, promptLibraryApiOf(deps.families));
     registerV2EventRoutes(v2, {

@@ -12,6 +12,7 @@ import {
 } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
 import { v2RunDiff } from './diff-route.js';
+import { v2IdempotencyKey } from './request-idempotency.js';
 import { runOwner } from './run-owner.js';
 
 /** The v2 snapshot of a run, or `not_found`. */
@@ -53,11 +54,7 @@ function pageSize(raw: string | undefined): number {
 export function registerV2RunRoutes(app: FastifyInstance, host: OpenwopHost): void {
   app.post('/runs', { config: { operationId: 'createRun' } }, async (req, reply) => {
     const body = toCreateRunRequest(req.body);
-    const key = req.headers['idempotency-key'];
-    if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255))
-      throw new HostError(ErrorCode.VALIDATION_ERROR, 'Idempotency-Key must be 1-255 characters', {
-        field: 'Idempotency-Key',
-      });
+    const key = v2IdempotencyKey(req);
     const traceparent = validTraceparent(req.headers.traceparent);
     checkInboundCausation(body.metadata, host.hostId);
     let result;

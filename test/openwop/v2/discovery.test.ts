@@ -4,8 +4,8 @@
 // record `{status, since, witness, …}` with no `supported` flag, whose `witness` is the one the v2 declaration gives
 // the family; and what the root advertises is what major 2 serves: the prompt library at the advertised render
 // endpoint, the agent inventory, run ancestry, the run list; a family that is not installed is not advertised and its
-// v2 operation refuses; replay is not advertised, because its v2 record names an effect-seams manifest this host does
-// not serve.
+// v2 operation refuses; idempotency, whose record binds the unserved `GET /runs/{runId}/effects`, is not advertised;
+// replay is advertised with the effect-seams manifest its v2 record names, which is served.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,11 +95,25 @@ describe('the v2 discovery root with the optional families installed', () => {
     expect((await call(srv.url, 'GET', `/runs/${seg}/ancestry`, { token: client, version: '2' })).status).toBe(200);
   });
 
-  it('replay is not advertised: its v2 record requires the effect-seams manifest, which this host does not serve', async () => {
+  it('idempotency is not advertised under major 2: its record binds GET /runs/{runId}/effects, which is not served', async () => {
+    const v1 = (await call(srv.url, 'GET', '/.well-known/openwop', {})).body;
+    expect(v1.idempotency).toBeDefined();
+    expect(doc).not.toHaveProperty('idempotency');
+    const run = await call(srv.url, 'POST', '/runs', {
+      token: client,
+      version: '2',
+      body: { workflowId: 'conformance-noop' },
+    });
+    const effects = await call(srv.url, 'GET', `${run.body.statusUrl}/effects`, { token: client, version: '2' });
+    expect(effects.status).toBe(404);
+  });
+
+  it('replay is advertised with the effect-seams manifest its v2 record requires, and the manifest is served', async () => {
     expect(SCHEMA.properties.replay?.required).toContain('effectSeamsManifest');
-    expect(doc).not.toHaveProperty('replay');
+    expect(doc.replay).toMatchObject({ witness: declaredWitness('replay'), effectSeamsManifest: '/host/effect-seams' });
     const seams = await call(srv.url, 'GET', '/host/effect-seams', { token: client, version: '2' });
-    expect(seams.status).toBe(404);
+    expect(seams.status).toBe(200);
+    expect(v2Problems('effect-seam-manifest', seams.body)).toEqual([]);
   });
 });
 

@@ -3,7 +3,8 @@
 // forked through `POST /runs/{runId}:fork`, answering 201 {runId, sourceRunId, fromSeq, mode, status, eventsUrl}
 // with bound ids; the fork runs to its end and its owner is the source's, copied verbatim even when another token
 // forks it; a fromSeq outside the source log is 422 fork_point_invalid, a replay with an overlay and a branch
-// without fromSeq are 400 validation_error, an unknown source is 404.
+// without fromSeq are 400 validation_error, an unknown source is 404; an Idempotency-Key replay is the same fork, and
+// a key outside the v2 grammar is 400 idempotency_key_invalid.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../../ledger/helpers.js';
 import type { StoreHandle } from '../../ledger/helpers.js';
@@ -61,6 +62,29 @@ describe.each(BACKENDS)('v2 fork on $name', (backend) => {
     expect(r.status).toBe(201);
     expect(r.body).toMatchObject({ sourceRunId: source.v2Id, mode: 'branch', fromSeq: 1 });
     await pollToEnd(srv.url, r.body.eventsUrl, forker);
+  });
+
+  it('Idempotency-Key: a replayed fork is the same fork, marked; a key outside the grammar is 400 idempotency_key_invalid', async () => {
+    const id = encodeURIComponent(source.v2Id);
+    const withKey = (key: string) =>
+      call(srv.url, 'POST', `/runs/${id}:fork`, {
+        token: forker,
+        version: '2',
+        body: { mode: 'replay' },
+        headers: { 'idempotency-key': key },
+      });
+    const bad = await withKey('too-short');
+    expect([bad.status, bad.body.error]).toEqual([400, 'idempotency_key_invalid']);
+    const key = 'fork-key-0123456789abcdef';
+    const a = await withKey(key);
+    const b = await withKey(key);
+    expect([a.status, b.status]).toEqual([201, 201]);
+    expect(b.body.runId).toBe(a.body.runId);
+    expect([a.headers.get('openwop-idempotent-replay'), b.headers.get('openwop-idempotent-replay')]).toEqual([
+      null,
+      'true',
+    ]);
+    await pollToEnd(srv.url, a.body.eventsUrl, forker);
   });
 
   it('refusals: fork point outside the log 422, bad bodies 400, unknown source 404, unknown action 404', async () => {

@@ -123,8 +123,11 @@ describe.each(BACKENDS)('v2 run paths on $name', (backend) => {
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
 
-  it('an Idempotency-Key replay returns the same run; the same key with another body is idempotency_key_mismatch', async () => {
-    const key = { 'idempotency-key': 'v2-key-1' };
+  it('an Idempotency-Key replay returns the same run; the same key with another body is idempotency_key_mismatch; a key outside the grammar is idempotency_key_invalid', async () => {
+    // idempotency.md Layer 1: 22-128 characters of [A-Za-z0-9._~-]; a shorter key is refused, creating nothing.
+    const short = await post({ workflowId: 'conformance-noop' }, { 'idempotency-key': 'v2-key-1' });
+    expect([short.status, short.body.error]).toEqual([400, 'idempotency_key_invalid']);
+    const key = { 'idempotency-key': 'v2-key-1-0123456789abcdef' };
     const a = await post({ workflowId: 'conformance-noop', inputs: { a: 1 } }, key);
     const b = await post({ workflowId: 'conformance-noop', inputs: { a: 1 } }, key);
     expect(a.status).toBe(201);

@@ -1,4 +1,4 @@
-import { GENESIS_PREV_DIGEST, chainLink } from '../core/index.js';
+import { GENESIS_PREV_DIGEST, chainLink, storedChainLink } from '../core/index.js';
 
 /** Why a link does not hold. */
 export type BreakReason = 'digest' | 'prev_digest' | 'seq' | 'genesis' | 'checkpoint' | 'malformed';
@@ -28,8 +28,11 @@ export class ChainWalker {
 
   constructor(private readonly allowCheckpoint: boolean) {}
 
-  /** Feeds the next entry; returns the break once one is found (and on every later call). */
-  push(e: unknown): ChainBreak | null {
+  /**
+   * Feeds the next entry; returns the break once one is found (and on every later call). With `line`, the stored
+   * canonical text of `e`, the link is computed over those bytes (issue 21: no re-canonicalising).
+   */
+  push(e: unknown, line?: string): ChainBreak | null {
     if (this.broken) return this.broken;
     const i = this.index++;
     if (!e || typeof e !== 'object' || Array.isArray(e))
@@ -52,7 +55,7 @@ export class ChainWalker {
     }
     let link: string;
     try {
-      link = chainLink(entry);
+      link = (line === undefined ? null : storedChainLink(entry, line)) ?? chainLink(entry);
     } catch {
       return (this.broken = { seq, index: i, reason: 'malformed' });
     }

@@ -63,7 +63,7 @@ export async function verifyStored(db: Db): Promise<ChainCheck> {
       if (!e || e['seq'] !== r.seq || e['digest'] !== r.digest || e['prev_digest'] !== r.prev_digest) {
         return { ok: false, broken_at: r.seq, reason: 'digest' };
       }
-      const b = walker.push(e);
+      const b = walker.push(e, r.line);
       if (b)
         return {
           ok: false,

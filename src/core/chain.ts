@@ -54,6 +54,15 @@ export function storedChainLink(entry: Record<string, unknown>, line: string): s
   const digest = entry['digest'];
   const prev = entry['prev_digest'];
   if (typeof digest !== 'string' || typeof prev !== 'string' || !isCanonicalText(entry, line)) return null;
+  return linkOverText(line, digest, prev);
+}
+
+/**
+ * sha256 of `line` without its one `"digest":"<digest>"` member, || `prev` (wire §1); null when that member is not
+ * there exactly once. Equal to `digest` only if those bytes are what was hashed: for a line sealed by the host
+ * (`sealWithText`, JCS) that proves the line is `JCS(entry)` and `prev` its `prev_digest`, without parsing it.
+ */
+export function linkOverText(line: string, digest: string, prev: string): string | null {
   const member = `"digest":${JSON.stringify(digest)}`;
   const at = line.indexOf(member);
   if (at < 0 || line.indexOf(member, at + 1) >= 0) return null;

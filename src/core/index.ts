@@ -4,6 +4,7 @@ export {
   GENESIS_PREV_DIGEST,
   chainLink,
   isCanonicalText,
+  linkOverText,
   seal,
   sealWithText,
   storedChainLink,

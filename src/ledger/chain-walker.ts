@@ -76,6 +76,21 @@ export class ChainWalker {
     return 'genesis';
   }
 
+  /** The seq and prev_digest the next entry must have, once a first entry was accepted (and no break). */
+  get expects(): { seq: number; prev: string } | null {
+    return this.broken || this.nextSeq === null || this.prev === null ? null : { seq: this.nextSeq, prev: this.prev };
+  }
+
+  /**
+   * Accepts the next entry (seq and prev as {@link expects} said) whose link the caller recomputed to equal `digest`
+   * over its stored bytes (ledger-rows.ts). `last` stays the last entry given to {@link push}.
+   */
+  accept(seq: number, digest: string): void {
+    this.index++;
+    this.prev = digest;
+    this.nextSeq = seq + 1;
+  }
+
   /** The break found so far, or null. */
   get failure(): ChainBreak | null {
     return this.broken;

@@ -1,4 +1,4 @@
-import { GENESIS_PREV_DIGEST, chainLink, storedChainLink } from '../core/index.js';
+import { GENESIS_PREV_DIGEST, chainLink, linkOverText, storedChainLink } from '../core/index.js';
 
 /** Why a link does not hold. */
 export type BreakReason = 'digest' | 'prev_digest' | 'seq' | 'genesis' | 'checkpoint' | 'malformed';
@@ -30,9 +30,10 @@ export class ChainWalker {
 
   /**
    * Feeds the next entry; returns the break once one is found (and on every later call). With `line`, the stored
-   * canonical text of `e`, the link is computed over those bytes (issue 21: no re-canonicalising).
+   * canonical text of `e`, the link is computed over those bytes (issue 21: no re-canonicalising); `canonical`: the
+   * caller already checked that `line` is `JCS(e)`.
    */
-  push(e: unknown, line?: string): ChainBreak | null {
+  push(e: unknown, line?: string, canonical = false): ChainBreak | null {
     if (this.broken) return this.broken;
     const i = this.index++;
     if (!e || typeof e !== 'object' || Array.isArray(e))
@@ -55,7 +56,13 @@ export class ChainWalker {
     }
     let link: string;
     try {
-      link = (line === undefined ? null : storedChainLink(entry, line)) ?? chainLink(entry);
+      const stored =
+        line === undefined
+          ? null
+          : canonical && typeof entry['digest'] === 'string' && typeof entry['prev_digest'] === 'string'
+            ? linkOverText(line, entry['digest'], entry['prev_digest'])
+            : storedChainLink(entry, line);
+      link = stored ?? chainLink(entry);
     } catch {
       return (this.broken = { seq, index: i, reason: 'malformed' });
     }

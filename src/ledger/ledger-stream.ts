@@ -37,23 +37,45 @@ export interface LedgerWalk {
   break: ChainBreak | null;
   /** The entries the cross-checks read, in order, with the first and last entry always among them. */
   view: Json[];
-  /** Seqs that must stay in `view` (e.g. an anchored one). */
+  /** Seqs that must stay in `view` whole (e.g. an anchored one). */
   keep?: ReadonlySet<number>;
+  lastFull?: Json;
+  lastKept?: Json;
 }
 
 function newWalk(keep?: ReadonlySet<number>): LedgerWalk {
   return { walker: new ChainWalker(true), break: null, view: [], ...(keep ? { keep } : {}) };
 }
 
-function feed(w: LedgerWalk, e: unknown, line: string): void {
-  if (!w.break) w.break = w.walker.push(e, line);
+/** Kinds the cross-checks read whole; other entries with a command id are kept as `{seq, kind, command_id, outcome}`. */
+const WHOLE = new Set(['evidence.export', 'receipt', 'tool_call', 'checkpoint']);
+
+function feed(w: LedgerWalk, e: unknown, line: string, canonical: boolean): void {
+  if (!w.break) w.break = w.walker.push(e, line, canonical);
   const entry = e as Json;
-  const seq = entry && typeof entry === 'object' ? entry['seq'] : undefined;
-  if (!w.view.length || crossCheckRelevant(entry) || (typeof seq === 'number' && w.keep?.has(seq))) w.view.push(entry);
+  if (!entry || typeof entry !== 'object') return;
+  const seq = entry['seq'];
+  w.lastFull = entry;
+  if (!w.view.length || WHOLE.has(String(entry['kind'])) || (typeof seq === 'number' && w.keep?.has(seq))) {
+    w.view.push(entry);
+  } else if (typeof entry['command_id'] === 'string') {
+    // Only what commandStates reads: memory per command, not per byte of its entries (issue 21).
+    w.view.push({
+      seq,
+      kind: entry['kind'],
+      command_id: entry['command_id'],
+      ...(entry['outcome'] !== undefined ? { outcome: entry['outcome'] } : {}),
+    });
+  } else return;
+  w.lastKept = entry;
 }
 
-function finish(w: LedgerWalk, last: Json | null): void {
-  if (last && w.view[w.view.length - 1] !== last) w.view.push(last);
+function finish(w: LedgerWalk): void {
+  const last = w.lastFull;
+  if (!last) return;
+  // The last entry is always there whole (the head, anchors): replace its slim copy, or add it.
+  if (w.lastKept === last && w.view[w.view.length - 1] !== last) w.view[w.view.length - 1] = last;
+  else if (w.lastKept !== last) w.view.push(last);
 }
 
 /** What {@link writeLedgerFile} wrote. */
@@ -72,7 +94,6 @@ export async function writeLedgerFile(db: Db, path: string, onEntry?: (e: Json) 
   const w = newWalk();
   let size = 0;
   let lines = 0;
-  let last: Json | null = null;
   const fh = await open(path, 'wx');
   try {
     let from = -1;
@@ -85,9 +106,8 @@ export async function writeLedgerFile(db: Db, path: string, onEntry?: (e: Json) 
       let chunk = '';
       for (const r of rows) {
         const e = JSON.parse(r.line) as Json;
-        feed(w, e, r.line);
+        feed(w, e, r.line, false);
         onEntry?.(e);
-        last = e;
         chunk += `${r.line}\n`;
       }
       lines += rows.length;
@@ -102,7 +122,7 @@ export async function writeLedgerFile(db: Db, path: string, onEntry?: (e: Json) 
   } finally {
     await fh.close();
   }
-  finish(w, last);
+  finish(w);
   return { ...w, size, sha256: hash.digest('hex'), lines };
 }
 
@@ -134,18 +154,10 @@ export async function readLedgerFile(path: string, keep?: ReadonlySet<number>): 
   let index = 0;
   let notUtf8 = false;
   let lineProblem: LineProblem | null = null;
-  let last: Json | null = null;
   let rest: Buffer = Buffer.alloc(0);
-  const line = (bytes: Buffer): void => {
+  const line = (text: string): void => {
     const i = index++;
-    let text: string;
-    try {
-      text = decoder.decode(bytes);
-    } catch {
-      notUtf8 = true;
-      return;
-    }
-    if (lineProblem || notUtf8) return;
+    if (lineProblem) return;
     let v: unknown;
     try {
       v = JSON.parse(text);
@@ -161,22 +173,30 @@ export async function readLedgerFile(path: string, keep?: ReadonlySet<number>): 
       lineProblem = { reason: 'not_canonical', seq, detail: `line ${i + 1}` };
       return;
     }
-    feed(w, v, text);
-    last = v as Json;
+    feed(w, v, text, true);
   };
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
     hash.update(chunk);
     size += chunk.length;
-    let buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
-    let nl = buf.indexOf(0x0a);
-    while (nl >= 0) {
-      line(buf.subarray(0, nl));
-      buf = buf.subarray(nl + 1);
-      nl = buf.indexOf(0x0a);
+    if (notUtf8) continue;
+    const buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl < 0) {
+      rest = Buffer.from(buf);
+      continue;
     }
-    rest = Buffer.from(buf);
+    // Whole lines only: a newline byte never falls inside a UTF-8 sequence, so each part decodes on its own.
+    let text: string;
+    try {
+      text = decoder.decode(buf.subarray(0, nl));
+    } catch {
+      notUtf8 = true;
+      continue;
+    }
+    rest = Buffer.from(buf.subarray(nl + 1));
+    for (const l of text.split('\n')) line(l);
   }
-  if (rest.length) {
+  if (rest.length && !notUtf8) {
     // Still decoded, so a file that is not UTF-8 is named so whatever its last line.
     try {
       decoder.decode(rest);
@@ -184,7 +204,7 @@ export async function readLedgerFile(path: string, keep?: ReadonlySet<number>): 
       notUtf8 = true;
     }
   }
-  finish(w, last);
+  finish(w);
   const problem = notUtf8
     ? { reason: 'not_utf8' as const, seq: null }
     : rest.length

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { RealClock } from '../../src/core/index.js';
 import type { Engine, TaskEvidence, TaskResult } from '../../src/engine/index.js';
+import { taskEvidence } from '../../src/engine/endpoint-evidence.js';
 import { exportPackage, verifyPackage } from '../../src/ledger/index.js';
 import type { LedgerEntry } from '../../src/ledger/index.js';
 import { openArtifacts } from '../../src/ledger/artifacts.js';
@@ -104,5 +105,15 @@ describe('a task collects only the evidence it produced (issue 21)', () => {
     const [bundle] = (await artifacts.latestEvidenceBundles()) as [EvidenceBundle];
     const link = linksOf(t).receipts[0]!;
     expect(bundle.entries.find((e) => e.seq === link.seq)?.digest).toBe(link.digest);
+  });
+
+  test('a receipt without a well-formed evidence link is an evidence failure of its endpoint, not ok', () => {
+    const good = tasks[0]!.steps[0]!;
+    const broken = { ...good, commandId: 'cmd_x', receipt: { ...good.receipt!, evidence: { seq: 1 } } };
+    const [ev] = taskEvidence([good, broken]);
+    expect(ev).toMatchObject({
+      endpointId: BELT,
+      error: { mhs_code: 'MHS.EVIDENCE.CHAIN_BROKEN', details: { command_id: 'cmd_x' } },
+    });
   });
 });

@@ -1,13 +1,15 @@
 // Ledger benchmark (issue 4): appends per second (single durable append, batched, and 32
 // concurrent appenders through group commit) and verification entries per second, each printed
 // beside the raw sha256 rate over the same bytes measured in the same run, as a ratio.
-// Usage: npm run bench:ledger [-- --n 2000] (PostgreSQL too when MHS_TEST_PG_URL is set).
+// Issue 21: also package verification (export, then `verifyPackage`) beside raw sha256 over the same lines, and with
+// `--entries N` a ledger of N entries exported and verified, each with its time and peak heap above the start.
+// Usage: npm run bench:ledger [-- --n 2000 --entries 1000000] (PostgreSQL too when MHS_TEST_PG_URL is set).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { RealClock, jcs, sha256Hex } from '../src/core/index.js';
-import { openDb, openLedger } from '../src/ledger/index.js';
+import { exportPackage, openDb, openLedger, verifyPackage } from '../src/ledger/index.js';
 import type { LedgerAppend, LedgerEntry } from '../src/ledger/index.js';
 
 const arg = (name: string, dflt: number): number => {
@@ -95,6 +97,65 @@ async function bench(store: string, location: string): Promise<void> {
     s = (performance.now() - t0) / 1000;
     if (!v.ok) throw new Error('bench ledger does not verify');
     row(store, `verify (n=${all.length})`, all.length / s, rawSha(linkBytes(all)));
+
+    // Package verification over the exported files (streamed), beside raw sha256 of the same ledger lines.
+    const out = join(dir, `pkg-${store}`);
+    await exportPackage({ db, outDir: out, clock: new RealClock() });
+    await verifyPackage(out); // warm
+    t0 = performance.now();
+    const pv = await verifyPackage(out);
+    s = (performance.now() - t0) / 1000;
+    if (!pv.ok) throw new Error(`bench package does not verify: ${JSON.stringify(pv.first)}`);
+    row(store, `package verify (n=${all.length})`, all.length / s, rawSha(all.map((e) => jcs(e))));
+    rmSync(out, { recursive: true, force: true });
+  } finally {
+    await db.close();
+  }
+}
+
+/** Runs `f` sampling the heap every 20 ms; its seconds and peak heap above the heap when it started (MiB). */
+async function withPeakHeap(f: () => Promise<void>): Promise<{ s: number; peakMiB: number }> {
+  globalThis.gc?.();
+  const base = process.memoryUsage().heapUsed;
+  let peak = base;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 20);
+  const t0 = performance.now();
+  try {
+    await f();
+  } finally {
+    clearInterval(timer);
+  }
+  peak = Math.max(peak, process.memoryUsage().heapUsed);
+  return { s: (performance.now() - t0) / 1000, peakMiB: (peak - base) / 2 ** 20 };
+}
+
+/** `--entries N`: export and verify of an N-entry SQLite ledger, with time and peak heap. */
+async function large(n: number): Promise<void> {
+  const db = await openDb(join(dir, 'large.db'), { sqlite: { synchronous: 'NORMAL' } });
+  const ledger = await openLedger(db, { clock: new RealClock() });
+  try {
+    let i = 0;
+    const t0 = performance.now();
+    while (i < n - 1) {
+      const k = Math.min(2000, n - 1 - i);
+      await ledger.appendBatch(Array.from({ length: k }, () => entry(i++)));
+    }
+    console.log(`large     built ${n} entries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const v = await withPeakHeap(async () => {
+      if (!(await ledger.verify()).ok) throw new Error('large ledger does not verify');
+    });
+    console.log(`large     ledger verify  n=${n}  ${v.s.toFixed(1)} s  peak heap +${v.peakMiB.toFixed(0)} MiB`);
+    const out = join(dir, 'pkg-large');
+    const ex = await withPeakHeap(async () => {
+      const r = await exportPackage({ db, outDir: out, clock: new RealClock() });
+      if (r.status !== 'verified') throw new Error('large package is unverified');
+    });
+    console.log(`large     ledger export  n=${n}  ${ex.s.toFixed(1)} s  peak heap +${ex.peakMiB.toFixed(0)} MiB`);
+    const pv = await withPeakHeap(async () => {
+      const r = await verifyPackage(out);
+      if (!r.ok) throw new Error(`large package does not verify: ${JSON.stringify(r.first)}`);
+    });
+    console.log(`large     package verify n=${n}  ${pv.s.toFixed(1)} s  peak heap +${pv.peakMiB.toFixed(0)} MiB`);
   } finally {
     await db.close();
   }
@@ -103,6 +164,8 @@ async function bench(store: string, location: string): Promise<void> {
 const dir = mkdtempSync(join(tmpdir(), 'mhs-ledger-bench-'));
 try {
   console.log(`ledger bench: node ${process.version}, ${new Date().toISOString()}`);
+  const entries = arg('entries', 0);
+  if (entries > 0) await large(entries);
   await bench('sqlite', join(dir, 'bench.db'));
   const pg = process.env['MHS_TEST_PG_URL'];
   if (pg) {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { ErrorCode, HostError, RealClock, isoAt } from '../core/index.js';
 import { sessionDisclosureText } from '../engine/index.js';
-import type { TaskResult, TaskSpec } from '../engine/index.js';
+import type { Engine, TaskResult, TaskSpec } from '../engine/index.js';
 import { exportPackage, verifyPackage } from '../ledger/index.js';
 import type { Db, DurableLedger } from '../ledger/index.js';
 import type { ConnectorRow } from '../mhs/connector-row.js';
@@ -101,12 +101,15 @@ function defaultOutDir(db: Db, clock: RealClock): string {
  */
 async function exportAndVerify(
   out: (l: string) => void,
-  rt: { db: Db; ledger: DurableLedger },
+  rt: { db: Db; ledger: DurableLedger; engine: Pick<Engine, 'collectPendingEvidence'> },
   clock: RealClock,
   result: TaskResult,
   outDir: string,
 ): Promise<void> {
   for (const ev of result.evidence ?? [])
+    if (!('error' in ev)) out(`evidence ${ev.endpointId}: the task's ${ev.receipts.length} receipt(s) chained`);
+  // Issue 21: each endpoint's bundle is collected once, here at export, not after every task.
+  for (const ev of await rt.engine.collectPendingEvidence())
     out(
       'error' in ev
         ? `evidence ${ev.endpointId}: NOT collected (${ev.error.mhs_code})`

@@ -22,6 +22,60 @@ export function chainLink(entry: Record<string, unknown>): string {
   return sha256Hex(jcs(rest) + prev);
 }
 
+function keysSorted(v: unknown): boolean {
+  if (Array.isArray(v)) {
+    for (const x of v) if (!keysSorted(x)) return false;
+    return true;
+  }
+  if (v === null || typeof v !== 'object') return true;
+  const keys = Object.keys(v);
+  for (let i = 1; i < keys.length; i++) if (!((keys[i - 1] as string) < (keys[i] as string))) return false;
+  for (const k of keys) if (!keysSorted((v as Record<string, unknown>)[k])) return false;
+  return true;
+}
+
+/**
+ * Whether `text` is `JCS(value)` (RFC 8785), for a `value` parsed from `text`: JSON.stringify keeps the parsed
+ * member order and serialises numbers and strings as JCS does, so with every object's keys sorted (UTF-16 code
+ * units) the texts agree. Falls back to canonicalising when they differ (e.g. integer-like keys, which V8 reorders).
+ */
+export function isCanonicalText(value: unknown, text: string): boolean {
+  if (JSON.stringify(value) === text && keysSorted(value)) return true;
+  return jcs(value) === text;
+}
+
+/**
+ * The §1 link of an entry stored as its canonical text `line` (`JCS(entry)`, digest included), computed over the
+ * stored bytes: the text without the top-level `digest` member is exactly `JCS(entry without digest)`, so nothing is
+ * re-canonicalised. Null when `line` is not canonical or the member is not found once (callers use
+ * {@link chainLink}); the verdict is the same either way.
+ */
+export function storedChainLink(entry: Record<string, unknown>, line: string): string | null {
+  const digest = entry['digest'];
+  const prev = entry['prev_digest'];
+  if (typeof digest !== 'string' || typeof prev !== 'string' || !isCanonicalText(entry, line)) return null;
+  return linkOverText(line, digest, prev);
+}
+
+/**
+ * sha256 of `line` without its one `"digest":"<digest>"` member, || `prev` (wire §1); null when that member is not
+ * there exactly once. Equal to `digest` only if those bytes are what was hashed: for a line sealed by the host
+ * (`sealWithText`, JCS) that proves the line is `JCS(entry)` and `prev` its `prev_digest`, without parsing it.
+ */
+export function linkOverText(line: string, digest: string, prev: string): string | null {
+  const member = `"digest":${JSON.stringify(digest)}`;
+  const at = line.indexOf(member);
+  if (at < 0 || line.indexOf(member, at + 1) >= 0) return null;
+  const end = at + member.length;
+  const stripped =
+    line[at - 1] === ','
+      ? line.slice(0, at - 1) + line.slice(end)
+      : line[end] === ','
+        ? line.slice(0, at) + line.slice(end + 1)
+        : line.slice(0, at) + line.slice(end);
+  return sha256Hex(stripped + prev);
+}
+
 /** Returns `entry` with its `digest` computed. */
 export function seal<T extends Record<string, unknown>>(entry: T): T & { digest: string } {
   return { ...entry, digest: chainLink(entry) };

@@ -1,6 +1,15 @@
 // Anything added here is API.
 export { jcs, H, sha256Hex, shortDigest } from './jcs.js';
-export { GENESIS_PREV_DIGEST, chainLink, seal, sealWithText, verifyChain } from './chain.js';
+export {
+  GENESIS_PREV_DIGEST,
+  chainLink,
+  isCanonicalText,
+  linkOverText,
+  seal,
+  sealWithText,
+  storedChainLink,
+  verifyChain,
+} from './chain.js';
 export type { ChainEntry, ChainCheck } from './chain.js';
 export { ID_PREFIXES, createIdFactory, seededRandom, isId } from './ids.js';
 export type {

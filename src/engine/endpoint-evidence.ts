@@ -6,7 +6,8 @@ import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
 import type { Artifacts } from '../ledger/artifacts.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger-types.js';
 import { presentEndpoint } from '../mhs/presentation.js';
-import type { EvidenceBundle } from '../mhs/wire-types.js';
+import type { EvidenceBundle, EvidenceLink } from '../mhs/wire-types.js';
+import type { MhsWireError } from '../core/index.js';
 import { faultError } from './call-outcome.js';
 import type { EndpointActor } from './endpoint-actor.js';
 
@@ -21,6 +22,53 @@ export interface CollectedEvidence {
   entries: number;
   /** Seq of the `evidence.export` ledger entry. */
   seq: number;
+}
+
+/**
+ * The evidence one task produced on one endpoint (issue 21 item 7): the `{seq, prev_digest, digest}` link of each
+ * receipt its steps got, as the endpoint chained it (wire §6, §9). The wire has no ranged `mhs__evidence` export, so
+ * a task records only these links (they are in its `receipt` ledger entries, committed with them); the endpoint's
+ * bundle is collected once, when it is exported or the engine stops, never per task.
+ */
+export interface TaskEvidence {
+  endpointId: string;
+  receipts: Array<{ command_id: string; seq: number; prev_digest: string; digest: string }>;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/**
+ * Groups the receipt links of a task's steps by endpoint. A step that got a receipt without a well-formed link is
+ * an evidence failure of that endpoint (`MHS.EVIDENCE.CHAIN_BROKEN`): the task must not report ok (issue 21).
+ */
+export function taskEvidence(
+  steps: ReadonlyArray<{ step: { endpoint: string }; commandId?: string; receipt?: { evidence?: unknown } }>,
+): Array<TaskEvidence | { endpointId: string; error: MhsWireError }> {
+  const by = new Map<string, TaskEvidence | { endpointId: string; error: MhsWireError }>();
+  for (const s of steps) {
+    const id = s.step.endpoint;
+    const cur = by.get(id) ?? { endpointId: id, receipts: [] };
+    by.set(id, cur);
+    if (!s.receipt || 'error' in cur) continue;
+    const l = s.receipt.evidence as Partial<EvidenceLink> | undefined;
+    if (!l || typeof l.seq !== 'number' || !HEX64.test(String(l.digest)) || !HEX64.test(String(l.prev_digest))) {
+      by.set(id, {
+        endpointId: id,
+        error: new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'a receipt of this task carries no evidence link', {
+          endpoint_id: id,
+          command_id: s.commandId ?? null,
+        }).toWire(),
+      });
+      continue;
+    }
+    cur.receipts.push({
+      command_id: s.commandId ?? '',
+      seq: l.seq,
+      prev_digest: String(l.prev_digest),
+      digest: String(l.digest),
+    });
+  }
+  return [...by.values()];
 }
 
 /**

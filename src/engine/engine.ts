@@ -1,5 +1,5 @@
 import { ErrorCode, HostError, RealClock, createIdFactory, toHostError } from '../core/index.js';
-import type { Clock, IdFactory } from '../core/index.js';
+import type { Clock, IdFactory, MhsWireError } from '../core/index.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import type { ReadResult } from '../mhs/wire-types.js';
 import type { ConnectorRow } from '../mhs/connector-row.js';
@@ -15,7 +15,7 @@ import type { DeploymentSource } from './deployment-guard.js';
 import { NO_DOCUMENT_DEPLOYMENT } from '../policy/deployment-policy.js';
 import { EndpointActor } from './endpoint-actor.js';
 import type { EngineEndpoint } from './endpoint-actor.js';
-import { collectEndpointEvidence, recordDisclosure } from './endpoint-evidence.js';
+import { collectEndpointEvidence, recordDisclosure, taskEvidence } from './endpoint-evidence.js';
 import type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 import { governedCall } from './governed-call.js';
 import { reconcileCommand, reconcileEndpoint } from './reconcile.js';
@@ -65,7 +65,8 @@ export interface EngineOptions {
   onBackgroundError?: (err: HostError) => void;
   /**
    * Where attached manifests and collected endpoint evidence bundles are stored (HOST-051, 054). When given,
-   * `runTask` collects the evidence of every endpoint the task touched once it ends.
+   * `runTask` records each touched endpoint's receipt links and marks it uncollected; `collectPendingEvidence`
+   * (and `stop`) export each uncollected endpoint's bundle once (issue 21: a task's cost never grows with history).
    */
   artifacts?: EngineArtifacts;
   /** Backoff of the connections opened by `engine.connect` (default 200 ms doubling to 10 s, unlimited). */
@@ -166,6 +167,11 @@ export interface Engine {
    * records `evidence.export` (HOST-050, 051). Throws the first failure.
    */
   collectEvidence(endpointId?: string): Promise<CollectedEvidence[]>;
+  /**
+   * Collects the bundle of every attached endpoint a task touched since its bundle was last collected, once each
+   * (call before an export). A failure is returned for that endpoint (and reported), never dropped.
+   */
+  collectPendingEvidence(): Promise<Array<CollectedEvidence | { endpointId: string; error: MhsWireError }>>;
 }
 
 /**
@@ -255,6 +261,9 @@ export function createEngine(o: EngineOptions): Engine {
 
   const orphans = new OrphanAdopter(env, o.onBackgroundError);
 
+  /** Endpoints a task touched since their bundle was last collected (issue 21). */
+  const uncollected = new Set<string>();
+
   const engine: Engine = {
     async start() {
       const scan = await scanLedger(o.ledger, o.recoveryMark ? await o.recoveryMark.get() : 0);
@@ -281,6 +290,8 @@ export function createEngine(o: EngineOptions): Engine {
       await rearmed.stop();
       await env.batcher.flush();
       await Promise.allSettled([...env.inflight]);
+      // Issue 21: the bundles tasks left uncollected are stored once, before the connections close.
+      if (o.artifacts && uncollected.size) await engine.collectPendingEvidence();
       const keepSessions = sopts.keepSessions === true && o.sessionStore !== undefined;
       await Promise.all([...actors.values()].map((a) => a.stop({ keepSessions })));
       actors.clear();
@@ -358,6 +369,8 @@ export function createEngine(o: EngineOptions): Engine {
     },
 
     async detach(endpointId) {
+      if (o.artifacts && uncollected.has(endpointId))
+        await engine.collectEvidence(endpointId).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
       await actors.get(endpointId)?.stop();
       actors.delete(endpointId);
     },
@@ -406,25 +419,39 @@ export function createEngine(o: EngineOptions): Engine {
         opts,
       );
       if (!o.artifacts) return result;
-      // HOST-051: each touched endpoint's evidence is stored for the export; a failure is reported, not dropped.
-      const touched = [...new Set(result.steps.map((s) => s.step.endpoint))].filter((id) => actors.has(id));
-      result.evidence = [];
-      for (const id of touched) {
-        try {
-          result.evidence.push(...(await engine.collectEvidence(id)));
-        } catch (err) {
-          const e = toHostError(err);
-          result.evidence.push({ endpointId: id, error: e.toWire() });
-          o.onBackgroundError?.(e);
-        }
-      }
+      // Issue 21: the task keeps only its own receipts' links (already in its ledger entries); the bundles are
+      // collected once, at export or stop, so a task costs the same however many came before (HOST-051).
+      result.evidence = taskEvidence(result.steps);
+      for (const ev of result.evidence) if (actors.has(ev.endpointId)) uncollected.add(ev.endpointId);
+      if (result.evidence.some((ev) => 'error' in ev)) result.ok = false;
       return result;
     },
 
     async collectEvidence(endpointId) {
       const eps = endpointId ? [actorOf(endpointId)] : [...actors.values()];
       const out: CollectedEvidence[] = [];
-      for (const ep of eps) out.push(await collectEndpointEvidence(o.ledger, o.artifacts, ep));
+      for (const ep of eps) {
+        out.push(await collectEndpointEvidence(o.ledger, o.artifacts, ep));
+        uncollected.delete(ep.endpointId);
+      }
+      return out;
+    },
+
+    async collectPendingEvidence() {
+      const out: Array<CollectedEvidence | { endpointId: string; error: MhsWireError }> = [];
+      for (const id of [...uncollected]) {
+        if (!actors.has(id)) {
+          uncollected.delete(id);
+          continue;
+        }
+        try {
+          out.push(...(await engine.collectEvidence(id)));
+        } catch (err) {
+          const e = toHostError(err);
+          out.push({ endpointId: id, error: e.toWire() });
+          o.onBackgroundError?.(e);
+        }
+      }
       return out;
     },
 

@@ -8,7 +8,7 @@ export { EndpointActor } from './endpoint-actor.js';
 export { collectEndpointEvidence, recordDisclosure } from './endpoint-evidence.js';
 export { SessionDisclosures, disclosureOf, sessionDisclosureText } from './session-disclosure.js';
 export type { DisclosureRequest, SessionDisclosure } from './session-disclosure.js';
-export type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
+export type { CollectedEvidence, EngineArtifacts, TaskEvidence } from './endpoint-evidence.js';
 export type { EngineEndpoint, EndpointStatus } from './endpoint-actor.js';
 export { CommandLane } from './command-lane.js';
 export type { CommandLaneOptions, LaneStats } from './command-lane.js';

@@ -1,7 +1,7 @@
 import Ajv2020Module from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ErrorCode, HostError } from '../core/index.js';
+import { ErrorCode, H, HostError } from '../core/index.js';
 
 // ajv ships CJS; under NodeNext the default export is the module object.
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as new (
@@ -11,19 +11,49 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   ajv: unknown,
 ) => void;
 
+/** Validators by schema digest `H(schema)`, shared by every cache of the process (issue 21). */
+const BY_DIGEST_MAX = 4096;
+let shared: { ajv: { compile(schema: object): ValidateFunction }; byDigest: Map<string, ValidateFunction> } | null =
+  null;
+
+function compiledByDigest(schema: Record<string, unknown>): { fn: ValidateFunction; digest: string } {
+  if (!shared) {
+    const ajv = new Ajv2020({ allErrors: true, strict: false });
+    addFormats(ajv);
+    shared = { ajv, byDigest: new Map() };
+  }
+  const digest = H(schema);
+  let fn = shared.byDigest.get(digest);
+  if (!fn) {
+    try {
+      fn = shared.ajv.compile(schema);
+    } catch {
+      // e.g. another schema already took its `$id` in the shared instance: compiled on its own (errors thrown there).
+      const own = new Ajv2020({ allErrors: true, strict: false });
+      addFormats(own);
+      fn = own.compile(schema);
+    }
+    // Bounded: the oldest digest goes first (an endpoint can advertise any number of schemas).
+    if (shared.byDigest.size >= BY_DIGEST_MAX) shared.byDigest.delete(shared.byDigest.keys().next().value as string);
+    shared.byDigest.set(digest, fn);
+  }
+  return { fn, digest };
+}
+
+/** Number of validators compiled in this process (one per distinct schema digest still held). */
+export function compiledSchemaCount(): number {
+  return shared?.byDigest.size ?? 0;
+}
+
 /**
- * Capability input validators (HOST-031), compiled once per `(manifest_digest, device_id, capability_id)` and
- * reused for every call: the hot path never recompiles a schema.
+ * Capability input validators (HOST-031), looked up per `(manifest_digest, device_id, capability_id)` and compiled
+ * once per schema digest: identical schemas of many endpoints share one validator (issue 21), and the hot path
+ * never recompiles or re-digests a schema.
  */
 export class InputSchemaCache {
-  private readonly ajv = new Ajv2020({ allErrors: true, strict: false });
   private readonly cache = new Map<string, ValidateFunction>();
 
-  constructor() {
-    addFormats(this.ajv);
-  }
-
-  /** Number of compiled validators. */
+  /** Number of bindings this cache resolved. */
   get size(): number {
     return this.cache.size;
   }
@@ -40,7 +70,7 @@ export class InputSchemaCache {
     const k = `${key.manifestDigest}\u0000${key.deviceId}\u0000${key.capabilityId}`;
     let fn = this.cache.get(k);
     if (!fn) {
-      fn = this.ajv.compile(schema);
+      fn = compiledByDigest(schema).fn;
       this.cache.set(k, fn);
     }
     if (fn(input)) return;

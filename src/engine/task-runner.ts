@@ -4,7 +4,7 @@ import type { Ledger } from '../ledger/ledger-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { InvokeRequest, InvokeResult } from './call-types.js';
 import type { EndpointActor } from './endpoint-actor.js';
-import type { CollectedEvidence } from './endpoint-evidence.js';
+import type { TaskEvidence } from './endpoint-evidence.js';
 import type { EngineTracer } from './tracing.js';
 
 /** One capability call of a task. */
@@ -47,8 +47,11 @@ export interface TaskResult {
   /** Every step completed. */
   ok: boolean;
   steps: StepResult[];
-  /** Endpoint evidence collected after the task (engines with an artifact store; HOST-051). */
-  evidence?: Array<CollectedEvidence | { endpointId: string; error: MhsWireError }>;
+  /**
+   * The evidence this task produced, per touched endpoint: its receipts' chain links (engines with an artifact
+   * store; HOST-051, issue 21). An endpoint with an error here makes `ok` false.
+   */
+  evidence?: Array<TaskEvidence | { endpointId: string; error: MhsWireError }>;
 }
 
 /** Live progress of a task, per endpoint. */

@@ -1,4 +1,4 @@
-import { GENESIS_PREV_DIGEST, chainLink } from '../core/index.js';
+import { GENESIS_PREV_DIGEST, chainLink, linkOverText, storedChainLink } from '../core/index.js';
 
 /** Why a link does not hold. */
 export type BreakReason = 'digest' | 'prev_digest' | 'seq' | 'genesis' | 'checkpoint' | 'malformed';
@@ -28,8 +28,12 @@ export class ChainWalker {
 
   constructor(private readonly allowCheckpoint: boolean) {}
 
-  /** Feeds the next entry; returns the break once one is found (and on every later call). */
-  push(e: unknown): ChainBreak | null {
+  /**
+   * Feeds the next entry; returns the break once one is found (and on every later call). With `line`, the stored
+   * canonical text of `e`, the link is computed over those bytes (issue 21: no re-canonicalising); `canonical`: the
+   * caller already checked that `line` is `JCS(e)`.
+   */
+  push(e: unknown, line?: string, canonical = false): ChainBreak | null {
     if (this.broken) return this.broken;
     const i = this.index++;
     if (!e || typeof e !== 'object' || Array.isArray(e))
@@ -52,7 +56,13 @@ export class ChainWalker {
     }
     let link: string;
     try {
-      link = chainLink(entry);
+      const stored =
+        line === undefined
+          ? null
+          : canonical && typeof entry['digest'] === 'string' && typeof entry['prev_digest'] === 'string'
+            ? linkOverText(line, entry['digest'], entry['prev_digest'])
+            : storedChainLink(entry, line);
+      link = stored ?? chainLink(entry);
     } catch {
       return (this.broken = { seq, index: i, reason: 'malformed' });
     }
@@ -71,6 +81,21 @@ export class ChainWalker {
       return ok ? null : 'checkpoint';
     }
     return 'genesis';
+  }
+
+  /** The seq and prev_digest the next entry must have, once a first entry was accepted (and no break). */
+  get expects(): { seq: number; prev: string } | null {
+    return this.broken || this.nextSeq === null || this.prev === null ? null : { seq: this.nextSeq, prev: this.prev };
+  }
+
+  /**
+   * Accepts the next entry (seq and prev as {@link expects} said) whose link the caller recomputed to equal `digest`
+   * over its stored bytes (ledger-rows.ts). `last` stays the last entry given to {@link push}.
+   */
+  accept(seq: number, digest: string): void {
+    this.index++;
+    this.prev = digest;
+    this.nextSeq = seq + 1;
   }
 
   /** The break found so far, or null. */

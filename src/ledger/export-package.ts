@@ -3,9 +3,9 @@ import { dirname, join } from 'node:path';
 import { ErrorCode, H, HostError, isoAt, jcs, sha256Hex } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { openArtifacts } from './artifacts.js';
-import { ChainWalker } from './chain-walker.js';
 import type { Db } from './db.js';
 import type { Ledger } from './ledger-types.js';
+import { writeLedgerFile } from './ledger-stream.js';
 import {
   LEDGER_FILE,
   MANIFEST_FILE,
@@ -50,20 +50,6 @@ export interface ExportResult {
   missing_manifests: string[];
 }
 
-async function ledgerLines(db: Db): Promise<string[]> {
-  const out: string[] = [];
-  let from = -1;
-  for (;;) {
-    const rows = await db.all<{ seq: number; line: string }>(
-      'SELECT seq, line FROM ledger_entries WHERE seq > ? ORDER BY seq LIMIT 5000',
-      [from],
-    );
-    for (const r of rows) out.push(r.line);
-    if (rows.length < 5000) return out;
-    from = (rows[rows.length - 1] as { seq: number }).seq;
-  }
-}
-
 function collectManifestDigests(v: unknown, into: Set<string>): void {
   if (Array.isArray(v)) for (const x of v) collectManifestDigests(x, into);
   else if (v && typeof v === 'object') {
@@ -96,144 +82,155 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
   const artifacts = await openArtifacts(opts.db, { clock: opts.clock });
   const files = new Map<string, string>();
 
-  // Host ledger.
-  const lines = await ledgerLines(opts.db);
-  const walker = new ChainWalker(true);
+  // Host ledger: streamed to its file page by page, the chain walked over the stored bytes (issue 21).
+  let written: Awaited<ReturnType<typeof writeLedgerFile>>;
   const referenced = new Set<string>();
-  let hostBreak: PackageBreak | undefined;
-  const hostEntries: Record<string, unknown>[] = [];
-  for (const line of lines) {
-    const e = JSON.parse(line) as Record<string, unknown>;
-    hostEntries.push(e);
-    collectManifestDigests(e, referenced);
-    const b = walker.push(e);
-    if (b && !hostBreak)
-      hostBreak = { code: 'MHS.EVIDENCE.CHAIN_BROKEN', file: LEDGER_FILE, seq: b.seq, reason: b.reason };
-  }
-  files.set(LEDGER_FILE, jsonlText(lines));
-  const first = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
-  const last = JSON.parse(lines[lines.length - 1] ?? '{}') as Record<string, unknown>;
-
-  // Endpoint evidence.
-  let endpointBreak: PackageBreak | undefined;
-  const deviations: PackageDeviation[] = [];
-  const endpoints: PackageManifest['endpoints'] = [];
-  const bundles = await artifacts.latestEvidenceBundles();
-  for (const bundle of bundles) {
-    const path = endpointEvidencePath(bundle.endpoint_id);
-    const c = checkEndpointChain(bundle.entries, bundle.genesis_digest, bundle.head_digest, path, bundle.endpoint_id);
-    if (c.break && !endpointBreak) endpointBreak = c.break;
-    // An endpoint's conformance deviation on an intact chain is named, and does not unverify (issue 16).
-    deviations.push(...c.deviations);
-    files.set(path, jsonlText(bundle.entries.map((e) => jcs(e))));
-    endpoints.push({
-      endpoint_id: bundle.endpoint_id,
-      path,
-      genesis_digest: bundle.genesis_digest,
-      head_digest: bundle.head_digest,
-    });
-  }
-
-  // Manifests (every one the host stored; the ledger's references must be among them).
-  const stored = await artifacts.listManifests();
-  for (const m of stored) {
-    const body = await artifacts.getManifest(m.digest);
-    files.set(manifestPath(m.digest), jcs(body));
-  }
-  const storedSet = new Set(stored.map((m) => m.digest));
-  const missing = [...referenced].filter((d) => !storedSet.has(d)).sort();
-
-  const transcript = await artifacts.transcript(opts.sessionId ? { sessionId: opts.sessionId } : {});
-  files.set(TRANSCRIPT_FILE, jsonlText(transcript.map((t) => jcs(t))));
-
-  // Issue 20: the same cross-checks the verifier runs, so the package never claims more than they show.
-  const crossProblems: PackageBreak[] = [];
-  const views = bundles.map((b) => ({
-    endpoint_id: b.endpoint_id,
-    path: endpointEvidencePath(b.endpoint_id),
-    genesis_digest: b.genesis_digest,
-    head_digest: b.head_digest,
-    entries: b.entries as unknown as Record<string, unknown>[],
-  }));
-  const counts = emptyCounts();
-  const boundAt = bindBundles(hostEntries, views, crossProblems, counts);
-  if (!hostBreak) {
-    crossCheckReceipts(hostEntries, views, boundAt, crossProblems, counts);
-    crossCheckTranscript(hostEntries, transcript, opts.sessionId ?? null, crossProblems, counts);
-  }
-  for (const e of endpoints) {
-    const seq = boundAt.get(e.endpoint_id);
-    const unbound = crossProblems.some((p) => p.file === e.path && p.reason === 'bundle_unbound');
-    if (seq !== undefined && !unbound)
-      e.recorded_by = { seq, digest: String(hostEntries.find((h) => h['seq'] === seq)?.['digest']) };
-  }
-  const crossBreak = crossProblems[0];
-
-  const created_at = isoAt(opts.clock.now());
-  const brk = hostBreak ?? endpointBreak ?? crossBreak;
-  const status = brk ? 'unverified' : 'verified';
-  files.set(
-    README_FILE,
-    readmeText({ created_at, status, head_seq: Number(last['seq'] ?? -1), endpoints: endpoints.length }),
-  );
-
-  const ledgerInfo: PackageManifest['ledger'] = {
-    path: LEDGER_FILE,
-    first_seq: Number(first['seq']),
-    genesis_digest: String(first['digest']),
-    head_seq: Number(last['seq']),
-    head_digest: String(last['digest']),
-  };
-  if (first['kind'] === 'checkpoint') {
-    const sealed = first['sealed'] as { seq: number; digest: string };
-    ledgerInfo.checkpoint = {
-      seq: Number(first['seq']),
-      digest: String(first['digest']),
-      sealed_seq: sealed.seq,
-      sealed_digest: sealed.digest,
-    };
-  }
-  const body: Omit<PackageManifest, 'manifest_sha256'> = {
-    format: PACKAGE_FORMAT,
-    schema_version: PACKAGE_SCHEMA_VERSION,
-    created_at,
-    host: {
-      name: opts.host?.name ?? 'mhs-host',
-      version: opts.host?.version ?? '0.1.0',
-      conformance_target: opts.host?.conformance_target ?? 'CL5',
-      self_test: opts.host?.self_test ?? false,
-    },
-    ledger: ledgerInfo,
-    endpoints,
-    transcript_session: opts.sessionId ?? null,
-    manifests: stored.map((m) => m.digest),
-    verification: {
-      host_chain: hostBreak ? 'broken' : 'ok',
-      endpoint_chains: endpointBreak ? 'broken' : 'ok',
-      cross_check: hostBreak ? 'not_checked' : crossBreak ? 'broken' : 'ok',
-      status,
-      ...(brk ? { break: brk } : {}),
-      ...(deviations.length ? { deviations } : {}),
-    },
-    not_proven: [...NOT_PROVEN],
-    files: [...files.entries()]
-      .map(([path, text]) => ({ path, size: Buffer.byteLength(text), sha256: sha256Hex(text) }))
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
-  };
-  const manifest: PackageManifest = { ...body, manifest_sha256: H(body) };
-
   try {
     await mkdir(dir, { recursive: true });
-    for (const [path, text] of files) {
-      await mkdir(dirname(join(dir, path)), { recursive: true });
-      await writeFile(join(dir, path), text);
-    }
-    await writeFile(join(dir, MANIFEST_FILE), jcs(manifest));
+    written = await writeLedgerFile(opts.db, join(dir, LEDGER_FILE), (e) => collectManifestDigests(e, referenced));
   } catch (err) {
-    // Nothing half-written (issue 16 item 3): the folder is left as found (absent, or empty: checked above).
     await removeWritten(dir, st !== null).catch(() => undefined);
-    throw outputUnwritable(err, dir);
+    const fsError = /^E[A-Z]+$/.test(String((err as { code?: unknown } | null)?.code));
+    throw fsError ? outputUnwritable(err, dir) : err;
   }
+  const b0 = written.break;
+  const hostBreak: PackageBreak | undefined = b0
+    ? { code: 'MHS.EVIDENCE.CHAIN_BROKEN', file: LEDGER_FILE, seq: b0.seq, reason: b0.reason }
+    : undefined;
+  const hostEntries = written.view;
+  const first = hostEntries[0] ?? {};
+  const last = hostEntries[hostEntries.length - 1] ?? {};
+
+  // Nothing half-written (issue 16 item 3): on any failure from here the folder is left as found.
+  const built = await (async () => {
+    // Endpoint evidence.
+    let endpointBreak: PackageBreak | undefined;
+    const deviations: PackageDeviation[] = [];
+    const endpoints: PackageManifest['endpoints'] = [];
+    const bundles = await artifacts.latestEvidenceBundles();
+    for (const bundle of bundles) {
+      const path = endpointEvidencePath(bundle.endpoint_id);
+      const c = checkEndpointChain(bundle.entries, bundle.genesis_digest, bundle.head_digest, path, bundle.endpoint_id);
+      if (c.break && !endpointBreak) endpointBreak = c.break;
+      // An endpoint's conformance deviation on an intact chain is named, and does not unverify (issue 16).
+      deviations.push(...c.deviations);
+      files.set(path, jsonlText(bundle.entries.map((e) => jcs(e))));
+      endpoints.push({
+        endpoint_id: bundle.endpoint_id,
+        path,
+        genesis_digest: bundle.genesis_digest,
+        head_digest: bundle.head_digest,
+      });
+    }
+
+    // Manifests (every one the host stored; the ledger's references must be among them).
+    const stored = await artifacts.listManifests();
+    for (const m of stored) {
+      const body = await artifacts.getManifest(m.digest);
+      files.set(manifestPath(m.digest), jcs(body));
+    }
+    const storedSet = new Set(stored.map((m) => m.digest));
+    const missing = [...referenced].filter((d) => !storedSet.has(d)).sort();
+
+    const transcript = await artifacts.transcript(opts.sessionId ? { sessionId: opts.sessionId } : {});
+    files.set(TRANSCRIPT_FILE, jsonlText(transcript.map((t) => jcs(t))));
+
+    // Issue 20: the same cross-checks the verifier runs, so the package never claims more than they show.
+    const crossProblems: PackageBreak[] = [];
+    const views = bundles.map((b) => ({
+      endpoint_id: b.endpoint_id,
+      path: endpointEvidencePath(b.endpoint_id),
+      genesis_digest: b.genesis_digest,
+      head_digest: b.head_digest,
+      entries: b.entries as unknown as Record<string, unknown>[],
+    }));
+    const counts = emptyCounts();
+    const boundAt = bindBundles(hostEntries, views, crossProblems, counts);
+    if (!hostBreak) {
+      crossCheckReceipts(hostEntries, views, boundAt, crossProblems, counts);
+      crossCheckTranscript(hostEntries, transcript, opts.sessionId ?? null, crossProblems, counts);
+    }
+    for (const e of endpoints) {
+      const seq = boundAt.get(e.endpoint_id);
+      const unbound = crossProblems.some((p) => p.file === e.path && p.reason === 'bundle_unbound');
+      if (seq !== undefined && !unbound)
+        e.recorded_by = { seq, digest: String(hostEntries.find((h) => h['seq'] === seq)?.['digest']) };
+    }
+    const crossBreak = crossProblems[0];
+
+    const created_at = isoAt(opts.clock.now());
+    const brk = hostBreak ?? endpointBreak ?? crossBreak;
+    const status: ExportResult['status'] = brk ? 'unverified' : 'verified';
+    files.set(
+      README_FILE,
+      readmeText({ created_at, status, head_seq: Number(last['seq'] ?? -1), endpoints: endpoints.length }),
+    );
+
+    const ledgerInfo: PackageManifest['ledger'] = {
+      path: LEDGER_FILE,
+      first_seq: Number(first['seq']),
+      genesis_digest: String(first['digest']),
+      head_seq: Number(last['seq']),
+      head_digest: String(last['digest']),
+    };
+    if (first['kind'] === 'checkpoint') {
+      const sealed = first['sealed'] as { seq: number; digest: string };
+      ledgerInfo.checkpoint = {
+        seq: Number(first['seq']),
+        digest: String(first['digest']),
+        sealed_seq: sealed.seq,
+        sealed_digest: sealed.digest,
+      };
+    }
+    const body: Omit<PackageManifest, 'manifest_sha256'> = {
+      format: PACKAGE_FORMAT,
+      schema_version: PACKAGE_SCHEMA_VERSION,
+      created_at,
+      host: {
+        name: opts.host?.name ?? 'mhs-host',
+        version: opts.host?.version ?? '0.1.0',
+        conformance_target: opts.host?.conformance_target ?? 'CL5',
+        self_test: opts.host?.self_test ?? false,
+      },
+      ledger: ledgerInfo,
+      endpoints,
+      transcript_session: opts.sessionId ?? null,
+      manifests: stored.map((m) => m.digest),
+      verification: {
+        host_chain: hostBreak ? 'broken' : 'ok',
+        endpoint_chains: endpointBreak ? 'broken' : 'ok',
+        cross_check: hostBreak ? 'not_checked' : crossBreak ? 'broken' : 'ok',
+        status,
+        ...(brk ? { break: brk } : {}),
+        ...(deviations.length ? { deviations } : {}),
+      },
+      not_proven: [...NOT_PROVEN],
+      files: [
+        ...[...files.entries()].map(([path, text]) => ({
+          path,
+          size: Buffer.byteLength(text),
+          sha256: sha256Hex(text),
+        })),
+        { path: LEDGER_FILE, size: written.size, sha256: written.sha256 },
+      ].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+    };
+    const manifest: PackageManifest = { ...body, manifest_sha256: H(body) };
+
+    try {
+      for (const [path, text] of files) {
+        await mkdir(dirname(join(dir, path)), { recursive: true });
+        await writeFile(join(dir, path), text);
+      }
+      await writeFile(join(dir, MANIFEST_FILE), jcs(manifest));
+    } catch (err) {
+      throw outputUnwritable(err, dir);
+    }
+    return { status, brk, deviations, manifest, missing, ledgerInfo };
+  })().catch(async (err: unknown) => {
+    await removeWritten(dir, st !== null).catch(() => undefined);
+    throw err;
+  });
+  const { status, brk, deviations, manifest, missing, ledgerInfo } = built;
 
   if (opts.ledger) {
     await opts.ledger.append({

@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { jcs } from '../core/index.js';
+import { isCanonicalText } from '../core/index.js';
 import { ChainWalker } from './chain-walker.js';
 import { receiptBodyShape, replayedDeviation } from './evidence-conformance.js';
 import type { PackageBreak, PackageDeviation } from './package-format.js';
@@ -28,7 +28,7 @@ export function parseCanonicalLines(file: string, bytes: Buffer): { values: unkn
     } catch {
       return { problem: brk(file, null, 'malformed', `line ${i + 1}`) };
     }
-    if (jcs(v) !== line) {
+    if (!isCanonicalText(v, line)) {
       const seq =
         v && typeof v === 'object' && typeof (v as { seq?: unknown }).seq === 'number'
           ? (v as { seq: number }).seq

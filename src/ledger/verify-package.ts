@@ -1,7 +1,8 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { H, jcs, sha256Hex } from '../core/index.js';
-import { ChainWalker } from './chain-walker.js';
+import { readLedgerFile } from './ledger-stream.js';
+import type { ReadLedger } from './ledger-stream.js';
 import { checkAnchor } from './ledger-anchor.js';
 import type { AnchorSignature, LedgerAnchor } from './ledger-anchor.js';
 import { bindBundles, crossCheckReceipts, crossCheckTranscript, emptyCounts } from './package-cross-check.js';
@@ -126,6 +127,8 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
   const fileList = Array.isArray(manifest['files']) ? (manifest['files'] as Json[]) : null;
   if (!fileList) problems.push(brk(MANIFEST_FILE, null, 'files'));
   const contents = new Map<string, Buffer>();
+  const keep = opts.anchor ? new Set([opts.anchor.seq]) : undefined;
+  let ledgerRead: ReadLedger | undefined;
   for (const f of fileList ?? []) {
     const path = f?.['path'];
     if (
@@ -139,6 +142,21 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
       continue;
     }
     listed.set(path, { size: Number(f['size']), sha256: String(f['sha256']) });
+    if (path === LEDGER_FILE) {
+      // Streamed (issue 21): hashed, parsed and chain-walked line by line, never held whole.
+      try {
+        const st = await lstat(join(dir, path));
+        if (!st.isFile()) throw new Error('not a regular file');
+        const r = await readLedgerFile(join(dir, path), keep);
+        checked.files++;
+        if (r.size !== f['size']) problems.push(brk(path, null, 'size'));
+        else if (r.sha256 !== f['sha256']) problems.push(brk(path, null, 'sha256'));
+        ledgerRead = r;
+      } catch {
+        problems.push(brk(path, null, 'missing'));
+      }
+      continue;
+    }
     let bytes: Buffer;
     try {
       const st = await lstat(join(dir, path));
@@ -164,23 +182,15 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
   let host: Json[] = [];
   let hostIntact = false;
   if (ledger['path'] !== LEDGER_FILE) problems.push(brk(MANIFEST_FILE, null, 'ledger'));
-  const ledgerBytes = contents.get(LEDGER_FILE);
-  if (ledgerBytes) {
-    const parsed = parseCanonicalLines(LEDGER_FILE, ledgerBytes);
-    if ('problem' in parsed) problems.push(parsed.problem);
+  if (ledgerRead) {
+    const r = ledgerRead;
+    if (r.problem) problems.push(brk(LEDGER_FILE, r.problem.seq, r.problem.reason, r.problem.detail));
     else {
-      const w = new ChainWalker(true);
-      let broke = false;
-      for (const v of parsed.values) {
-        const b = w.push(v);
-        if (b) {
-          problems.push(brk(LEDGER_FILE, b.seq, b.reason));
-          broke = true;
-          break;
-        }
-      }
+      const w = r.walker;
+      const broke = r.break !== null;
+      if (r.break) problems.push(brk(LEDGER_FILE, r.break.seq, r.break.reason));
       checked.ledger_entries = w.count;
-      host = parsed.values as Json[];
+      host = r.view;
       hostIntact = !broke;
       if (!broke) {
         const first = w.first ?? {};

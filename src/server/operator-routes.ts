@@ -440,6 +440,8 @@ function routes(r: FastifyInstance, deps: OperatorRoutesDeps): void {
     async (req, reply) => {
       const op = operator(req);
       if (!deps.db) throw new HostError(ErrorCode.NOT_FOUND, 'this host has no store to export');
+      // Issue 21: bundles of endpoints tasks touched since the last collection are collected once, now.
+      await deps.engine?.collectPendingEvidence();
       const pkg = await evidenceArchive({
         db: deps.db,
         ledger,

@@ -260,10 +260,20 @@ export class SimEndpoint {
     return { ...r, replayed: false, evidence: EvidenceLog.link(entry) };
   }
 
-  /** Drops retained receipts older than `receipt_retention_s`. */
+  /**
+   * Drops retained receipts older than `receipt_retention_s`, with their operation ids. The map holds receipts in
+   * the order they were first retained, so this stops at the first one still within retention: a call costs the
+   * expired receipts it drops, never a walk of every one retained (issue 21). One retained out of order is dropped
+   * when it reaches the front (retained at least as long as promised).
+   */
   pruneRetention(): void {
     const cutoff = this.opts.clock.now() - LIMITS.receipt_retention_s * 1000;
-    for (const [id, r] of this.receipts) if (r.retainedAt < cutoff) this.receipts.delete(id);
+    for (const [id, r] of this.receipts) {
+      if (r.retainedAt >= cutoff) break;
+      this.receipts.delete(id);
+      const op = r.receipt.operation_id;
+      if (typeof op === 'string' && this.operations.get(op) === id) this.operations.delete(op);
+    }
   }
 
   /** `mhs__operations {operation_id | command_id}`: the current receipt of that command. */

@@ -1,6 +1,7 @@
 // Guarantees (HOST-050, 051, 054, 056, 093): attaching an endpoint records a `disclosure` entry with its manifest
 // digest and per-device mode/risk/determinism/fidelity, stores the manifest and applies its redaction paths; after
-// a real two-simulator task the engine stores each endpoint's `mhs__evidence` bundle and records `evidence.export`;
+// a real two-simulator task records its receipts' evidence links, and collecting (once, before the export; issue 21)
+// stores each endpoint's `mhs__evidence` bundle and records `evidence.export`;
 // the exported package verifies offline with both endpoint chains whose heads equal what the endpoints returned;
 // a ledger failure after a command's intent is surfaced (error details + onBackgroundError), never dropped.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -102,9 +103,12 @@ describe('endpoint disclosure and evidence export', () => {
     expect(intent?.input).toEqual({ setpoint_c: 30, operator_note: REDACTED });
   });
 
-  test('HOST-051 HOST-054: the task stores each endpoint bundle; the package verifies with both endpoint chains', async () => {
+  test('HOST-051 HOST-054: collected once before the export, each endpoint bundle is stored; the package verifies with both endpoint chains', async () => {
     expect(background).toEqual([]);
-    const collected = (task.evidence ?? []).filter((e): e is CollectedEvidence => !('error' in e));
+    // Issue 21: the task itself exported nothing; it holds its receipts' links, one endpoint each.
+    expect(await artifacts.latestEvidenceBundles()).toEqual([]);
+    expect((task.evidence ?? []).map((e) => e.endpointId).sort()).toEqual([BELT, THERMO].sort());
+    const collected = (await engine.collectPendingEvidence()).filter((e): e is CollectedEvidence => !('error' in e));
     expect(collected.map((e) => e.endpointId).sort()).toEqual([BELT, THERMO].sort());
     const recorded = (await entriesOf('evidence.export')).filter((e) => e.source === 'endpoint');
     // The heads equal what `mhs__evidence export` returns from the endpoint itself.

@@ -5,6 +5,7 @@ import type { Db } from '../ledger/db.js';
 import { asStoreOutage } from '../ledger/store-outage.js';
 import { openwopSchemas } from './schemas.js';
 import { ensureOpenwopTables } from './store-schema.js';
+import type { RunRequests, SettledRequest } from './run-requests.js';
 import { TERMINAL_STATUSES } from './types.js';
 import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
 
@@ -150,6 +151,8 @@ export class OpenwopStore {
   fence: RunFence | undefined;
   /** Set once on a shared PostgreSQL store: other processes learn of this process's appends. */
   notifier: RunEventNotifier | undefined;
+  /** Set once on a shared PostgreSQL store: requests forwarded to the process that drives a run (issue 19). */
+  requests: RunRequests | undefined;
   /** Per run with local subscribers: the last sequence emitted to them, and the relay read in flight. */
   private readonly relayed = new Map<string, { last: number; reading: Promise<void> }>();
 
@@ -328,14 +331,32 @@ export class OpenwopStore {
   }
 
   /** Updates the run row without an event (e.g. `cancelling`, which is not itself an event). */
-  async patchRun(runId: string, patch: RunPatch): Promise<void> {
+  async patchRun(runId: string, patch: RunPatch, settle?: SettledRequest): Promise<void> {
     await this.ready;
     await this.write('patch_run', () =>
       this.db.tx(async (t) => {
         await this.fence?.check(t, runId);
         await this.applyPatch(t, runId, patch);
+        if (settle) await this.settleIn(t, runId, settle);
       }),
     );
+  }
+
+  /** Settles a forwarded request that appends nothing (issue 19), under the run's fence. */
+  async settleRequest(runId: string, settle: SettledRequest): Promise<void> {
+    await this.ready;
+    await this.write('settle_request', () =>
+      this.db.tx(async (t) => {
+        await this.fence?.check(t, runId);
+        await this.settleIn(t, runId, settle);
+      }),
+    );
+  }
+
+  private async settleIn(t: Db, runId: string, settle: SettledRequest): Promise<void> {
+    if (!this.requests)
+      throw new HostError(ErrorCode.HOST_INTERNAL, 'forwarded requests need a shared PostgreSQL store', { runId });
+    await this.requests.settle(t, runId, settle);
   }
 
   private async applyPatch(t: Db, runId: string, patch: RunPatch): Promise<void> {
@@ -355,12 +376,23 @@ export class OpenwopStore {
    * Appends events to a run atomically with an optional run-row patch. Sequences continue from the
    * run's last one; a terminal run refuses further events (one terminal event, last).
    */
-  async append(runId: string, inputs: readonly RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
+  async append(
+    runId: string,
+    inputs: readonly RunEventInput[],
+    patch: RunPatch = {},
+    /** A forwarded request these events apply (issue 19): settled in the same transaction, so exactly once. */
+    settle?: SettledRequest,
+  ): Promise<RunEvent[]> {
     await this.ready;
-    return this.write('append_events', () => this.appendTx(runId, inputs, patch));
+    return this.write('append_events', () => this.appendTx(runId, inputs, patch, settle));
   }
 
-  private async appendTx(runId: string, inputs: readonly RunEventInput[], patch: RunPatch): Promise<RunEvent[]> {
+  private async appendTx(
+    runId: string,
+    inputs: readonly RunEventInput[],
+    patch: RunPatch,
+    settle: SettledRequest | undefined,
+  ): Promise<RunEvent[]> {
     const schemas = openwopSchemas();
     const events = await this.db.tx(async (t) => {
       await this.fence?.check(t, runId);
@@ -410,6 +442,7 @@ export class OpenwopStore {
         out.push(e);
       }
       await this.applyPatch(t, runId, patch);
+      if (settle) await this.settleIn(t, runId, settle);
       if (patch.status && TERMINAL_STATUSES.has(patch.status)) await this.fence?.end(t, runId);
       if (out.length) await this.notifier?.appended(t, runId, out[0]!.sequence, out[out.length - 1]!.sequence);
       return out;

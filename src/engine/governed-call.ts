@@ -219,7 +219,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
           ...(req.expectedRevision !== undefined ? { expected_revision: req.expectedRevision } : {}),
           ...(req.resource !== undefined ? { resource: req.resource } : {}),
         },
-        { claimGates: true },
+        { claimGates: true, ...(req.runFence ? { fence: req.runFence } : {}) },
       )
     ).seq;
   } catch (err) {

@@ -22,6 +22,7 @@ import type { Outcome } from './node-execution.js';
 import { completionEvents, nodeError, terminalEvent, variableChangedEvents } from './node-outcome.js';
 import type { RunEnding } from './node-outcome.js';
 import type { SettledRequest } from './run-requests.js';
+import type { Db } from '../ledger/db.js';
 import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
 import type { RunError, RunEvent, RunEventInput, RunStatus } from './types.js';
@@ -108,6 +109,12 @@ export class RunActor {
       append: (inputs, patch, settle) => this.append(inputs, patch, settle),
       settleAlone: (settle) => this.fenced(() => this.deps.store.settleRequest(this.runId, settle)),
     };
+  }
+
+  /** Issue 19: the run's lease check, for a side effect journaled in a store transaction (an MHS command's intent). */
+  private get runFence(): ((t: Db) => Promise<void>) | undefined {
+    const fence = this.deps.store.fence;
+    return fence ? (t) => fence.check(t, this.runId) : undefined;
   }
 
   /** Serialises `fn` after every earlier state change of this run. */
@@ -395,6 +402,7 @@ export class RunActor {
       children: this.deps.children,
       registry: this.deps.registry,
       families: this.deps.families ?? [],
+      runFence: this.runFence,
     });
   }
 

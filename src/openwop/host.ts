@@ -169,6 +169,10 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
   if (relay && requests) {
     relay.onRequest = (runId) => runs.applyRequests(runId);
     relay.onSettled = (id) => requests.settled(id);
+    relay.onAppended = (runId) => runs.appendedElsewhere(runId);
+    relay.onHandedOver = (runId) => runs.handedOver(runId);
+    // Issue 19: new runs are spread over the live processes (a run handed off is started by its new owner).
+    if (ownership) ownership.handOff = (t, runId, to) => relay.handOff(t, runId, to);
   }
   // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
   const base = mergeCapabilities(

@@ -22,6 +22,14 @@ interface AppendNotice {
  * A request stored in `run_requests` for the process that drives the run (`q`: stored), or settled by it (`d`), so its
  * sender answers (issue 19). The request itself stays in the table: a notice missed is found again by a sweep.
  */
+/** A new run handed by the process that accepted it (`o`) to a less loaded one (`to`), which starts it. */
+interface HandOffNotice {
+  k: 'n';
+  r: string;
+  o: string;
+  to: string;
+}
+
 interface RequestNotice {
   k: 'q' | 'd';
   r: string;
@@ -30,7 +38,7 @@ interface RequestNotice {
   q: string;
 }
 
-type Notice = AppendNotice | RequestNotice;
+type Notice = AppendNotice | RequestNotice | HandOffNotice;
 
 /** The dedicated `LISTEN` connection, as {@link PostgresDb.listen} opens it. */
 export type Listen = (channel: string, onNotify: (payload: string) => void) => Promise<PgListener>;
@@ -47,6 +55,7 @@ function parseNotice(payload: string): Notice | undefined {
     if (typeof n.r !== 'string' || typeof n.o !== 'string') return undefined;
     if (n.k === 'e' && typeof n.a === 'number' && typeof n.s === 'number') return n as unknown as AppendNotice;
     if ((n.k === 'q' || n.k === 'd') && typeof n.q === 'string') return n as unknown as RequestNotice;
+    if (n.k === 'n' && typeof n.to === 'string') return n as unknown as HandOffNotice;
   } catch {
     // Not ours: ignored.
   }
@@ -65,6 +74,10 @@ export class RunEventRelay implements RunEventNotifier {
   private closed = false;
   /** Applies requests stored for a run, when this process drives it (the run manager's, set once it exists). */
   onRequest: ((runId?: string) => Promise<void>) | undefined;
+  /** Another process appended to a run: waits on it here (a parent's wait on a child run) read it again. */
+  onAppended: ((runId: string) => void) | undefined;
+  /** Starts a new run handed to this process. */
+  onHandedOver: ((runId: string) => Promise<void>) | undefined;
   /** Wakes the sender of a settled request, when it waits here. */
   onSettled: ((requestId: string) => void) | undefined;
   private listener: PgListener | undefined;
@@ -97,6 +110,12 @@ export class RunEventRelay implements RunEventNotifier {
 
   async appended(t: Db, runId: string, firstSequence: number, lastSequence: number): Promise<void> {
     const notice: AppendNotice = { k: 'e', r: runId, a: firstSequence, s: lastSequence, o: this.o.origin };
+    await t.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
+  }
+
+  /** Runs inside the transaction that inserts a run handed to `to`: that process starts it at commit. */
+  async handOff(t: Db, runId: string, to: string): Promise<void> {
+    const notice: HandOffNotice = { k: 'n', r: runId, o: this.o.origin, to };
     await t.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
   }
 
@@ -170,9 +189,14 @@ export class RunEventRelay implements RunEventNotifier {
     if (!n || this.closed) return;
     // A request may be settled, or taken over and applied, by the process that sent it: those notices count here too.
     if (n.k === 'd') this.onSettled?.(n.q);
-    else if (n.k === 'q') {
+    else if (n.k === 'n') {
+      if (n.to === this.o.origin && this.onHandedOver) this.track(this.onHandedOver(n.r));
+    } else if (n.k === 'q') {
       if (this.onRequest) this.track(this.onRequest(n.r));
-    } else if (n.k === 'e' && n.o !== this.o.origin) this.track(this.store.relay(n.r, n.a));
+    } else if (n.k === 'e' && n.o !== this.o.origin) {
+      this.onAppended?.(n.r);
+      this.track(this.store.relay(n.r, n.a));
+    }
   }
 
   private track(p: Promise<void>): void {

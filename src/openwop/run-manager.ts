@@ -117,6 +117,7 @@ export class RunManager {
       metadata: req.metadata ?? {},
       configurable: req.configurable ?? {},
       ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
+      spread: true,
     });
   }
 
@@ -136,6 +137,8 @@ export class RunManager {
       prepare?: (run: StoredRun) => Promise<void>;
       parent?: { runId: string; nodeId: string; traceparent: string | null };
       traceparent?: string;
+      /** A top-level run may be handed to a less loaded process (issue 19); child runs and forks stay here. */
+      spread?: boolean;
     },
   ): Promise<{ run: StoredRun; created: boolean }> {
     if (this.closed) throw new HostError(ErrorCode.CONFLICT, 'the host is shutting down', {}, { retryable: true });
@@ -148,6 +151,7 @@ export class RunManager {
     root.span.end();
     const limit = a.configurable.recursionLimit;
     const made = await this.o.store.createRun({
+      ...(a.spread && !a.prepare ? { spread: true } : {}),
       workflow: a.def,
       inputs: a.inputs,
       variables: a.variables,
@@ -162,6 +166,10 @@ export class RunManager {
       parentNodeId: a.parent?.nodeId ?? null,
     });
     let run = made.run;
+    if (made.created && !made.driven) {
+      await this.waitStarted(run.runId);
+      return { run: (await this.o.store.getRun(run.runId)) ?? run, created: true };
+    }
     if (made.created && a.prepare) {
       await a.prepare(run);
       run = (await this.o.store.getRun(run.runId))!;
@@ -172,6 +180,30 @@ export class RunManager {
         typeof limit === 'number' && limit > 0 ? Math.min(limit, this.maxNodeExecutions) : undefined,
       );
     return { run, created: made.created };
+  }
+
+  /**
+   * Waits (up to 5 s, as a forwarded request does) until the process a new run was handed to appended its first event
+   * (issue 19), so the answer shows the run started; a process that died first leaves the run to a takeover.
+   */
+  private async waitStarted(runId: string): Promise<void> {
+    let done: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (done = resolve));
+    const off = this.o.store.subscribe(runId, () => done());
+    const t = this.o.clock.setTimeout(() => done(), FORWARD_WAIT_MS);
+    try {
+      // Subscribed first: an event relayed after this read still wakes the wait.
+      if ((await this.requireRun(runId)).lastSequence < 0) await started;
+    } finally {
+      off();
+      this.o.clock.clearTimeout(t);
+    }
+  }
+
+  /** A new run another process handed to this one (issue 19): taken up and started, when its lease names this one. */
+  async handedOver(runId: string): Promise<void> {
+    if (this.closed || this.actors.has(runId) || !this.o.ownership) return;
+    if (await this.o.ownership.adopt(runId)) await this.resumeClaimed([runId]);
   }
 
   private async spawn(run: StoredRun, limit?: number): Promise<RunActor> {
@@ -288,6 +320,11 @@ export class RunManager {
     };
   }
 
+  /** Another process appended to `runId` (issue 19): a wait on it here (a parent on its child) reads it again now. */
+  appendedElsewhere(runId: string): void {
+    if (this.waiters.has(runId)) this.wake(runId);
+  }
+
   /** Resolves when `runId` is terminal (in this process or already stored so). */
   async waitTerminal(runId: string): Promise<RunStatus> {
     for (;;) {
@@ -300,7 +337,8 @@ export class RunManager {
         if (status) return status;
         continue;
       }
-      // A run driven by another process (issue 19) is read again after each lease sweep of this one.
+      // A run driven by another process (issue 19) is read again when that process appends to it (its notification),
+      // and after each lease sweep of this one (a notification missed).
       await new Promise<void>((res) => {
         const list = this.waiters.get(runId) ?? [];
         list.push(res);

@@ -28,8 +28,11 @@ export interface RunPatch {
  * process drives (SQLite), where every run's lease is trivially held.
  */
 export interface RunFence {
-  /** The inserting process takes the new run's lease. */
-  claim(t: Db, runId: string): Promise<void>;
+  /**
+   * The inserting process takes the new run's lease, or (`spread`) hands it to a less loaded process; true when this
+   * process drives the run.
+   */
+  claim(t: Db, runId: string, o?: { spread?: boolean }): Promise<boolean>;
   /** Raises `MHS.HOST.RUN_LEASE_LOST` unless this process still holds `runId`'s lease; nothing is then written. */
   check(t: Db, runId: string): Promise<void>;
   /** The lease ends with the run (its terminal event). */
@@ -56,6 +59,8 @@ export interface NewRun {
   idempotencyKey?: string | null;
   requestDigest?: string | null;
   traceparent?: string | null;
+  /** May be handed to another, less loaded process of a shared store (issue 19); else this process drives it. */
+  spread?: boolean;
 }
 
 interface RunRow {
@@ -225,12 +230,12 @@ export class OpenwopStore {
    * Inserts a run with status `pending`. With an idempotency key already used, returns the existing
    * run and `created: false`; a different request under the same key raises `conflict`.
    */
-  async createRun(n: NewRun): Promise<{ run: StoredRun; created: boolean }> {
+  async createRun(n: NewRun): Promise<{ run: StoredRun; created: boolean; driven: boolean }> {
     await this.ready;
     return this.write('create_run', () => this.createRunTx(n));
   }
 
-  private createRunTx(n: NewRun): Promise<{ run: StoredRun; created: boolean }> {
+  private createRunTx(n: NewRun): Promise<{ run: StoredRun; created: boolean; driven: boolean }> {
     return this.db.tx(async (t) => {
       if (n.idempotencyKey) {
         const prior = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE idempotency_key = ?', [n.idempotencyKey]);
@@ -240,7 +245,7 @@ export class OpenwopStore {
               runId: prior.run_id,
             });
           }
-          return { run: toRun(prior), created: false };
+          return { run: toRun(prior), created: false, driven: false };
         }
       }
       const runId = this.newRunId();
@@ -268,9 +273,9 @@ export class OpenwopStore {
           isoAt(this.clock.now()),
         ],
       );
-      await this.fence?.claim(t, runId);
+      const driven = this.fence ? await this.fence.claim(t, runId, { spread: n.spread === true }) : true;
       const row = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE run_id = ?', [runId]);
-      return { run: toRun(row!), created: true };
+      return { run: toRun(row!), created: true, driven };
     });
   }
 

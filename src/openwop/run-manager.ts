@@ -86,6 +86,8 @@ export class RunManager {
   private readonly waiters = new Map<string, Array<() => void>>();
   /** Forwarded requests being applied here (a notice and a sweep may name the same one). */
   private readonly applying = new Set<string>();
+  /** Request applications started by lease sweeps, awaited on shutdown. */
+  private readonly sweeping = new Set<Promise<void>>();
   private closed = false;
 
   constructor(private readonly o: RunManagerOptions) {
@@ -363,8 +365,10 @@ export class RunManager {
         lost: (runId) => this.stepDown(runId, 'renewal'),
         swept: () => {
           for (const runId of [...this.waiters.keys()]) this.wake(runId);
-          // A request whose notice was missed (or deferred) is applied here at the latest.
-          void this.applyRequests().catch((err: unknown) => this.reportUnlessLost(err));
+          // A request whose notice was missed (or deferred) is applied here at the latest (owned: awaited on shutdown).
+          const p = this.applyRequests().catch((err: unknown) => this.reportUnlessLost(err));
+          this.sweeping.add(p);
+          void p.finally(() => this.sweeping.delete(p));
         },
       });
     const resumed: string[] = [];
@@ -453,7 +457,29 @@ export class RunManager {
     body: Record<string, unknown>,
     principal: string,
   ): Promise<unknown> {
-    const req = await this.o.requests!.send(runId, kind, body, principal, FORWARD_WAIT_MS);
+    let req = await this.o.requests!.send(runId, kind, body, principal, FORWARD_WAIT_MS);
+    const r = await this.requireRun(runId);
+    if (req.status === 'pending' && TERMINAL_STATUSES.has(r.status)) {
+      // The run ended before any owner applied it: closed with what a local request on an ended run answers.
+      const nodeId = String(body.nodeId);
+      const e =
+        kind !== 'interrupt'
+          ? new HostError(ErrorCode.CONFLICT, `run ${runId} is ${r.status}`, { runId, status: r.status })
+          : (await this.invalidatedInterrupt(runId, nodeId))
+            ? new HostError(ErrorCode.INTERRUPT_INVALIDATED, `the interrupt at node ${nodeId} ended with its run`, {
+                runId,
+                nodeId,
+                status: r.status,
+              })
+            : new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
+      const settle = {
+        requestId: req.requestId,
+        status: 'failed' as const,
+        result: { code: e.code, message: e.message, details: e.details },
+      };
+      await this.o.requests!.closeEnded(runId, settle);
+      req = (await this.o.requests!.get(req.requestId)) ?? req;
+    }
     if (req.status === 'failed') throw requestError(req.result);
     if (req.status === 'applied') return req.result;
     throw new HostError(
@@ -662,6 +688,7 @@ export class RunManager {
   async shutdown(graceMs = 10_000): Promise<void> {
     this.closed = true;
     this.o.ownership?.stopClaiming();
+    await Promise.all(this.sweeping);
     await Promise.all([...this.actors.values()].map((a) => a.haltForShutdown(graceMs)));
     this.actors.clear();
     // Issue 19: the leases go at once, so the other processes resume these runs without waiting for them to lapse.

@@ -145,6 +145,13 @@ export const ErrorCode = {
    * data: runId, owner, token, heldBy?, heldToken? (the refused write); runId, owner, detectedBy (the step-down, logged).
    */
   HOST_RUN_LEASE_LOST: 'MHS.HOST.RUN_LEASE_LOST',
+  /**
+   * An interrupt answer or variable write sent to a process that does not drive the run was stored for the one that
+   * does, which had not applied it within the wait (its owner died and no process took the run over yet; issue 19).
+   * The request stays stored and is applied exactly once by the next owner: read the run, do not send it again.
+   * data: runId, requestId, kind.
+   */
+  HOST_RUN_REQUEST_PENDING: 'MHS.HOST.RUN_REQUEST_PENDING',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

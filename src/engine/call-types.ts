@@ -1,4 +1,5 @@
 import type { Clock, HostError, IdFactory } from '../core/index.js';
+import type { Db } from '../ledger/db.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { CallGate } from '../policy/call-gate.js';
@@ -25,6 +26,11 @@ export interface InvokeRequest {
   trace?: TraceScope | { traceparent: string; tracestate?: string };
   runId?: string;
   nodeId?: string;
+  /**
+   * The run-lease fence of the OpenWOP run making the call (issue 19; a shared PostgreSQL store): checked in the
+   * transaction that journals the command's intent, so a process that lost the run sends no new command.
+   */
+  runFence?: (t: Db) => Promise<void>;
   expectedRevision?: number;
   resource?: string;
   /** MHS `deadline_ms`; default the binding's `max_duration_ms`; capped by the manifest's `max_deadline_ms`. */

@@ -201,7 +201,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
             ? { composition_digest: c.composition.digest, composition_steps: c.composition.steps, experimental: true }
             : {}),
         },
-        { claimGates: true },
+        { claimGates: true, ...(req.runFence ? { fence: req.runFence } : {}) },
       )
     ).seq;
   } catch (err) {

@@ -4,7 +4,7 @@ import { FINAL_STATUSES } from '../mhs/wire-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { Engine } from './engine.js';
 import { parentActionChildren, runStep, sessionCapabilities } from './task-runner.js';
-import type { StepResult, TaskResult, TaskStep } from './task-runner.js';
+import type { StepResult, TaskResult, TaskSpec, TaskStep } from './task-runner.js';
 
 /** What an interrupted task recorded before the host stopped (found by {@link findTaskStart}). */
 export interface TaskStart {
@@ -101,7 +101,7 @@ async function settle(deps: TaskResumeDeps, commandId: string): Promise<Settled 
 export async function resumeTask(
   deps: TaskResumeDeps,
   start: TaskStart,
-  spec: { steps: TaskStep[]; runId?: string; nodeId?: string },
+  spec: { steps: TaskStep[]; runId?: string; nodeId?: string; runFence?: TaskSpec['runFence'] },
   opts: { signal?: AbortSignal } = {},
 ): Promise<TaskResult & { resumed: true; rerun: number[] }> {
   const { taskId, parentSeq } = start;
@@ -166,6 +166,7 @@ export async function resumeTask(
         trace,
         runId: spec.runId,
         nodeId: spec.nodeId,
+        runFence: spec.runFence,
         signal: opts.signal,
       });
       if (rec) recorded.push(rec);

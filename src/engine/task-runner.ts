@@ -27,6 +27,8 @@ export interface TaskSpec {
   traceparent?: string;
   runId?: string;
   nodeId?: string;
+  /** The run-lease fence every step's intent is journaled under (issue 19, `InvokeRequest.runFence`). */
+  runFence?: InvokeRequest['runFence'];
 }
 
 /** What happened to one step. `skipped`: an earlier step on the same endpoint did not complete. */
@@ -89,6 +91,7 @@ function stepRequest(
     trace?: InvokeRequest['trace'] | undefined;
     runId?: string | undefined;
     nodeId?: string | undefined;
+    runFence?: InvokeRequest['runFence'] | undefined;
     signal?: AbortSignal | undefined;
   },
 ): InvokeRequest {
@@ -105,6 +108,7 @@ function stepRequest(
     ...(step.deadlineMs !== undefined ? { deadlineMs: step.deadlineMs } : {}),
     ...(t.runId ? { runId: t.runId } : {}),
     ...(t.nodeId ? { nodeId: t.nodeId } : {}),
+    ...(t.runFence ? { runFence: t.runFence } : {}),
     ...(t.signal ? { signal: t.signal } : {}),
   };
 }
@@ -199,6 +203,7 @@ export async function runTask(
         trace,
         runId: spec.runId,
         nodeId: spec.nodeId,
+        runFence: spec.runFence,
         signal: opts.signal,
       });
       if (rec) recorded.push(rec);

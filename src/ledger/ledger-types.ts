@@ -69,6 +69,12 @@ export interface AppendOptions {
    * another unsettled command holds that gate.
    */
   claimGates?: boolean;
+  /**
+   * Runs first inside the append's transaction (a savepoint of it) and may refuse the append by raising: the run-lease
+   * fence of an OpenWOP run's governed call on a shared store (issue 19), so a process that lost the run journals no
+   * new intent. A refusal (`MHS.HOST.RUN_LEASE_LOST`) writes nothing of this append; other appends of the batch commit.
+   */
+  fence?: (t: Db) => Promise<void>;
 }
 
 /**

@@ -46,6 +46,8 @@ interface Job {
   items: Record<string, unknown>[];
   /** Effectful intents of this job claim their device gates; a held gate fails this job alone. */
   claimGates: boolean;
+  /** Runs first in this job's savepoint; its refusal fails this job alone (issue 19, {@link AppendOptions.fence}). */
+  fence?: ((t: Db) => Promise<void>) | undefined;
   resolve: (e: LedgerEntry[]) => void;
   reject: (err: unknown) => void;
 }
@@ -204,15 +206,16 @@ class SqlLedger implements DurableLedger {
     // Hosts on other machines judge this process's gates by its lease: it is taken before the first claim.
     if (opts.claimGates === true && !this.lease.held)
       return this.lease.hold().then(
-        () => this.submit(items, true),
+        () => this.submit(items, true, opts.fence),
         (err: unknown) => Promise.reject(ledgerUnavailable(err, this.db.location)),
       );
-    return this.submit(items, opts.claimGates === true);
+    return this.submit(items, opts.claimGates === true, opts.fence);
   }
 
   async appendIn(t: Db, entries: readonly LedgerAppend[], opts: AppendOptions = {}): Promise<LedgerEntry[]> {
     const items = entries.map((e) => this.prepare(e));
     if (opts.claimGates === true && !this.lease.held) await this.lease.hold(t);
+    await opts.fence?.(t);
     return items.length ? this.writeIn(t, items, opts.claimGates === true) : [];
   }
 
@@ -230,9 +233,13 @@ class SqlLedger implements DurableLedger {
     return this.submit([{ ...item, sealed: null }], false).then((r) => r[0] as LedgerEntry);
   }
 
-  private submit(items: Record<string, unknown>[], claimGates: boolean): Promise<LedgerEntry[]> {
+  private submit(
+    items: Record<string, unknown>[],
+    claimGates: boolean,
+    fence?: (t: Db) => Promise<void>,
+  ): Promise<LedgerEntry[]> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ items, claimGates, resolve, reject });
+      this.queue.push({ items, claimGates, fence, resolve, reject });
       if (this.flushing) return;
       this.flushing = true;
       // Appends made in the same tick (a receipt batch and the intent after it) share one commit.
@@ -296,17 +303,24 @@ class SqlLedger implements DurableLedger {
       plain = [];
     };
     for (const j of jobs) {
-      if (!j.claimGates) {
+      if (!j.claimGates && !j.fence) {
         plain.push(j);
         continue;
       }
       await writePlain();
-      // A lone one-entry job needs no savepoint: a refused claim fails before anything is written.
+      // A lone one-entry job needs no savepoint: a refused claim (or fence) fails before anything is written.
       const lone = jobs.length === 1 && j.items.length === 1;
+      const write = async (s: Db): Promise<LedgerEntry[]> => {
+        await j.fence?.(s);
+        return this.writeIn(s, j.items, j.claimGates);
+      };
       try {
-        out.push(await (lone ? this.writeIn(t, j.items, true) : t.tx((s) => this.writeIn(s, j.items, true))));
+        out.push(await (lone ? write(t) : t.tx(write)));
       } catch (err) {
-        if (!(err instanceof HostError) || err.code !== ErrorCode.HOST_DEVICE_GATE_CLOSED) throw err;
+        const refused =
+          err instanceof HostError &&
+          (err.code === ErrorCode.HOST_DEVICE_GATE_CLOSED || err.code === ErrorCode.HOST_RUN_LEASE_LOST);
+        if (!refused) throw err;
         out.push(err);
       }
     }

@@ -18,6 +18,7 @@ import { controlSubWorkflowNode, subWorkflowNode } from './nodes/subworkflow-nod
 import { RunManager } from './run-manager.js';
 import { RunOwnership } from './run-ownership.js';
 import { RunEventRelay, listenOf } from './run-event-relay.js';
+import { RunRequests } from './run-requests.js';
 import type { RunLeaseTiming } from './run-ownership.js';
 import { mergeCapabilities } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
@@ -122,6 +123,15 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
         })
       : undefined;
   store.notifier = relay;
+  // Issue 19: cancels, interrupt answers and variable writes of runs another process drives are stored for it.
+  const requests =
+    ownership && relay
+      ? new RunRequests(o.db, o.clock, ownership.owner, {
+          stored: (t, runId, id) => relay.requestStored(t, runId, id),
+          settled: (t, runId, id) => relay.requestSettled(t, runId, id),
+        })
+      : undefined;
+  store.requests = requests;
   await store.init();
   await relay?.start();
   const forks = new ForkStore(o.db, o.clock);
@@ -154,11 +164,16 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     hostId: o.hostId ?? 'mhs-host',
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
     ...(ownership ? { ownership } : {}),
-    ...(relay
-      ? { forwardCancel: (runId: string, why: string, who: string) => relay.forwardCancel(runId, why, who) }
-      : {}),
+    ...(requests ? { requests } : {}),
   });
-  if (relay) relay.onCancel = (runId, why, who) => runs.cancelForwarded(runId, why, who);
+  if (relay && requests) {
+    relay.onRequest = (runId) => runs.applyRequests(runId);
+    relay.onSettled = (id) => requests.settled(id);
+    relay.onAppended = (runId) => runs.appendedElsewhere(runId);
+    relay.onHandedOver = (runId) => runs.handedOver(runId);
+    // Issue 19: new runs are spread over the live processes (a run handed off is started by its new owner).
+    if (ownership) ownership.handOff = (t, runId, to) => relay.handOff(t, runId, to);
+  }
   // Deep merge, so a family may add to `limits` or replace `supportedEnvelopes` without dropping the engine's keys.
   const base = mergeCapabilities(
     baseCapabilities(limits),

@@ -1,5 +1,6 @@
 import type { Context } from '@opentelemetry/api';
 import { SpanStatusCode } from '@opentelemetry/api';
+import type { Db } from '../ledger/db.js';
 import type { Clock } from '../core/index.js';
 import { resolveInputs } from './expressions.js';
 import type { ChildRuns, NodeRegistry, NodeResult } from './node-registry.js';
@@ -30,6 +31,8 @@ export interface NodeExecution {
   children: ChildRuns;
   registry: NodeRegistry;
   families: readonly ServiceFamily[];
+  /** The run-lease fence of a shared store (issue 19, `NodeContext.runFence`). */
+  runFence?: ((t: Db) => Promise<void>) | undefined;
 }
 
 /**
@@ -62,6 +65,7 @@ export async function executeNode(x: NodeExecution): Promise<Outcome> {
       halt: x.halt,
       traceparent,
       children: x.children,
+      runFence: x.runFence,
       nodeOutputs: x.nodeOutputs,
       configurable: x.run.configurable,
       workflow: x.run.definition,

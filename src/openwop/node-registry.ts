@@ -2,6 +2,7 @@ import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { RecordedExecution } from './replay-outcomes.js';
 import type { NodeServices, ServiceName } from './service-family.js';
+import type { Db } from '../ledger/db.js';
 import type { RunEvent, RunEventInput, WorkflowDefinition, WorkflowNode } from './types.js';
 
 /** Who resolves an interrupt (from the bearer token). */
@@ -64,6 +65,12 @@ export interface NodeContext {
   readonly history: readonly RunEvent[];
   /** Aborted when the run is cancelled. */
   readonly signal: AbortSignal;
+  /**
+   * On a shared PostgreSQL store (issue 19): raises `MHS.HOST.RUN_LEASE_LOST`, inside the caller's transaction, unless
+   * this process still holds the run's lease with its token; a side effect journaled under it (an MHS command's
+   * intent) is then never sent by a process that lost the run. Absent when one process drives every run.
+   */
+  readonly runFence?: (t: Db) => Promise<void>;
   readonly clock: Clock;
   /** W3C traceparent of the node span. */
   readonly traceparent: string | undefined;

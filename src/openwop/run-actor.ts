@@ -21,6 +21,8 @@ import { executeNode } from './node-execution.js';
 import type { Outcome } from './node-execution.js';
 import { completionEvents, nodeError, terminalEvent, variableChangedEvents } from './node-outcome.js';
 import type { RunEnding } from './node-outcome.js';
+import type { SettledRequest } from './run-requests.js';
+import type { Db } from '../ledger/db.js';
 import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
 import type { RunError, RunEvent, RunEventInput, RunStatus } from './types.js';
@@ -104,8 +106,15 @@ export class RunActor {
       cancelRequested: () => this.cancelRequest !== undefined,
       enqueue: (fn) => this.enqueue(fn),
       historyOf: (nodeId) => this.historyOf(nodeId),
-      append: (inputs, patch) => this.append(inputs, patch),
+      append: (inputs, patch, settle) => this.append(inputs, patch, settle),
+      settleAlone: (settle) => this.fenced(() => this.deps.store.settleRequest(this.runId, settle)),
     };
+  }
+
+  /** Issue 19: the run's lease check, for a side effect journaled in a store transaction (an MHS command's intent). */
+  private get runFence(): ((t: Db) => Promise<void>) | undefined {
+    const fence = this.deps.store.fence;
+    return fence ? (t) => fence.check(t, this.runId) : undefined;
   }
 
   /** Serialises `fn` after every earlier state change of this run. */
@@ -176,10 +185,10 @@ export class RunActor {
     if (r.failure) this.failure = r.failure;
   }
 
-  private async append(inputs: RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
+  private async append(inputs: RunEventInput[], patch: RunPatch = {}, settle?: SettledRequest): Promise<RunEvent[]> {
     if (patch.status) patch = { ...patch, status: heldStatus(this.paused && !this.cancelRequest, patch.status) };
     // Issue 16: a store outage delays the event until the store is back; it is never dropped.
-    const events = await this.fenced(() => this.deps.store.append(this.runId, inputs, patch));
+    const events = await this.fenced(() => this.deps.store.append(this.runId, inputs, patch, settle));
     if (patch.status) this.status = patch.status;
     if (patch.variables) this.variables = patch.variables;
     for (const e of events) if (e.nodeId && !e.type.startsWith('node.started')) this.history.get(e.nodeId)?.push(e);
@@ -393,6 +402,7 @@ export class RunActor {
       children: this.deps.children,
       registry: this.deps.registry,
       families: this.deps.families ?? [],
+      runFence: this.runFence,
     });
   }
 
@@ -491,12 +501,21 @@ export class RunActor {
   }
 
   /** Cancels the run: in-flight waits stop, child runs are cancelled, then `run.cancelled` is appended. */
-  cancel(reason: string, by: string, parentRunId?: string): Promise<void> {
+  cancel(reason: string, by: string, parentRunId?: string, requestId?: string): Promise<void> {
     return this.enqueue(async () => {
-      if (this.terminal || this.cancelRequest) return;
+      // A forwarded cancel (issue 19) is settled with the `cancelling` it records, or alone when there is nothing to do.
+      const settle: SettledRequest | undefined = requestId ? { requestId, status: 'applied', result: null } : undefined;
+      if (this.terminal) {
+        if (settle) await this.deps.store.requests?.closeEnded(this.runId, settle);
+        return;
+      }
+      if (this.cancelRequest) {
+        if (settle) await this.fenced(() => this.deps.store.settleRequest(this.runId, settle));
+        return;
+      }
       this.cancelRequest = parentRunId ? { reason, by, parentRunId } : { reason, by };
       if (this.failure) this.failure = undefined;
-      await this.fenced(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }));
+      await this.fenced(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }, settle));
       this.status = 'cancelling';
       this.stop.abort();
       await this.deps.cancelChildren(this.runId, 'parent-cancelled');
@@ -526,14 +545,23 @@ export class RunActor {
    * Sets variables from outside the graph (variables test seam): `variable.changed` events and the row's bag in one
    * append, in mailbox order. Running nodes keep the bag they started with. `conflict` once the run is ending.
    */
-  setVariables(values: Record<string, unknown>, changedBy: string): Promise<Record<string, unknown>> {
+  setVariables(
+    values: Record<string, unknown>,
+    changedBy: string,
+    requestId?: string,
+  ): Promise<Record<string, unknown>> {
     return this.enqueue(async () => {
       const { runId, status } = this;
       if (this.terminal || this.stopping())
         throw new HostError(ErrorCode.CONFLICT, 'the run is ending', { runId, status });
       const next = { ...this.variables, ...values };
       const events = variableChangedEvents(values, this.variables, { source: 'test-seam', changedBy });
-      await this.append(events, { variables: next });
+      // A forwarded write (issue 19) is settled with its events, its answer the new bag.
+      await this.append(
+        events,
+        { variables: next },
+        requestId ? { requestId, status: 'applied', result: next } : undefined,
+      );
       return next;
     });
   }
@@ -542,8 +570,8 @@ export class RunActor {
    * Resolves the pending interrupt at `nodeId` (REST route or console). Raises `not_found` when the
    * node has no pending interrupt and `validation_error` for a body its kind does not accept.
    */
-  resolveInterrupt(nodeId: string, body: Record<string, unknown>, caller: Caller): Promise<void> {
-    return resolveInterrupt(this.interrupts, nodeId, body, caller);
+  resolveInterrupt(nodeId: string, body: Record<string, unknown>, caller: Caller, requestId?: string): Promise<void> {
+    return resolveInterrupt(this.interrupts, nodeId, body, caller, requestId);
   }
 
   /** Records the resolution of an externally decided interrupt (see `NodeContext.externalInterrupt`). */

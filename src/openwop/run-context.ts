@@ -1,3 +1,4 @@
+import type { Db } from '../ledger/db.js';
 import type { Clock } from '../core/index.js';
 import { RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, InterruptOutcome, InterruptRequest, NodeContext } from './node-registry.js';
@@ -54,6 +55,7 @@ interface ContextOptions {
   halt: AbortSignal;
   traceparent: string | undefined;
   children: ChildRuns;
+  runFence?: ((t: Db) => Promise<void>) | undefined;
   nodeOutputs?: Record<string, Record<string, unknown> | undefined>;
   configurable?: Record<string, unknown>;
   /** The run's workflow definition (for run-scoped defaults such as `defaults.promptRefs`). */
@@ -126,6 +128,7 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
       return host.historyOf(nodeId);
     },
     signal: o.stop,
+    ...(o.runFence ? { runFence: o.runFence } : {}),
     clock: o.clock,
     traceparent: o.traceparent,
     nodeOutputs: o.nodeOutputs ?? {},

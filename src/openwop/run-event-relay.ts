@@ -18,19 +18,27 @@ interface AppendNotice {
   o: string;
 }
 
-/** A cancel sent to a process that does not drive the run, for the one that does. */
-interface CancelNotice {
-  k: 'c';
+/**
+ * A request stored in `run_requests` for the process that drives the run (`q`: stored), or settled by it (`d`), so its
+ * sender answers (issue 19). The request itself stays in the table: a notice missed is found again by a sweep.
+ */
+/** A new run handed by the process that accepted it (`o`) to a less loaded one (`to`), which starts it. */
+interface HandOffNotice {
+  k: 'n';
   r: string;
   o: string;
-  /** Reason (cut to {@link MAX_REASON} characters) and principal. */
-  why: string;
-  who: string;
+  to: string;
 }
 
-type Notice = AppendNotice | CancelNotice;
+interface RequestNotice {
+  k: 'q' | 'd';
+  r: string;
+  o: string;
+  /** Request id. */
+  q: string;
+}
 
-const MAX_REASON = 1000;
+type Notice = AppendNotice | RequestNotice | HandOffNotice;
 
 /** The dedicated `LISTEN` connection, as {@link PostgresDb.listen} opens it. */
 export type Listen = (channel: string, onNotify: (payload: string) => void) => Promise<PgListener>;
@@ -46,7 +54,8 @@ function parseNotice(payload: string): Notice | undefined {
     const n = JSON.parse(payload) as Record<string, unknown>;
     if (typeof n.r !== 'string' || typeof n.o !== 'string') return undefined;
     if (n.k === 'e' && typeof n.a === 'number' && typeof n.s === 'number') return n as unknown as AppendNotice;
-    if (n.k === 'c' && typeof n.why === 'string' && typeof n.who === 'string') return n as unknown as CancelNotice;
+    if ((n.k === 'q' || n.k === 'd') && typeof n.q === 'string') return n as unknown as RequestNotice;
+    if (n.k === 'n' && typeof n.to === 'string') return n as unknown as HandOffNotice;
   } catch {
     // Not ours: ignored.
   }
@@ -63,8 +72,14 @@ function parseNotice(payload: string): Notice | undefined {
  */
 export class RunEventRelay implements RunEventNotifier {
   private closed = false;
-  /** Acts on a cancel another process forwarded (the run manager's, set once it exists). */
-  onCancel: ((runId: string, reason: string, principal: string) => Promise<void>) | undefined;
+  /** Applies requests stored for a run, when this process drives it (the run manager's, set once it exists). */
+  onRequest: ((runId?: string) => Promise<void>) | undefined;
+  /** Another process appended to a run: waits on it here (a parent's wait on a child run) read it again. */
+  onAppended: ((runId: string) => void) | undefined;
+  /** Starts a new run handed to this process. */
+  onHandedOver: ((runId: string) => Promise<void>) | undefined;
+  /** Wakes the sender of a settled request, when it waits here. */
+  onSettled: ((requestId: string) => void) | undefined;
   private listener: PgListener | undefined;
   private loop: Promise<void> | undefined;
   private timer: TimerHandle | null = null;
@@ -98,19 +113,22 @@ export class RunEventRelay implements RunEventNotifier {
     await t.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
   }
 
-  /**
-   * Tells every process of the store that `runId` is to be cancelled; the one that drives it does (a `NOTIFY`,
-   * not stored: a cancel sent while the owner is between processes is lost, and the client may send it again).
-   */
-  async forwardCancel(runId: string, reason: string, principal: string): Promise<void> {
-    const notice: CancelNotice = {
-      k: 'c',
-      r: runId,
-      o: this.o.origin,
-      why: reason.slice(0, MAX_REASON),
-      who: principal,
-    };
-    await this.store.db.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
+  /** Runs inside the transaction that inserts a run handed to `to`: that process starts it at commit. */
+  async handOff(t: Db, runId: string, to: string): Promise<void> {
+    const notice: HandOffNotice = { k: 'n', r: runId, o: this.o.origin, to };
+    await t.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
+  }
+
+  /** Runs inside the transaction that stores a request: the process driving `runId` applies it at commit. */
+  async requestStored(t: Db, runId: string, requestId: string): Promise<void> {
+    const notice: RequestNotice = { k: 'q', r: runId, o: this.o.origin, q: requestId };
+    await t.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
+  }
+
+  /** Runs inside the transaction that settles a request: its sender answers at commit. */
+  async requestSettled(t: Db, runId: string, requestId: string): Promise<void> {
+    const notice: RequestNotice = { k: 'd', r: runId, o: this.o.origin, q: requestId };
+    await t.run('SELECT pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(notice)]);
   }
 
   /** Starts listening; resolves after the first attempt to connect (a failed one is retried in the background). */
@@ -129,8 +147,9 @@ export class RunEventRelay implements RunEventNotifier {
           await this.listener.close();
           break;
         }
-        // Appends made while no connection listened reached no one: subscribers re-read.
+        // Appends and requests made while no connection listened reached no one: subscribers re-read, requests too.
         for (const runId of this.store.subscribedRuns()) this.track(this.store.relay(runId));
+        if (this.onRequest) this.track(this.onRequest());
         this.markConnected();
         const err = await this.listener.ended;
         this.listener = undefined;
@@ -167,9 +186,17 @@ export class RunEventRelay implements RunEventNotifier {
 
   private onNotify(payload: string): void {
     const n = parseNotice(payload);
-    if (!n || n.o === this.o.origin || this.closed) return;
-    if (n.k === 'e') this.track(this.store.relay(n.r, n.a));
-    else if (this.onCancel) this.track(this.onCancel(n.r, n.why, n.who));
+    if (!n || this.closed) return;
+    // A request may be settled, or taken over and applied, by the process that sent it: those notices count here too.
+    if (n.k === 'd') this.onSettled?.(n.q);
+    else if (n.k === 'n') {
+      if (n.to === this.o.origin && this.onHandedOver) this.track(this.onHandedOver(n.r));
+    } else if (n.k === 'q') {
+      if (this.onRequest) this.track(this.onRequest(n.r));
+    } else if (n.k === 'e' && n.o !== this.o.origin) {
+      this.onAppended?.(n.r);
+      this.track(this.store.relay(n.r, n.a));
+    }
   }
 
   private track(p: Promise<void>): void {

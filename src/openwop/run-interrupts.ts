@@ -4,6 +4,7 @@ import { resolutionEvents, resumeFromBody } from './interrupts.js';
 import type { Caller } from './node-registry.js';
 import type { PendingInterrupt } from './run-context.js';
 import type { RunPatch } from './store.js';
+import type { SettledRequest } from './run-requests.js';
 import type { RunEvent, RunEventInput, RunStatus } from './types.js';
 
 const WAITING: Record<string, RunStatus> = {
@@ -25,7 +26,9 @@ export interface InterruptHost {
   cancelRequested(): boolean;
   enqueue<T>(fn: () => Promise<T>): Promise<T>;
   historyOf(nodeId: string): RunEvent[];
-  append(inputs: RunEventInput[], patch?: RunPatch): Promise<RunEvent[]>;
+  append(inputs: RunEventInput[], patch?: RunPatch, settle?: SettledRequest): Promise<RunEvent[]>;
+  /** Settles a forwarded request that appends nothing (issue 19), under the run's fence. */
+  settleAlone(settle: SettledRequest): Promise<void>;
 }
 
 /** Status to show while interrupts are pending (`waiting-*`, from the first pending one), else `running`. */
@@ -46,8 +49,11 @@ export function resolveInterrupt(
   nodeId: string,
   body: Record<string, unknown>,
   caller: Caller,
+  /** A forwarded answer (issue 19): settled in the transaction of its resolution events. */
+  requestId?: string,
 ): Promise<void> {
   const decidedBy = caller.principal;
+  const settle: SettledRequest | undefined = requestId ? { requestId, status: 'applied', result: null } : undefined;
   return host.enqueue(async () => {
     const p = host.pending.get(nodeId);
     if (!p || host.isTerminal()) {
@@ -60,6 +66,7 @@ export function resolveInterrupt(
       // Decided elsewhere (the policy gate): hand the decision over; the node records it when it lands.
       resumeFromBody(p, body);
       await p.external(body, caller);
+      if (settle) await host.settleAlone(settle);
       return;
     }
     const resumeValue = resumeFromBody(p, body);
@@ -74,7 +81,7 @@ export function resolveInterrupt(
       causationId: p.requestedEventId,
     });
     host.pending.delete(nodeId);
-    const events = await host.append(inputs, { status: waitingStatusOf(host.pending) });
+    const events = await host.append(inputs, { status: waitingStatusOf(host.pending) }, settle);
     p.settle({ timedOut: false, resumeValue, decidedBy, causationId: events[0]!.eventId });
   });
 }

@@ -17,6 +17,16 @@ export const RUN_LEASES_DDL = `CREATE TABLE run_leases (
 );
 CREATE INDEX run_leases_expiry ON run_leases (expires_at_ms);`;
 
+/**
+ * One row per live host process of the store that drives runs (issue 19): renewed with its leases, deleted on a clean
+ * close. New runs are spread over these processes by their load (the leases each holds).
+ */
+export const RUN_HOSTS_DDL = `CREATE TABLE run_hosts (
+  owner TEXT PRIMARY KEY,
+  expires_at_ms BIGINT NOT NULL,
+  renewed_at TEXT NOT NULL
+);`;
+
 /** A stored run lease. */
 export interface RunLeaseRow {
   run_id: string;
@@ -36,7 +46,45 @@ const TERMINAL = `('completed', 'failed', 'cancelled')`;
 
 /** Creates `run_leases` once per PostgreSQL store (migration `openwop.run-leases`); SQLite never uses it. */
 export async function ensureRunLeases(db: Db): Promise<void> {
-  if (db.dialect === 'postgres') await migrate(db, 'openwop.run-leases', RUN_LEASES_DDL);
+  if (db.dialect !== 'postgres') return;
+  await migrate(db, 'openwop.run-leases', RUN_LEASES_DDL);
+  await migrate(db, 'openwop.run-hosts', RUN_HOSTS_DDL);
+}
+
+/** Marks `owner` live until `nowMs + ttlMs` (with its lease renewals). */
+export async function heartbeatRunHost(db: Db, owner: string, nowMs: number, ttlMs: number): Promise<void> {
+  await db.run(
+    `INSERT INTO run_hosts (owner, expires_at_ms, renewed_at) VALUES (?, ?, ?)
+     ON CONFLICT (owner) DO UPDATE SET expires_at_ms = excluded.expires_at_ms, renewed_at = excluded.renewed_at`,
+    [owner, nowMs + ttlMs, isoAt(nowMs)],
+  );
+}
+
+/** Removes `owner` from the live processes (clean close). */
+export async function removeRunHost(db: Db, owner: string): Promise<void> {
+  await db.run('DELETE FROM run_hosts WHERE owner = ?', [owner]);
+}
+
+/**
+ * The live run-driving processes and the unlapsed leases each holds, least loaded first (inside the caller's
+ * transaction). A process on this machine whose pid is gone is not live, whatever its row says.
+ */
+export async function liveRunHosts(t: Db, nowMs: number): Promise<Array<{ owner: string; load: number }>> {
+  const rows = await t.all<{ owner: string; load: number | string }>(
+    `SELECT h.owner, (SELECT count(*) FROM run_leases l WHERE l.owner = h.owner AND l.expires_at_ms >= ?) AS load
+     FROM run_hosts h WHERE h.expires_at_ms >= ? ORDER BY 2, 1`,
+    [nowMs, nowMs],
+  );
+  return rows.map((r) => ({ owner: r.owner, load: Number(r.load) })).filter((r) => ownerAlive(r.owner) !== false);
+}
+
+/** This process's lease of `runId`, when it is the owner the row names. */
+export async function leaseOf(db: Db, runId: string, owner: string): Promise<RunLeaseRow | undefined> {
+  const row = await db.get<RunLeaseRow>(
+    'SELECT run_id, owner, token, expires_at_ms, renewed_at FROM run_leases WHERE run_id = ? AND owner = ?',
+    [runId, owner],
+  );
+  return row ? { ...row, token: Number(row.token), expires_at_ms: Number(row.expires_at_ms) } : undefined;
 }
 
 /** The refusal of a write by a process whose lease of `runId` was taken over (or ended). */

@@ -5,6 +5,8 @@ import type { ServiceFamily } from './service-family.js';
 import { RunActor } from './run-actor.js';
 import { RunHalted } from './run-context.js';
 import type { RunOwnership } from './run-ownership.js';
+import { requestError } from './run-requests.js';
+import type { RunRequest, RunRequests } from './run-requests.js';
 import { buildSnapshot } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
 import type { DrainPolicy } from './run-pause.js';
@@ -34,9 +36,15 @@ export interface RunManagerOptions {
    * over lapsed ones and steps down from lost ones. Absent (SQLite): this process drives every run of the store.
    */
   ownership?: RunOwnership;
-  /** Forwards a cancel of a run this process does not drive to the process that does (issue 19). */
-  forwardCancel?: (runId: string, reason: string, principal: string) => Promise<void>;
+  /**
+   * Requests (cancel, interrupt answer, variable write) of runs another process drives, stored for that process
+   * (issue 19); absent (SQLite), this process drives every run.
+   */
+  requests?: RunRequests;
 }
+
+/** How long a forwarded request's sender waits for the owner (as a local cancel waits for its run to end). */
+const FORWARD_WAIT_MS = 5_000;
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
 export type { Caller } from './node-registry.js';
@@ -76,6 +84,10 @@ export class RunManager {
   readonly maxNodeExecutions: number;
   private readonly actors = new Map<string, RunActor>();
   private readonly waiters = new Map<string, Array<() => void>>();
+  /** Forwarded requests being applied here (a notice and a sweep may name the same one). */
+  private readonly applying = new Set<string>();
+  /** Request applications started by lease sweeps, awaited on shutdown. */
+  private readonly sweeping = new Set<Promise<void>>();
   private closed = false;
 
   constructor(private readonly o: RunManagerOptions) {
@@ -107,6 +119,7 @@ export class RunManager {
       metadata: req.metadata ?? {},
       configurable: req.configurable ?? {},
       ...(opts.traceparent ? { traceparent: opts.traceparent } : {}),
+      spread: true,
     });
   }
 
@@ -126,6 +139,8 @@ export class RunManager {
       prepare?: (run: StoredRun) => Promise<void>;
       parent?: { runId: string; nodeId: string; traceparent: string | null };
       traceparent?: string;
+      /** A top-level run may be handed to a less loaded process (issue 19); child runs and forks stay here. */
+      spread?: boolean;
     },
   ): Promise<{ run: StoredRun; created: boolean }> {
     if (this.closed) throw new HostError(ErrorCode.CONFLICT, 'the host is shutting down', {}, { retryable: true });
@@ -138,6 +153,7 @@ export class RunManager {
     root.span.end();
     const limit = a.configurable.recursionLimit;
     const made = await this.o.store.createRun({
+      ...(a.spread && !a.prepare ? { spread: true } : {}),
       workflow: a.def,
       inputs: a.inputs,
       variables: a.variables,
@@ -152,6 +168,10 @@ export class RunManager {
       parentNodeId: a.parent?.nodeId ?? null,
     });
     let run = made.run;
+    if (made.created && !made.driven) {
+      await this.waitStarted(run.runId);
+      return { run: (await this.o.store.getRun(run.runId)) ?? run, created: true };
+    }
     if (made.created && a.prepare) {
       await a.prepare(run);
       run = (await this.o.store.getRun(run.runId))!;
@@ -162,6 +182,30 @@ export class RunManager {
         typeof limit === 'number' && limit > 0 ? Math.min(limit, this.maxNodeExecutions) : undefined,
       );
     return { run, created: made.created };
+  }
+
+  /**
+   * Waits (up to 5 s, as a forwarded request does) until the process a new run was handed to appended its first event
+   * (issue 19), so the answer shows the run started; a process that died first leaves the run to a takeover.
+   */
+  private async waitStarted(runId: string): Promise<void> {
+    let done: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (done = resolve));
+    const off = this.o.store.subscribe(runId, () => done());
+    const t = this.o.clock.setTimeout(() => done(), FORWARD_WAIT_MS);
+    try {
+      // Subscribed first: an event relayed after this read still wakes the wait.
+      if ((await this.requireRun(runId)).lastSequence < 0) await started;
+    } finally {
+      off();
+      this.o.clock.clearTimeout(t);
+    }
+  }
+
+  /** A new run another process handed to this one (issue 19): taken up and started, when its lease names this one. */
+  async handedOver(runId: string): Promise<void> {
+    if (this.closed || this.actors.has(runId) || !this.o.ownership) return;
+    if (await this.o.ownership.adopt(runId)) await this.resumeClaimed([runId]);
   }
 
   private async spawn(run: StoredRun, limit?: number): Promise<RunActor> {
@@ -237,6 +281,8 @@ export class RunManager {
         continue;
       }
       await this.spawn(run).catch((err: unknown) => this.o.onBackgroundError?.(toHostError(err)));
+      // Requests sent while the run was between owners (issue 19) are applied by the process that took it over.
+      await this.applyRequests(runId).catch((err: unknown) => this.reportUnlessLost(err));
     }
   }
 
@@ -276,6 +322,11 @@ export class RunManager {
     };
   }
 
+  /** Another process appended to `runId` (issue 19): a wait on it here (a parent on its child) reads it again now. */
+  appendedElsewhere(runId: string): void {
+    if (this.waiters.has(runId)) this.wake(runId);
+  }
+
   /** Resolves when `runId` is terminal (in this process or already stored so). */
   async waitTerminal(runId: string): Promise<RunStatus> {
     for (;;) {
@@ -288,7 +339,8 @@ export class RunManager {
         if (status) return status;
         continue;
       }
-      // A run driven by another process (issue 19) is read again after each lease sweep of this one.
+      // A run driven by another process (issue 19) is read again when that process appends to it (its notification),
+      // and after each lease sweep of this one (a notification missed).
       await new Promise<void>((res) => {
         const list = this.waiters.get(runId) ?? [];
         list.push(res);
@@ -313,6 +365,10 @@ export class RunManager {
         lost: (runId) => this.stepDown(runId, 'renewal'),
         swept: () => {
           for (const runId of [...this.waiters.keys()]) this.wake(runId);
+          // A request whose notice was missed (or deferred) is applied here at the latest (owned: awaited on shutdown).
+          const p = this.applyRequests().catch((err: unknown) => this.reportUnlessLost(err));
+          this.sweeping.add(p);
+          void p.finally(() => this.sweeping.delete(p));
         },
       });
     const resumed: string[] = [];
@@ -347,13 +403,17 @@ export class RunManager {
           resolve();
         });
       });
-    } else if (this.o.forwardCancel) {
+    } else if (this.o.requests) {
       await this.forwardedCancel(runId, reason, caller.principal);
     }
     return this.snapshot(runId);
   }
 
-  /** Asks the owner to cancel and waits (as a local cancel does, up to 5 s) for the terminal event to be relayed. */
+  /**
+   * Stores the cancel for the owner (issue 19) and waits, as a local cancel does (up to 5 s), for the relayed terminal
+   * event; a cancel the owner has not applied by then stays stored and is applied by it, or by whichever process
+   * takes the run over.
+   */
   private async forwardedCancel(runId: string, reason: string, principal: string): Promise<void> {
     let off: (() => void) | undefined;
     let t: ReturnType<Clock['setTimeout']> | undefined;
@@ -362,9 +422,10 @@ export class RunManager {
         off = this.o.store.subscribe(runId, (e) => {
           if (TERMINAL_EVENT_TYPES.has(e.type)) resolve();
         });
-        t = this.o.clock.setTimeout(resolve, 5_000);
+        t = this.o.clock.setTimeout(resolve, FORWARD_WAIT_MS);
       });
-      await this.o.forwardCancel!(runId, reason, principal);
+      const req = await this.o.requests!.send(runId, 'cancel', { reason }, principal, FORWARD_WAIT_MS);
+      if (req.status === 'pending') await this.closeIfEnded(req, null);
       const r = await this.requireRun(runId);
       if (!TERMINAL_STATUSES.has(r.status)) await ended;
     } finally {
@@ -373,9 +434,130 @@ export class RunManager {
     }
   }
 
-  /** A cancel another process forwarded (issue 19): acted on when this process drives the run, else ignored. */
-  async cancelForwarded(runId: string, reason: string, principal: string): Promise<void> {
-    await this.actors.get(runId)?.cancel(reason, principal);
+  /**
+   * A request still pending when its run is already terminal can never be applied: closed (as a local request on an
+   * ended run is answered) so no process tries later. Returns the request as it ended.
+   */
+  private async closeIfEnded(req: RunRequest, result: unknown): Promise<RunRequest> {
+    const r = await this.requireRun(req.runId);
+    if (!TERMINAL_STATUSES.has(r.status)) return req;
+    await this.o.requests!.closeEnded(req.runId, { requestId: req.requestId, status: 'applied', result });
+    return (await this.o.requests!.get(req.requestId)) ?? req;
+  }
+
+  /**
+   * Sends an interrupt answer or a variable write to the process that drives the run and waits (up to 5 s) for it to be
+   * applied: the answer is what that process answered (its error, raised again here). Not applied in time (the owner
+   * died and no process took the run over yet): `MHS.HOST.RUN_REQUEST_PENDING`; the request stays stored and is applied
+   * by the next owner.
+   */
+  private async forwarded(
+    runId: string,
+    kind: 'interrupt' | 'variables',
+    body: Record<string, unknown>,
+    principal: string,
+  ): Promise<unknown> {
+    let req = await this.o.requests!.send(runId, kind, body, principal, FORWARD_WAIT_MS);
+    const r = await this.requireRun(runId);
+    if (req.status === 'pending' && TERMINAL_STATUSES.has(r.status)) {
+      // The run ended before any owner applied it: closed with what a local request on an ended run answers.
+      const nodeId = String(body.nodeId);
+      const e =
+        kind !== 'interrupt'
+          ? new HostError(ErrorCode.CONFLICT, `run ${runId} is ${r.status}`, { runId, status: r.status })
+          : (await this.invalidatedInterrupt(runId, nodeId))
+            ? new HostError(ErrorCode.INTERRUPT_INVALIDATED, `the interrupt at node ${nodeId} ended with its run`, {
+                runId,
+                nodeId,
+                status: r.status,
+              })
+            : new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
+      const settle = {
+        requestId: req.requestId,
+        status: 'failed' as const,
+        result: { code: e.code, message: e.message, details: e.details },
+      };
+      await this.o.requests!.closeEnded(runId, settle);
+      req = (await this.o.requests!.get(req.requestId)) ?? req;
+    }
+    if (req.status === 'failed') throw requestError(req.result);
+    if (req.status === 'applied') return req.result;
+    throw new HostError(
+      ErrorCode.HOST_RUN_REQUEST_PENDING,
+      `run ${runId} is driven by another host process that has not applied the request yet`,
+      { runId, requestId: req.requestId, kind },
+      { remediation: 'Read the run: the request is stored and applied by the process that drives (or takes over) it.' },
+    );
+  }
+
+  /**
+   * Applies the stored requests of the runs this process drives (`runId`, or every one): each once, in the order sent,
+   * settled in the transaction of the events it appends (issue 19). A request this process can no longer apply (its
+   * lease was lost, the store is out) stays pending for the next owner or the next sweep.
+   */
+  async applyRequests(runId?: string): Promise<void> {
+    const requests = this.o.requests;
+    if (!requests || this.closed) return;
+    const runIds = runId === undefined ? [...this.actors.keys()] : this.actors.has(runId) ? [runId] : [];
+    for (const req of await requests.pending(runIds)) {
+      if (this.applying.has(req.requestId)) continue;
+      this.applying.add(req.requestId);
+      try {
+        await this.applyRequest(req);
+      } finally {
+        this.applying.delete(req.requestId);
+      }
+    }
+  }
+
+  private async applyRequest(req: RunRequest): Promise<void> {
+    const actor = this.actors.get(req.runId);
+    if (!actor) return;
+    const caller: Caller = { principal: req.principal };
+    try {
+      if (req.kind === 'cancel') {
+        const reason = typeof req.body.reason === 'string' ? req.body.reason : 'cancelled by client';
+        await actor.cancel(reason, req.principal, undefined, req.requestId);
+      } else if (req.kind === 'interrupt') {
+        const nodeId = String(req.body.nodeId);
+        // A run just resumed asks its open interrupt again shortly: until then the answer waits (next sweep).
+        if (!actor.pending.has(nodeId) && (await this.openInterrupt(req.runId, nodeId))) return;
+        const body = (req.body.body ?? {}) as Record<string, unknown>;
+        await actor.resolveInterrupt(nodeId, body, caller, req.requestId);
+      } else {
+        const values = (req.body.values ?? {}) as Record<string, unknown>;
+        checkVariableWrite((await this.requireRun(req.runId)).definition, values);
+        await actor.setVariables(values, req.principal, req.requestId);
+      }
+    } catch (err) {
+      if (err instanceof RunHalted) return;
+      const e = toHostError(err);
+      if (e.code === ErrorCode.HOST_RUN_LEASE_LOST || e.code === ErrorCode.HOST_LEDGER_UNAVAILABLE) return;
+      // Refused as a local request would be (not_found, validation_error, conflict): the sender raises the same error.
+      const settle = {
+        requestId: req.requestId,
+        status: 'failed' as const,
+        result: { code: e.code, message: e.message, details: e.details },
+      };
+      if (actor.isTerminal) await this.o.requests!.closeEnded(req.runId, settle);
+      else await this.o.store.settleRequest(req.runId, settle).catch((x: unknown) => this.reportUnlessLost(x));
+    }
+  }
+
+  private reportUnlessLost(err: unknown): void {
+    const e = toHostError(err);
+    if (e.code !== ErrorCode.HOST_RUN_LEASE_LOST) this.o.onBackgroundError?.(e);
+  }
+
+  /** True when `nodeId`'s log holds an interrupt request not resolved yet. */
+  private async openInterrupt(runId: string, nodeId: string): Promise<boolean> {
+    const events = await this.o.store.events(runId);
+    const resolved = new Set(
+      events.filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload.interruptId as string),
+    );
+    return events.some(
+      (e) => e.type === 'interrupt.requested' && e.nodeId === nodeId && !resolved.has(e.payload.key as string),
+    );
   }
 
   /** True when `nodeId` asked an interrupt that its run ended without resolving (cancelled or failed meanwhile). */
@@ -406,6 +588,11 @@ export class RunManager {
         nodeId,
         status: r.status,
       });
+    if (!actor && this.o.requests && !TERMINAL_STATUSES.has(r.status)) {
+      // Issue 19: driven by another process, which applies the answer.
+      await this.forwarded(runId, 'interrupt', { nodeId, body }, caller.principal);
+      return this.snapshot(runId);
+    }
     if (!actor) throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
     await actor.resolveInterrupt(nodeId, body, caller);
     return this.snapshot(runId);
@@ -423,7 +610,9 @@ export class RunManager {
       throw new HostError(ErrorCode.CONFLICT, `run ${runId} is ${r.status}`, { runId, status: r.status });
     checkVariableWrite(r.definition, values);
     const actor = this.actors.get(runId);
-    // Another process's actor owns the bag in memory; writing the row under it would be overwritten.
+    // Issue 19: another process's actor owns the bag in memory; that process applies the write.
+    if (!actor && this.o.requests)
+      return (await this.forwarded(runId, 'variables', { values }, caller.principal)) as Record<string, unknown>;
     if (!actor)
       throw new HostError(ErrorCode.CONFLICT, `run ${runId} is not driven by this host process`, {
         runId,
@@ -499,6 +688,7 @@ export class RunManager {
   async shutdown(graceMs = 10_000): Promise<void> {
     this.closed = true;
     this.o.ownership?.stopClaiming();
+    await Promise.all(this.sweeping);
     await Promise.all([...this.actors.values()].map((a) => a.haltForShutdown(graceMs)));
     this.actors.clear();
     // Issue 19: the leases go at once, so the other processes resume these runs without waiting for them to lapse.

@@ -6,7 +6,11 @@ import {
   checkRunLease,
   claimLapsedRuns,
   endRunLease,
+  heartbeatRunHost,
   insertRunLease,
+  leaseOf,
+  liveRunHosts,
+  removeRunHost,
   releaseRunLeases,
   renewRunLeases,
   runLeaseLost,
@@ -83,6 +87,11 @@ export class RunOwnership implements RunFence {
   private handlers: OwnershipHandlers | undefined;
   private claiming = false;
   private closed = false;
+  /**
+   * Tells the process a new run was handed to (a `NOTIFY` in the insert's transaction); set on a store with a listen
+   * connection. Without it every new run stays with the process that accepted it.
+   */
+  handOff: ((t: Db, runId: string, to: string) => Promise<void>) | undefined;
   private readonly onError: ((err: HostError) => void) | undefined;
 
   constructor(
@@ -107,10 +116,39 @@ export class RunOwnership implements RunFence {
     return this.held.has(runId);
   }
 
-  async claim(t: Db, runId: string): Promise<void> {
+  async claim(t: Db, runId: string, o: { spread?: boolean } = {}): Promise<boolean> {
     const now = this.clock.now();
-    await insertRunLease(t, runId, this.owner, now, this.ttlMs);
+    const to = o.spread && this.handOff ? await this.target(t, now) : this.owner;
+    await insertRunLease(t, runId, to, now, this.ttlMs);
+    if (to !== this.owner) {
+      await this.handOff!(t, runId, to);
+      return false;
+    }
     this.held.set(runId, { token: 1, expiresAt: now + this.ttlMs });
+    return true;
+  }
+
+  /**
+   * Who drives a new run (issue 19): the least loaded live process (fewest leases), unless this one has at most one
+   * run more than it (a new run stays where it was accepted when the load is even). Ties go to the first by id.
+   */
+  private async target(t: Db, now: number): Promise<string> {
+    const hosts = await liveRunHosts(t, now);
+    const least = hosts[0];
+    const mine = hosts.find((h) => h.owner === this.owner)?.load ?? this.held.size;
+    return least && least.owner !== this.owner && least.load + 1 < mine ? least.owner : this.owner;
+  }
+
+  /**
+   * Takes up a new run another process handed to this one (its lease row names this process, token 1): true when
+   * this process now holds it and is to start it.
+   */
+  async adopt(runId: string): Promise<boolean> {
+    if (this.closed || this.held.has(runId)) return false;
+    const row = await leaseOf(this.db, runId, this.owner);
+    if (!row) return false;
+    this.held.set(runId, { token: row.token, expiresAt: row.expires_at_ms });
+    return true;
   }
 
   async check(t: Db, runId: string): Promise<void> {
@@ -146,6 +184,7 @@ export class RunOwnership implements RunFence {
     this.claiming = true;
     const now = this.clock.now();
     this.due.renewAt = now + this.period();
+    await heartbeatRunHost(this.db, this.owner, now, this.ttlMs);
     const taken = await this.sweep(now, true);
     this.arm();
     return taken;
@@ -186,6 +225,8 @@ export class RunOwnership implements RunFence {
     const list: HeldLease[] = [...this.held].map(([runId, h]) => ({ runId, token: h.token }));
     let renewed: Set<string> | undefined;
     try {
+      // This process counts as live (new runs may be handed to it) as long as it renews.
+      await heartbeatRunHost(this.db, this.owner, now, this.ttlMs);
       renewed = await renewRunLeases(this.db, this.owner, list, now, this.ttlMs);
     } catch (err) {
       this.onError?.(ledgerUnavailable(err, this.db.location, { operation: 'run_lease_renewal', owner: this.owner }));
@@ -241,8 +282,10 @@ export class RunOwnership implements RunFence {
     await Promise.all(this.resuming);
     const list = [...this.held].map(([runId, h]) => ({ runId, token: h.token }));
     this.held.clear();
-    await releaseRunLeases(this.db, this.owner, list).catch((err: unknown) =>
-      this.onError?.(ledgerUnavailable(err, this.db.location, { operation: 'run_lease_release', owner: this.owner })),
-    );
+    await releaseRunLeases(this.db, this.owner, list)
+      .then(() => removeRunHost(this.db, this.owner))
+      .catch((err: unknown) =>
+        this.onError?.(ledgerUnavailable(err, this.db.location, { operation: 'run_lease_release', owner: this.owner })),
+      );
   }
 }

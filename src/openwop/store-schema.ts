@@ -1,6 +1,7 @@
 import { appendOnlyDdl, migrate } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
 import { ensureRunLeases } from './run-leases.js';
+import { ensureRunRequests } from './run-requests.js';
 
 /** DDL of the OpenWOP tables; `last_seq` on the run row is the per-run sequence counter (issue 7 §3). */
 const TABLES = `
@@ -60,7 +61,7 @@ export function ensureOpenwopTables(db: Db): Promise<void> {
   if (!p) {
     p = migrate(db, 'openwop.v1', (dialect) => `${TABLES}\n${appendOnlyDdl(dialect, 'openwop_events')}`).then(() =>
       // Issue 19: runs shared by several processes on one PostgreSQL store carry a fencing lease.
-      ensureRunLeases(db),
+      ensureRunLeases(db).then(() => ensureRunRequests(db)),
     );
     done.set(db, p);
     p.catch(() => done.delete(db));

@@ -5,6 +5,7 @@ import type { Db } from '../ledger/db.js';
 import { asStoreOutage } from '../ledger/store-outage.js';
 import { openwopSchemas } from './schemas.js';
 import { ensureOpenwopTables } from './store-schema.js';
+import type { RunRequests, SettledRequest } from './run-requests.js';
 import { TERMINAL_STATUSES } from './types.js';
 import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
 
@@ -27,8 +28,11 @@ export interface RunPatch {
  * process drives (SQLite), where every run's lease is trivially held.
  */
 export interface RunFence {
-  /** The inserting process takes the new run's lease. */
-  claim(t: Db, runId: string): Promise<void>;
+  /**
+   * The inserting process takes the new run's lease, or (`spread`) hands it to a less loaded process; true when this
+   * process drives the run.
+   */
+  claim(t: Db, runId: string, o?: { spread?: boolean }): Promise<boolean>;
   /** Raises `MHS.HOST.RUN_LEASE_LOST` unless this process still holds `runId`'s lease; nothing is then written. */
   check(t: Db, runId: string): Promise<void>;
   /** The lease ends with the run (its terminal event). */
@@ -55,6 +59,8 @@ export interface NewRun {
   idempotencyKey?: string | null;
   requestDigest?: string | null;
   traceparent?: string | null;
+  /** May be handed to another, less loaded process of a shared store (issue 19); else this process drives it. */
+  spread?: boolean;
 }
 
 interface RunRow {
@@ -150,6 +156,8 @@ export class OpenwopStore {
   fence: RunFence | undefined;
   /** Set once on a shared PostgreSQL store: other processes learn of this process's appends. */
   notifier: RunEventNotifier | undefined;
+  /** Set once on a shared PostgreSQL store: requests forwarded to the process that drives a run (issue 19). */
+  requests: RunRequests | undefined;
   /** Per run with local subscribers: the last sequence emitted to them, and the relay read in flight. */
   private readonly relayed = new Map<string, { last: number; reading: Promise<void> }>();
 
@@ -222,12 +230,12 @@ export class OpenwopStore {
    * Inserts a run with status `pending`. With an idempotency key already used, returns the existing
    * run and `created: false`; a different request under the same key raises `conflict`.
    */
-  async createRun(n: NewRun): Promise<{ run: StoredRun; created: boolean }> {
+  async createRun(n: NewRun): Promise<{ run: StoredRun; created: boolean; driven: boolean }> {
     await this.ready;
     return this.write('create_run', () => this.createRunTx(n));
   }
 
-  private createRunTx(n: NewRun): Promise<{ run: StoredRun; created: boolean }> {
+  private createRunTx(n: NewRun): Promise<{ run: StoredRun; created: boolean; driven: boolean }> {
     return this.db.tx(async (t) => {
       if (n.idempotencyKey) {
         const prior = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE idempotency_key = ?', [n.idempotencyKey]);
@@ -237,7 +245,7 @@ export class OpenwopStore {
               runId: prior.run_id,
             });
           }
-          return { run: toRun(prior), created: false };
+          return { run: toRun(prior), created: false, driven: false };
         }
       }
       const runId = this.newRunId();
@@ -265,9 +273,9 @@ export class OpenwopStore {
           isoAt(this.clock.now()),
         ],
       );
-      await this.fence?.claim(t, runId);
+      const driven = this.fence ? await this.fence.claim(t, runId, { spread: n.spread === true }) : true;
       const row = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE run_id = ?', [runId]);
-      return { run: toRun(row!), created: true };
+      return { run: toRun(row!), created: true, driven };
     });
   }
 
@@ -328,14 +336,32 @@ export class OpenwopStore {
   }
 
   /** Updates the run row without an event (e.g. `cancelling`, which is not itself an event). */
-  async patchRun(runId: string, patch: RunPatch): Promise<void> {
+  async patchRun(runId: string, patch: RunPatch, settle?: SettledRequest): Promise<void> {
     await this.ready;
     await this.write('patch_run', () =>
       this.db.tx(async (t) => {
         await this.fence?.check(t, runId);
         await this.applyPatch(t, runId, patch);
+        if (settle) await this.settleIn(t, runId, settle);
       }),
     );
+  }
+
+  /** Settles a forwarded request that appends nothing (issue 19), under the run's fence. */
+  async settleRequest(runId: string, settle: SettledRequest): Promise<void> {
+    await this.ready;
+    await this.write('settle_request', () =>
+      this.db.tx(async (t) => {
+        await this.fence?.check(t, runId);
+        await this.settleIn(t, runId, settle);
+      }),
+    );
+  }
+
+  private async settleIn(t: Db, runId: string, settle: SettledRequest): Promise<void> {
+    if (!this.requests)
+      throw new HostError(ErrorCode.HOST_INTERNAL, 'forwarded requests need a shared PostgreSQL store', { runId });
+    await this.requests.settle(t, runId, settle);
   }
 
   private async applyPatch(t: Db, runId: string, patch: RunPatch): Promise<void> {
@@ -355,12 +381,23 @@ export class OpenwopStore {
    * Appends events to a run atomically with an optional run-row patch. Sequences continue from the
    * run's last one; a terminal run refuses further events (one terminal event, last).
    */
-  async append(runId: string, inputs: readonly RunEventInput[], patch: RunPatch = {}): Promise<RunEvent[]> {
+  async append(
+    runId: string,
+    inputs: readonly RunEventInput[],
+    patch: RunPatch = {},
+    /** A forwarded request these events apply (issue 19): settled in the same transaction, so exactly once. */
+    settle?: SettledRequest,
+  ): Promise<RunEvent[]> {
     await this.ready;
-    return this.write('append_events', () => this.appendTx(runId, inputs, patch));
+    return this.write('append_events', () => this.appendTx(runId, inputs, patch, settle));
   }
 
-  private async appendTx(runId: string, inputs: readonly RunEventInput[], patch: RunPatch): Promise<RunEvent[]> {
+  private async appendTx(
+    runId: string,
+    inputs: readonly RunEventInput[],
+    patch: RunPatch,
+    settle: SettledRequest | undefined,
+  ): Promise<RunEvent[]> {
     const schemas = openwopSchemas();
     const events = await this.db.tx(async (t) => {
       await this.fence?.check(t, runId);
@@ -410,6 +447,7 @@ export class OpenwopStore {
         out.push(e);
       }
       await this.applyPatch(t, runId, patch);
+      if (settle) await this.settleIn(t, runId, settle);
       if (patch.status && TERMINAL_STATUSES.has(patch.status)) await this.fence?.end(t, runId);
       if (out.length) await this.notifier?.appended(t, runId, out[0]!.sequence, out[out.length - 1]!.sequence);
       return out;

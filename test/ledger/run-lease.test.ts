@@ -4,10 +4,11 @@
 // a higher fencing token, and from then on the former owner's appends and patches are refused in their transaction
 // with MHS.HOST.RUN_LEASE_LOST (nothing written) while the new owner's go through; a renewal that finds the lease
 // taken over tells the former owner to step down; a clean close lets the leases go at once; a terminal event ends the
-// lease. On SQLite nothing of this applies: no fence, no lease table.
+// lease. A ledger append made under a run's fence (the intent of an MHS command a node sends) is refused the same way
+// once the lease was taken over, alone in its batch. On SQLite nothing of this applies: no fence, no lease table.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
-import { openDb } from '../../src/ledger/index.js';
+import { openDb, openLedger } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
 import { listRunLeases } from '../../src/openwop/run-leases.js';
 import { RunOwnership } from '../../src/openwop/run-ownership.js';
@@ -133,6 +134,31 @@ describe.skipIf(!PG_URL)('run leases on one PostgreSQL store', () => {
     c.clock.advance(TIMING.ttlMs / 3 + 1);
     await expect.poll(() => c.lost).toEqual([other]);
     expect(c.own.holds(other)).toBe(false);
+  });
+
+  it('a ledger append under a former owner’s run fence (a command intent) is refused, nothing written; the rest of its batch commits', async () => {
+    const loc = await location();
+    const clock = new SimulatedClock(3_000_000);
+    const a = await proc(loc, 'lab-a:101', clock);
+    expect(await a.start()).toEqual([]);
+    const runId = await newRun(a.store);
+    const ledger = await openLedger(a.db, { clock });
+    const fence = { fence: (t: Db) => a.own.check(t, runId) };
+    await ledger.appendBatch([{ kind: 'error', note: 'fenced while held' }], fence);
+
+    const b = await proc(loc, 'lab-b:202', new SimulatedClock(clock.now() + TIMING.ttlMs + TIMING.skewMs + 1));
+    expect(await b.start()).toEqual([runId]);
+    const before = (await ledger.head()).seq;
+    // Queued together (one commit when they share a flush): only the fenced one is refused.
+    const [refused, plain] = await Promise.allSettled([
+      ledger.appendBatch([{ kind: 'error', note: 'stale owner' }], fence),
+      ledger.appendBatch([{ kind: 'error', note: 'not a run side effect' }]),
+    ]);
+    expect(refused.status === 'rejected' && (refused.reason as HostError).code).toBe(ErrorCode.HOST_RUN_LEASE_LOST);
+    expect(plain.status).toBe('fulfilled');
+    const after = await ledger.range(before + 1);
+    expect(after.map((e) => e.note)).toEqual(['not a run side effect']);
+    expect((await ledger.verify()).ok).toBe(true);
   });
 
   it('renewals keep a live owner’s runs; a clean close lets them go at once; a terminal event ends the lease', async () => {

@@ -153,6 +153,8 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
           input,
           runId: ctx.runId,
           nodeId: ctx.node.id,
+          // Issue 19: the intent is journaled only while this process still drives the run.
+          ...(ctx.runFence ? { runFence: ctx.runFence } : {}),
           ...(ctx.traceparent ? { trace: { traceparent: ctx.traceparent } } : {}),
           ...(typeof c.deadlineMs === 'number' ? { deadlineMs: c.deadlineMs } : {}),
           ...(typeof c.expectedRevision === 'number' ? { expectedRevision: c.expectedRevision } : {}),
@@ -206,7 +208,12 @@ export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
       const earlier = ctx.resumed
         ? await findTaskStart(deps.ledger, from, (e) => e.run_id === ctx.runId && e.node_id === ctx.node.id)
         : undefined;
-      const spec = { runId: ctx.runId, nodeId: ctx.node.id, steps };
+      const spec = {
+        runId: ctx.runId,
+        nodeId: ctx.node.id,
+        steps,
+        ...(ctx.runFence ? { runFence: ctx.runFence } : {}),
+      };
       const result = earlier
         ? await resumeTask({ engine: deps.engine, ledger: deps.ledger }, earlier, spec, { signal: ctx.signal })
         : await deps.engine.runTask(
@@ -215,6 +222,7 @@ export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
               steps,
               runId: ctx.runId,
               nodeId: ctx.node.id,
+              ...(ctx.runFence ? { runFence: ctx.runFence } : {}),
               ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
             },
             { signal: ctx.signal, disclosure: runDisclosure(ctx) },

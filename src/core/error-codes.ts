@@ -139,6 +139,11 @@ export const ErrorCode = {
    * data: runId, owner, token, heldBy?, heldToken? (the refused write); runId, owner, detectedBy (the step-down, logged).
    */
   HOST_RUN_LEASE_LOST: 'MHS.HOST.RUN_LEASE_LOST',
+  /**
+   * A route was registered that has no row in the route × role table (src/server/route-roles.ts, issue 20): the
+   * app does not start (`serve` exits 1), and such a route is refused 403 if reached. data: routes.
+   */
+  HOST_ROUTE_UNMAPPED: 'MHS.HOST.ROUTE_UNMAPPED',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

@@ -65,8 +65,9 @@ export const ROUTE_ROLES: readonly RouteRoleRow[] = [
     ['*', '/v1/prompts/*'],
     ['*', '/v1/prompts::render'],
   ]),
-  ...rows(RUN, [['POST', '/v1/workflows']]),
   ...rows(OPERATOR, [
+    // Issue 20: registering or replacing a workflow decides what runs; versioned and recorded in the ledger.
+    ['POST', '/v1/workflows'],
     ['POST', '/v1/prompts'],
     ['PUT', '/v1/prompts/:templateId'],
     ['DELETE', '/v1/prompts/:templateId'],

@@ -30,7 +30,7 @@ import { registerMcpRoute } from './mcp-route.js';
 import type { McpMount } from './mcp-route.js';
 import { registerOpenwopV2 } from './v2/register.js';
 import type { ServedRoute } from './v2/route-table.js';
-import { enforceRouteRoles } from './route-auth.js';
+import { enforceRouteRoles, routesOpenApiPaths } from './route-auth.js';
 
 /** Dependencies of {@link buildApp}. */
 export interface AppDeps {
@@ -200,7 +200,13 @@ export async function buildApp(
     testSeams: deps.testSeams === true,
     envelopeSeam: envelopeCatalogOf(deps.families) !== undefined,
   }) as { paths: Record<string, unknown> };
-  doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths, ...hostsOpenApiPaths };
+  doc.paths = {
+    ...doc.paths,
+    ...promptOpenApiPaths,
+    ...agentOpenApiPaths,
+    ...hostsOpenApiPaths,
+    ...routesOpenApiPaths,
+  };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);
   // The table as served: every registered route with the roles that may call it (docs/security.md).

@@ -48,14 +48,19 @@ export function enforceRouteRoles(
   const granted: RouteGrant[] = [];
   const unmapped: string[] = [];
   app.addHook('onRoute', (r: RouteOptions) => {
-    for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
-      const row = routeRoleOf(method, r.url, table);
+    const methods = Array.isArray(r.method) ? r.method : [r.method];
+    // `app.all` and the like register many methods in one route: the URL's `*` row, when there is one.
+    const anyMethod = methods.length > 3;
+    const rows = new Map<string, RouteRoleRow | undefined>();
+    for (const method of methods) {
+      const row = routeRoleOf(method, r.url, table, anyMethod);
+      rows.set(method, row);
       if (row) granted.push({ method, url: r.url, roles: row.roles });
       else unmapped.push(`${method} ${r.url}`);
     }
     const url = r.url;
     const check: onRequestHookHandler = async (req) => {
-      const row = routeRoleOf(req.method, url, table);
+      const row = rows.get(req.method) ?? (req.method === 'HEAD' ? rows.get('GET') : undefined);
       if (!row)
         throw new HostError(ErrorCode.FORBIDDEN, 'this route has no entry in the route × role table', {
           route: `${req.method} ${url}`,
@@ -80,3 +85,18 @@ export function enforceRouteRoles(
   });
   return granted;
 }
+
+/** The OpenAPI description of `GET /v1/operator/routes` (registered by `buildApp`). */
+export const routesOpenApiPaths = {
+  '/v1/operator/routes': {
+    get: {
+      summary:
+        'The route × role table as served (issue 20): every route this process registered, with the token roles that may call it (`public`: no token)',
+      responses: {
+        '200': { description: 'routes', content: { 'application/json': { schema: { type: 'object' } } } },
+        '401': { description: 'unauthorized' },
+        '403': { description: 'forbidden (an agent token)' },
+      },
+    },
+  },
+} as const;

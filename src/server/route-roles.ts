@@ -142,12 +142,19 @@ export const ROUTE_ROLES: readonly RouteRoleRow[] = [
   ]),
 ];
 
-/** The row for a registered route: an exact method row first, else the URL's `*` row; HEAD is GET's twin. */
+/**
+ * The row for a registered route: an exact method row first, else the URL's `*` row; HEAD is GET's twin. A route
+ * the router registered for many methods at once (`app.all`, `anyMethod`) takes the URL's `*` row first when it has
+ * one: without `--prompts` every method of `/v1/prompts` answers 501 to any run API role.
+ */
 export function routeRoleOf(
   method: string,
   url: string,
   table: readonly RouteRoleRow[] = ROUTE_ROLES,
+  anyMethod = false,
 ): RouteRoleRow | undefined {
+  const any = table.find((r) => r.url === url && r.method === '*');
+  if (anyMethod && any) return any;
   const m = method === 'HEAD' && table.some((r) => r.method === 'GET' && r.url === url) ? 'GET' : method;
-  return table.find((r) => r.url === url && r.method === m) ?? table.find((r) => r.url === url && r.method === '*');
+  return table.find((r) => r.url === url && r.method === m) ?? any;
 }

@@ -12,7 +12,7 @@ import { TOKEN_ROLES } from '../../src/policy/tokens.js';
 import type { TokenRole } from '../../src/policy/tokens.js';
 import { enforceRouteRoles } from '../../src/server/route-auth.js';
 import type { RouteGrant } from '../../src/server/route-auth.js';
-import { routeRoleOf } from '../../src/server/route-roles.js';
+import { ROUTE_ROLES, routeRoleOf } from '../../src/server/route-roles.js';
 import { BACKENDS } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import { makeToken, serve } from './serve-helpers.js';
@@ -90,7 +90,14 @@ describe.each(BACKENDS)('route × role matrix on $name', (backend) => {
 
     it('serves only routes the table has a row for, with that row’s roles', () => {
       expect(grants.length).toBeGreaterThan(60);
-      for (const g of grants) expect(routeRoleOf(g.method, g.url)?.roles, `${g.method} ${g.url}`).toEqual(g.roles);
+      // Each grant is a row of the table: the method's own row, or the URL's `*` row (routes of every method).
+      for (const g of grants) {
+        const rows = [routeRoleOf(g.method, g.url), routeRoleOf(g.method, g.url, ROUTE_ROLES, true)];
+        expect(
+          rows.map((r) => r?.roles),
+          `${g.method} ${g.url}`,
+        ).toContainEqual(g.roles);
+      }
       // The listing is the router's: the operator API, the gateway and both OpenWOP majors are in it.
       for (const must of ['POST /v1/workflows', 'POST /v1/operator/estop', 'POST /mcp', 'GET /runs/:runId'])
         expect(grants.map((g) => `${g.method} ${g.url}`)).toContain(must);

@@ -2,7 +2,10 @@ import { userInfo } from 'node:os';
 import { Command, Option } from 'commander';
 import { RealClock } from '../core/index.js';
 import type { Clock, HostError } from '../core/index.js';
-import { openDb, resolveDbLocation } from '../ledger/index.js';
+import { readFileSync } from 'node:fs';
+import { ErrorCode } from '../core/index.js';
+import { openDb, openLedger, resolveDbLocation } from '../ledger/index.js';
+import { registryKeyOf } from '../mhs/registry-signature.js';
 import type { Db } from '../ledger/index.js';
 import { openArtifacts } from '../ledger/artifacts.js';
 import type { Artifacts } from '../ledger/artifacts.js';
@@ -84,20 +87,39 @@ interface ListFlags {
   baseUrl: string[];
   federated: string[];
   enableFederated?: boolean;
+  registryKey: string[];
   inspect?: boolean;
   json?: boolean;
 }
 
+/** Refusals on the discovery path that are evidence (issue 20): a cross-origin redirect, a bad record signature. */
+const isRecordedRefusal = (e: HostError): boolean =>
+  e.code === ErrorCode.HOST_REGISTRY_SIGNATURE_INVALID || e.details.reason === 'cross_origin_redirect';
+
 async function list(flags: ListFlags): Promise<void> {
+  const keys = flags.registryKey.map((p) => registryKeyOf(readFileSync(p, 'utf8'), p));
   await withCtx(flags.db, async (c) => {
     const result = await discoverEndpoints({
       requestedBy: 'operator',
       ...(flags.endpointsFile ? { endpointsFile: flags.endpointsFile } : {}),
       registry: () => c.store.list(),
       baseUrls: flags.baseUrl,
-      federated: { enabled: flags.enableFederated === true, registries: flags.federated },
+      federated: { enabled: flags.enableFederated === true, registries: flags.federated, keys },
       clock: c.clock,
     });
+    // Each refused redirect or record signature is a ledger `error` entry (stage `discovery`), with what was refused.
+    const refusals = result.errors.filter(isRecordedRefusal);
+    if (refusals.length) {
+      const ledger = await openLedger(c.db, { clock: c.clock, probeIntervalMs: 0 });
+      await ledger.appendBatch(
+        refusals.map((e) => ({
+          kind: 'error' as const,
+          stage: 'discovery',
+          source: e.details.source,
+          error: e.toWire(),
+        })),
+      );
+    }
     // Discovery upserts rows; it never enables one (HOST-066).
     for (const e of result.endpoints) {
       const { key: _key, ...row } = e;
@@ -225,6 +247,12 @@ export function endpointsCommand(): Command {
       [],
     )
     .option('--enable-federated', 'operator opt-in to federated registries (off by default)')
+    .option(
+      '--registry-key <pem>',
+      'Ed25519 public key (PEM) trusted to sign federated registry records (repeatable); a record signed by none is refused',
+      collect,
+      [],
+    )
     .option('--inspect', 'connect to ENABLED endpoints to fetch and admit their manifests')
     .option('--json', 'print JSON')
     .action((flags: ListFlags) => list(flags));

@@ -27,7 +27,7 @@ export function tokenCommand(): Command {
     .description('Create a token and print it once')
     .argument('<name>', 'token name (the principal shown in the ledger)')
     .addOption(
-      new Option('--role <role>', 'token role (agent: the MCP gateway only)')
+      new Option('--role <role>', 'token role (agent: the MCP gateway only; viewer: read-only)')
         .choices([...TOKEN_ROLES])
         .makeOptionMandatory(),
     )

@@ -152,6 +152,16 @@ export const ErrorCode = {
    * data: runId, requestId, kind.
    */
   HOST_RUN_REQUEST_PENDING: 'MHS.HOST.RUN_REQUEST_PENDING',
+  /**
+   * A route was registered that has no row in the route × role table (src/server/route-roles.ts, issue 20): the
+   * app does not start (`serve` exits 1), and such a route is refused 403 if reached. data: routes.
+   */
+  HOST_ROUTE_UNMAPPED: 'MHS.HOST.ROUTE_UNMAPPED',
+  /**
+   * A federated registry record carries a signature that no configured registry key verifies (issue 20, HOST-014):
+   * the record is refused (never stored or listed) and the refusal recorded. data: source, index, reason.
+   */
+  HOST_REGISTRY_SIGNATURE_INVALID: 'MHS.HOST.REGISTRY_SIGNATURE_INVALID',
   HOST_INTERNAL: 'MHS.HOST.INTERNAL',
   // OpenWOP host codes (REST error envelope `{error, message, details?}`).
   VALIDATION_ERROR: 'validation_error',

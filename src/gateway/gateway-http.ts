@@ -23,7 +23,8 @@ export interface GatewayHttpHandler {
   close(): Promise<void>;
 }
 
-function refusal(status: 401 | 403, e: HostError): Response {
+/** A refusal in the gateway's wire form: a JSON-RPC error carrying the host error (401 with `WWW-Authenticate`). */
+export function refusal(status: 401 | 403, e: HostError): Response {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (status === 401) headers['www-authenticate'] = 'Bearer realm="mhs-host", error="invalid_token"';
   return new Response(

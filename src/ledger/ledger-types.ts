@@ -40,6 +40,8 @@ export const LEDGER_KINDS = [
   'replay.end',
   // One model turn of an agent run with the provider's own token counts (issue 15; no prompt or answer text).
   'provider.usage',
+  // A workflow definition registered or replaced by a principal: its digest and the one it replaced (issue 20).
+  'workflow.registered',
 ] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 

@@ -22,6 +22,12 @@ export interface SourceRef {
   kind: SourceKind;
   /** `MHS_ENDPOINTS`, a file path, `db`, a base URL or a registry URL. */
   ref: string;
+  /**
+   * A federated record's signature (issue 20, HOST-014; registry-signature.ts): `signed` by the configured registry
+   * key `key_id`, `unsigned`, or `unverified` (signed, but no registry key was configured to check it).
+   */
+  record?: 'signed' | 'unsigned' | 'unverified';
+  key_id?: string;
 }
 
 /** One connector row. */

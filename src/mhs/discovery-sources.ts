@@ -105,8 +105,15 @@ export function readEnvSource(value: string | undefined, name = 'MHS_ENDPOINTS')
   return out;
 }
 
-/** Parses an endpoints document (`{"endpoints":[{"url"|"command","auth"?}]}`) from text. */
-export function parseEndpointsDocument(text: string, source: SourceRef): SourceRead {
+/**
+ * Parses an endpoints document (`{"endpoints":[{"url"|"command","auth"?}]}`) from text. `sourceOf` gives an entry's
+ * own source (a federated record's signature trust); default `source`.
+ */
+export function parseEndpointsDocument(
+  text: string,
+  source: SourceRef,
+  sourceOf: (raw: unknown, index: number) => SourceRef | null = () => source,
+): SourceRead {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
@@ -137,12 +144,15 @@ export function parseEndpointsDocument(text: string, source: SourceRef): SourceR
       return;
     }
     const e = entry.value;
-    if (e.url) out.candidates.push({ kind: 'http', baseUrl: e.url, source, ...(e.auth ? { auth: e.auth } : {}) });
+    // null: the entry was refused by the caller (a federated record whose signature failed).
+    const from = sourceOf(raw, index);
+    if (!from) return;
+    if (e.url) out.candidates.push({ kind: 'http', baseUrl: e.url, source: from, ...(e.auth ? { auth: e.auth } : {}) });
     else
       out.candidates.push({
         kind: 'stdio',
         command: Array.isArray(e.command) ? e.command : splitCommandLine(e.command ?? ''),
-        source,
+        source: from,
       });
   });
   return out;

@@ -22,6 +22,8 @@ import {
   readFileSource,
 } from './discovery-sources.js';
 import type { Candidate, SourceRead } from './discovery-sources.js';
+import { recordTrust } from './registry-signature.js';
+import type { RegistryKey } from './registry-signature.js';
 import type { EndpointDescriptor } from './wire-types.js';
 
 /** One discovered endpoint: the fields of a connector row except `enabled`. */
@@ -52,7 +54,7 @@ export interface DiscoveryOptions {
   /** Base URLs whose `/.well-known/mhs.json` is fetched. */
   baseUrls?: string[];
   /** Federated registries (documents in the endpoints.json format); off unless the operator enabled them. */
-  federated?: { enabled: boolean; registries: string[] };
+  federated?: { enabled: boolean; registries: string[]; keys?: readonly RegistryKey[] };
   fetch?: typeof fetch;
   clock?: Clock;
   /** Deadline per descriptor or registry fetch. Default 5000 ms. */
@@ -72,6 +74,18 @@ export function sourceTrust(kind: SourceRef['kind']): string {
     case 'federated':
       return 'untrusted registry record';
   }
+}
+
+/**
+ * A row's source as listed (`endpoints list`): `kind:ref`, and for a federated record what its signature proved
+ * (HOST-014): `signed <key>`, `unsigned`, or `signed, unverified` (no registry key configured).
+ */
+export function sourceLabel(source: SourceRef): string {
+  const at = `${source.kind}:${source.ref}`;
+  if (source.kind !== 'federated') return at;
+  if (source.record === 'signed') return `${at} (signed ${source.key_id ?? '?'})`;
+  if (source.record === 'unverified') return `${at} (signed, unverified: no --registry-key)`;
+  return `${at} (unsigned)`;
 }
 
 /** Default endpoints.json path. */
@@ -135,7 +149,26 @@ async function resolve(c: Candidate, o: FetchOpts): Promise<Omit<DiscoveredEndpo
   return fromDescriptor(await fetchDescriptor(c.baseUrl, c.source, { ...rest, ...hops }), c);
 }
 
-async function readFederated(urls: string[], o: FetchOpts) {
+/** A record's source with what its signature proved; null (and the refusal in `errors`) when it failed. */
+function federatedSource(source: SourceRef, keys: readonly RegistryKey[], errors: HostError[]) {
+  return (raw: unknown, index: number): SourceRef | null => {
+    const t = recordTrust(raw, keys);
+    if (t.record === 'invalid') {
+      errors.push(
+        new HostError(
+          ErrorCode.HOST_REGISTRY_SIGNATURE_INVALID,
+          `federated registry ${source.ref} record ${index + 1} refused: ${t.reason}`,
+          { source: `federated:${source.ref}`, index, reason: t.reason },
+          { remediation: 'Check the registry key (--registry-key) or ask the registry to re-sign the record.' },
+        ),
+      );
+      return null;
+    }
+    return { ...source, ...t };
+  };
+}
+
+async function readFederated(urls: string[], o: FetchOpts, keys: readonly RegistryKey[] = []) {
   const out: SourceRead = { candidates: [], errors: [] };
   for (const url of urls) {
     const source: SourceRef = { kind: 'federated', ref: url };
@@ -145,7 +178,7 @@ async function readFederated(urls: string[], o: FetchOpts) {
         ...rest,
         ...(onRedirect ? { onRedirect: (from: string, to: string) => onRedirect(from, to, source) } : {}),
       });
-      const r = parseEndpointsDocument(JSON.stringify(doc), source);
+      const r = parseEndpointsDocument(JSON.stringify(doc), source, federatedSource(source, keys, out.errors));
       out.candidates.push(...r.candidates);
       out.errors.push(...r.errors);
     } catch (e) {
@@ -192,7 +225,7 @@ export async function discoverEndpoints(opts: DiscoveryOptions): Promise<Discove
     errors: [],
   };
   reads.push(wellKnown);
-  if (opts.federated?.enabled) reads.push(await readFederated(opts.federated.registries, o));
+  if (opts.federated?.enabled) reads.push(await readFederated(opts.federated.registries, o, opts.federated.keys));
 
   const candidates = reads.flatMap((r) => r.candidates);
   for (const r of reads) errors.push(...r.errors);

@@ -7,6 +7,7 @@
 import { describeAuth } from './connector-row.js';
 import type { ConnectorRow } from './connector-row.js';
 import { NO_CLAIM } from './presentation.js';
+import { sourceLabel } from './discovery.js';
 import { RISK_CLASSES } from './wire-schemas.js';
 import type { ConformanceClaim, Manifest } from './wire-types.js';
 
@@ -36,7 +37,7 @@ export function summarizeEndpoint(row: ConnectorRow, manifest?: Manifest): Endpo
   return {
     connector_id: row.connector_id,
     endpoint_id: manifest?.endpoint_id ?? row.endpoint_id ?? UNKNOWN,
-    source: `${row.source.kind}:${row.source.ref}`,
+    source: sourceLabel(row.source),
     transport: row.transport,
     enabled: row.enabled,
     auth: describeAuth(row.transport === 'stdio' ? { scheme: 'local' } : row.auth),

@@ -25,6 +25,7 @@ import type { ServiceFamily } from './service-family.js';
 import { REPO_ROOT } from './schemas.js';
 import { OpenwopStore } from './store.js';
 import { WorkflowCatalog } from './workflows.js';
+import type { WorkflowRecorder } from './workflows.js';
 
 /** The core node types every host registers. */
 export const CORE_NODES: readonly NodeModule[] = [
@@ -63,6 +64,8 @@ export interface OpenwopHostOptions {
   onStoreOutage?: (err: HostError) => void;
   /** Lease timing of this process's runs on a shared PostgreSQL store (issue 19; unused on SQLite). */
   runLeases?: RunLeaseTiming;
+  /** Records a workflow registered or replaced by a principal (the host ledger's `workflow.registered`, issue 20). */
+  recordWorkflow?: WorkflowRecorder;
 }
 
 /** The assembled OpenWOP host: store, registry, catalog, run manager and the discovery document. */
@@ -153,6 +156,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
     ...(o.nodes ?? []),
   );
   const catalog = new WorkflowCatalog(store, registry);
+  catalog.recorder = o.recordWorkflow;
   const limits: HostLimits = { maxNodeExecutions: 1000, maxRequestBodyBytes: 1_048_576, ...o.limits };
   const runs = new RunManager({
     store,

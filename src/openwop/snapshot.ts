@@ -1,3 +1,4 @@
+import { workflowDigest } from './workflow-versions.js';
 import { agentIdentities } from './agents/agent-projection.js';
 import type { AgentRef } from './agents/agent-script.js';
 import { usageMetrics } from './services/provider-usage.js';
@@ -10,6 +11,8 @@ import type { RunError, RunEvent, RunStatus } from './types.js';
 export interface RunSnapshot {
   runId: string;
   workflowId: string;
+  /** Digest of the definition this run started with and keeps executing (issue 20; workflow-versions.ts). */
+  workflowDigest: string;
   status: RunStatus;
   currentNodeId?: string;
   startedAt?: string;
@@ -94,6 +97,7 @@ export function buildSnapshot(run: StoredRun, events: readonly RunEvent[]): RunS
   const snap: RunSnapshot = {
     runId: run.runId,
     workflowId: run.workflowId,
+    workflowDigest: workflowDigest(run.definition),
     status: run.status,
     nodeStates,
     variables: run.variables,

@@ -2,6 +2,7 @@ import { appendOnlyDdl, migrate } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
 import { ensureRunLeases } from './run-leases.js';
 import { ensureRunRequests } from './run-requests.js';
+import { ensureWorkflowVersions } from './workflow-versions.js';
 
 /** DDL of the OpenWOP tables; `last_seq` on the run row is the per-run sequence counter (issue 7 §3). */
 const TABLES = `
@@ -59,10 +60,13 @@ const done = new WeakMap<Db, Promise<void>>();
 export function ensureOpenwopTables(db: Db): Promise<void> {
   let p = done.get(db);
   if (!p) {
-    p = migrate(db, 'openwop.v1', (dialect) => `${TABLES}\n${appendOnlyDdl(dialect, 'openwop_events')}`).then(() =>
+    p = migrate(db, 'openwop.v1', (dialect) => `${TABLES}\n${appendOnlyDdl(dialect, 'openwop_events')}`)
       // Issue 19: runs shared by several processes on one PostgreSQL store carry a fencing lease.
-      ensureRunLeases(db).then(() => ensureRunRequests(db)),
-    );
+      .then(() => ensureRunLeases(db))
+      .then(() => ensureRunRequests(db))
+      // Issue 20: every registered definition is kept as a version with its digest.
+      .then(() => ensureWorkflowVersions(db))
+      .then(() => undefined);
     done.set(db, p);
     p.catch(() => done.delete(db));
   }

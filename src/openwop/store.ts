@@ -7,6 +7,8 @@ import { openwopSchemas } from './schemas.js';
 import { ensureOpenwopTables } from './store-schema.js';
 import type { RunRequests, SettledRequest } from './run-requests.js';
 import { TERMINAL_STATUSES } from './types.js';
+import { putWorkflowVersion } from './workflow-versions.js';
+import type { WorkflowVersion } from './workflow-versions.js';
 import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
 
 /** Engine version stamped on events and snapshots. */
@@ -192,17 +194,23 @@ export class OpenwopStore {
     return this.ids.next('run');
   }
 
-  async putWorkflow(def: WorkflowDefinition, source: string): Promise<void> {
+  /**
+   * Stores `def` as the current definition of its id, as a new version unless the current one has its digest
+   * (workflow-versions.ts); `record` runs in the same transaction when a version was made (its ledger entry).
+   */
+  async putWorkflow(
+    def: WorkflowDefinition,
+    source: string,
+    opts: { principal?: string | null; record?: (t: Db, v: WorkflowVersion) => Promise<void> } = {},
+  ): Promise<WorkflowVersion> {
     await this.ready;
-    const now = isoAt(this.clock.now());
-    // One upsert: processes starting together on one store register the same fixtures at once (issue 19).
-    await this.write('put_workflow', () =>
-      this.db.run(
-        `INSERT INTO openwop_workflows (workflow_id, version, definition, source, registered_at) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (workflow_id) DO UPDATE SET version = excluded.version, definition = excluded.definition,
-           source = excluded.source, registered_at = excluded.registered_at`,
-        [def.id, def.version, JSON.stringify(def), source, now],
-      ),
+    // One transaction: processes starting together on one store register the same fixtures at once (issue 19).
+    return this.write('put_workflow', () =>
+      this.db.tx(async (t) => {
+        const v = await putWorkflowVersion(t, this.clock, def, source, opts.principal ?? null);
+        if (v.created) await opts.record?.(t, v);
+        return v;
+      }),
     );
   }
 

@@ -6,6 +6,8 @@ import { openwopSchemas, schemaId } from './schemas.js';
 import type { SchemaIssue } from './schemas.js';
 import type { OpenwopStore } from './store.js';
 import type { WorkflowDefinition } from './types.js';
+import type { Db } from '../ledger/db.js';
+import type { WorkflowVersion } from './workflow-versions.js';
 
 /** Problems that make a definition unrunnable on this host, each with a JSON Pointer path. */
 export function checkRunnable(def: WorkflowDefinition, registry: NodeRegistry): SchemaIssue[] {
@@ -58,18 +60,47 @@ export function validateWorkflow(def: unknown, registry: NodeRegistry): Workflow
   return wf;
 }
 
-/** Registered definitions: validated, stored durably, and listed for discovery. */
+/** Writes the ledger entry of a registration made by a principal, in the transaction that stores the version. */
+export type WorkflowRecorder = (t: Db, v: WorkflowVersion, who: WorkflowPrincipal) => Promise<void>;
+
+/** Who registers a definition (a token's identity). */
+export interface WorkflowPrincipal {
+  id: string;
+  name: string;
+  role: string;
+}
+
+/** Registered definitions: validated, stored durably as versions (workflow-versions.ts), and listed for discovery. */
 export class WorkflowCatalog {
+  /** Set by the host when a ledger is present: registrations by a principal are recorded (issue 20). */
+  recorder: WorkflowRecorder | undefined;
+
   constructor(
     private readonly store: OpenwopStore,
     private readonly registry: NodeRegistry,
   ) {}
 
-  /** Validates and stores `def` (replacing an earlier version of the same id). */
+  /** Validates and stores `def` (a new version when it differs from the current one of its id). */
   async register(def: unknown, source = 'api'): Promise<WorkflowDefinition> {
-    const wf = validateWorkflow(def, this.registry);
-    await this.store.putWorkflow(wf, source);
-    return wf;
+    return (await this.registerAs(def, source, null)).workflow;
+  }
+
+  /**
+   * Validates and stores `def` on behalf of `principal` (an operator's token; null for the host's own start-up
+   * registrations). A new version by a principal is recorded with the recorder in the same transaction.
+   */
+  async registerAs(
+    def: unknown,
+    source: string,
+    principal: WorkflowPrincipal | null,
+  ): Promise<{ workflow: WorkflowDefinition; version: WorkflowVersion }> {
+    const workflow = validateWorkflow(def, this.registry);
+    const recorder = principal !== null ? this.recorder : undefined;
+    const version = await this.store.putWorkflow(workflow, source, {
+      principal: principal?.id ?? null,
+      ...(recorder && principal ? { record: (t: Db, v: WorkflowVersion) => recorder(t, v, principal) } : {}),
+    });
+    return { workflow, version };
   }
 
   get(id: string): Promise<WorkflowDefinition | undefined> {

@@ -6,12 +6,13 @@ import { ensureSchema } from './schema.js';
 
 /**
  * Role of an API token: `client` may create and read runs; `operator` may also decide and stop (issue 6, 7);
- * `agent` may only use the MCP gateway (`/mcp`), never the run or operator API.
+ * `agent` may only use the MCP gateway (`/mcp`), never the run or operator API; `viewer` may only read (issue 20).
+ * What each role may call is the route × role table, src/server/route-roles.ts.
  */
-export type TokenRole = 'operator' | 'client' | 'agent';
+export type TokenRole = 'operator' | 'client' | 'agent' | 'viewer';
 
 /** Every role a token may have. */
-export const TOKEN_ROLES: readonly TokenRole[] = ['operator', 'client', 'agent'];
+export const TOKEN_ROLES: readonly TokenRole[] = ['operator', 'client', 'agent', 'viewer'];
 
 /** The identity a verified bearer token stands for. The principal of every operator action. */
 export interface TokenIdentity {

@@ -30,6 +30,7 @@ import { registerMcpRoute } from './mcp-route.js';
 import type { McpMount } from './mcp-route.js';
 import { registerOpenwopV2 } from './v2/register.js';
 import type { ServedRoute } from './v2/route-table.js';
+import { enforceRouteRoles, routesOpenApiPaths } from './route-auth.js';
 
 /** Dependencies of {@link buildApp}. */
 export interface AppDeps {
@@ -151,6 +152,8 @@ export async function buildApp(
   app.addHook('preValidation', refuseUnencodableInput);
   app.setNotFoundHandler(notFoundHandler);
   app.decorateRequest('principal', undefined);
+  // Issue 20: every route below is allowed by its row in the route × role table, or the app does not start.
+  const grants = enforceRouteRoles(app, deps.auth);
   // OpenWOP major 2; its version negotiation runs before the auth hook below, and it records every route from here on.
   const routes = registerOpenwopV2(app, deps);
 
@@ -197,8 +200,16 @@ export async function buildApp(
     testSeams: deps.testSeams === true,
     envelopeSeam: envelopeCatalogOf(deps.families) !== undefined,
   }) as { paths: Record<string, unknown> };
-  doc.paths = { ...doc.paths, ...promptOpenApiPaths, ...agentOpenApiPaths, ...hostsOpenApiPaths };
+  doc.paths = {
+    ...doc.paths,
+    ...promptOpenApiPaths,
+    ...agentOpenApiPaths,
+    ...hostsOpenApiPaths,
+    ...routesOpenApiPaths,
+  };
   if (mounted.operatorRoutes) doc.paths = { ...doc.paths, ...operatorOpenApi.paths };
   app.get('/v1/openapi.json', () => doc);
+  // The table as served: every registered route with the roles that may call it (docs/security.md).
+  app.get('/v1/operator/routes', () => ({ routes: grants }));
   return { app, mounted, routes };
 }

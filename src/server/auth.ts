@@ -1,12 +1,13 @@
 import type { FastifyRequest } from 'fastify';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Caller } from '../openwop/node-registry.js';
+import type { TokenRole } from '../policy/tokens.js';
 
 /** An authenticated caller of the REST surface. */
 export interface Principal {
   id: string;
   name: string;
-  role: 'client' | 'operator' | 'agent';
+  role: TokenRole;
 }
 
 /** What the app needs to check bearer tokens (the policy layer's `TokenStore` fits). */
@@ -15,8 +16,8 @@ export interface BearerVerifier {
 }
 
 /**
- * Checks `Authorization: Bearer <token>`: client and operator tokens may use the run API.
- * Raises `unauthorized` when the header is missing or the token is unknown or revoked.
+ * Checks `Authorization: Bearer <token>`. Raises `unauthorized` when the header is missing or the token is unknown
+ * or revoked; which role may call which route is the route × role table alone (route-auth.ts, issue 20).
  */
 export async function principalOf(req: FastifyRequest, verifier: BearerVerifier): Promise<Principal> {
   const h = req.headers.authorization;
@@ -24,9 +25,6 @@ export async function principalOf(req: FastifyRequest, verifier: BearerVerifier)
   if (!m?.[1]) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
   const who = await verifier.verify(m[1]);
   if (!who) throw new HostError(ErrorCode.UNAUTHORIZED, 'the bearer token is unknown or revoked');
-  if (who.role !== 'client' && who.role !== 'operator') {
-    throw new HostError(ErrorCode.FORBIDDEN, 'this token has no run API role', { role: who.role });
-  }
   return who;
 }
 
@@ -34,6 +32,6 @@ export async function principalOf(req: FastifyRequest, verifier: BearerVerifier)
 export function callerOf(req: FastifyRequest): Caller {
   const p = (req as FastifyRequest & { principal?: Principal }).principal;
   if (!p) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
-  // principalOf admitted only client and operator tokens here.
+  // The route × role table let this role call the route; only an operator acts as one.
   return { principal: p.id, name: p.name, role: p.role === 'operator' ? 'operator' : 'client' };
 }

@@ -9,6 +9,7 @@ import type { NodeModule } from '../openwop/node-registry.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { buildApp } from './app.js';
+import { workflowRecorder } from './workflow-record.js';
 import { isAddressInUse, portInUse } from './port-probe.js';
 import type { MountReport } from './app.js';
 import type { ServedRoute } from './v2/route-table.js';
@@ -92,6 +93,8 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     // HOST-093: a run-store write refused as unavailable makes the ledger probe the store, so its status (operator
     // API, console, new commands refused) shows the outage until a probe succeeds.
     onStoreOutage: () => void o.mhs?.ledger.probe().catch(() => undefined),
+    // Issue 20: a registration or replacement by a principal is a host ledger entry, committed with the version.
+    ...(o.mhs ? { recordWorkflow: workflowRecorder(o.mhs.ledger) } : {}),
   });
   const { app, mounted, routes } = await buildApp({
     host,

@@ -10,6 +10,8 @@ import {
   localhostAllowedOrigins,
   originValidationResponse,
 } from '@modelcontextprotocol/server';
+import { ErrorCode, HostError } from '../core/index.js';
+import { refusal } from '../gateway/gateway-http.js';
 import type { GatewayHttpHandler } from '../gateway/gateway-http.js';
 
 /** Bodies up to this size reach the SDK handler, which refuses anything over 4 MiB itself. */
@@ -54,6 +56,22 @@ async function send(reply: FastifyReply, response: Response): Promise<void> {
 /** Registers `/mcp` (POST, GET, DELETE) in its own scope. */
 export async function registerMcpRoute(app: FastifyInstance, mount: McpMount): Promise<void> {
   await app.register(async (r) => {
+    // The route × role table's refusals (route-auth.ts) in the gateway's JSON-RPC form, as MCP clients read them.
+    r.setErrorHandler(async (err, _req, reply) => {
+      if (!(err instanceof HostError) || (err.code !== ErrorCode.UNAUTHORIZED && err.code !== ErrorCode.FORBIDDEN))
+        throw err;
+      const role = typeof err.details.role === 'string' ? err.details.role : undefined;
+      const e =
+        err.code === ErrorCode.UNAUTHORIZED
+          ? err
+          : new HostError(
+              ErrorCode.FORBIDDEN,
+              `the MCP gateway needs a token of role agent, not ${role}`,
+              { role },
+              { remediation: 'Create one with `mhs-host token add NAME --role agent`.' },
+            );
+      await send(reply, refusal(err.code === ErrorCode.UNAUTHORIZED ? 401 : 403, e));
+    });
     r.removeAllContentTypeParsers();
     r.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: RAW_BODY_LIMIT }, (_req, body, done) =>
       done(null, body),

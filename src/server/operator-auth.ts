@@ -5,8 +5,8 @@ import { frameworkError } from './request-hygiene.js';
 
 /**
  * Authenticates `Authorization: Bearer <token>` against the token store. Raises `unauthorized`
- * when the header is missing or the token unknown or revoked, `forbidden` for an `agent` token (the MCP
- * gateway's role: an agent never reads or acts on the operator surface).
+ * when the header is missing or the token unknown or revoked; the route × role table (route-auth.ts) decides the
+ * rest (an `agent` token, the MCP gateway's role, never reads or acts on the operator surface).
  */
 export async function authenticate(req: FastifyRequest, tokens: TokenStore): Promise<TokenIdentity> {
   const h = req.headers.authorization;
@@ -14,8 +14,6 @@ export async function authenticate(req: FastifyRequest, tokens: TokenStore): Pro
   if (!m?.[1]) throw new HostError(ErrorCode.UNAUTHORIZED, 'a bearer token is required');
   const who = await tokens.verify(m[1]);
   if (!who) throw new HostError(ErrorCode.UNAUTHORIZED, 'the bearer token is unknown or revoked');
-  if (who.role === 'agent')
-    throw new HostError(ErrorCode.FORBIDDEN, 'an agent token may only use the MCP gateway (/mcp)', { role: who.role });
   return who;
 }
 

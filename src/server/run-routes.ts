@@ -47,10 +47,17 @@ export function registerRunRoutes(app: FastifyInstance, host: OpenwopHost): void
     return host.runs.resolveInterrupt(req.params.runId, req.params.nodeId, body, callerOf(req));
   });
 
+  // Operator only (route-roles.ts); each new definition is a version with its digest, recorded (issue 20).
   app.post('/v1/workflows', async (req, reply) => {
-    callerOf(req);
-    const wf = await host.catalog.register(req.body, 'api');
-    return reply.status(201).send({ workflowId: wf.id, version: wf.version });
+    const who = callerOf(req);
+    const { workflow, version } = await host.catalog.registerAs(req.body, 'api', {
+      id: who.principal,
+      name: who.name ?? who.principal,
+      role: who.role ?? 'client',
+    });
+    return reply
+      .status(201)
+      .send({ workflowId: workflow.id, version: workflow.version, digest: version.digest, revision: version.seq });
   });
 
   app.get('/v1/workflows', async () => ({ workflows: await host.catalog.list() }));

@@ -71,7 +71,7 @@ export function registerWorkflowRegisterSeam(
   overlay: CapabilityOverlay,
 ): void {
   app.post(WORKFLOW_REGISTER_SEAM_PATH, async (req, reply) => {
-    callerOf(req);
+    const who = callerOf(req);
     if (!isJsonObject(req.body))
       throw new HostError(ErrorCode.VALIDATION_ERROR, 'a workflow definition object', { errors: [] });
     const def = definitionOf(req.body);
@@ -89,7 +89,11 @@ export function registerWorkflowRegisterSeam(
           );
       }
     }
-    const wf = await host.catalog.register(def, 'test-seam');
+    const { workflow: wf } = await host.catalog.registerAs(def, 'test-seam', {
+      id: who.principal,
+      name: who.name ?? who.principal,
+      role: who.role ?? 'client',
+    });
     return reply.status(201).send({ workflowId: wf.id, version: wf.version });
   });
 }

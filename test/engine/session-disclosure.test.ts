@@ -28,7 +28,7 @@ beforeAll(async () => {
   host = await startMhsHost({
     prefix: 'disc',
     sims: { thermo: ['thermostat', ['--time-scale', '50']] },
-    tokens: { 'disc-client': 'client', 'disc-agent': 'agent' },
+    tokens: { 'disc-client': 'client', 'disc-agent': 'agent', 'disc-op': 'operator' },
   });
 }, 180_000);
 
@@ -244,7 +244,7 @@ describe('disclosure before the first call of a session, on every surface', () =
       metadata: {},
       settings: {},
     };
-    expect((await api.post('/v1/workflows', wf)).status).toBe(201);
+    expect((await client(host.srv!.url, host.tokens['disc-op']!).post('/v1/workflows', wf)).status).toBe(201);
     const runId = (await api.post('/v1/runs', { workflowId: 'disclose-twice' })).body.runId as string;
     const done = await api.until(runId, (s) => ['completed', 'failed', 'cancelled'].includes(s.status as string));
     expect(done.status).toBe('completed');

@@ -83,7 +83,9 @@ describe('serve with host service families', () => {
       typeId: 'local.ai.envelope',
       config: { envelopeType: 'vendor.mhs.note', systemPrompt: 'Write a note.', userMessage: 'pumps' },
     });
-    expect((await c.post('/v1/workflows', wf)).status).toBe(201);
+    expect((await client(srv.url, await makeToken(db, 'operator', 'env-op')).post('/v1/workflows', wf)).status).toBe(
+      201,
+    );
     const run = await c.post('/v1/runs', { workflowId: 'note' });
     const snap = await c.until(run.body.runId, (s) => s.status === 'completed' || s.status === 'failed');
     expect(snap.status).toBe('completed');

@@ -23,11 +23,15 @@ let A: Served | undefined;
 let B: Served | undefined;
 let a: ReturnType<typeof client>;
 let b: ReturnType<typeof client>;
+/** Operators' clients of A and B: registering a workflow is an operator action (issue 20). */
+let opsA: ReturnType<typeof client>;
+let opsB: ReturnType<typeof client>;
 let hostA: string;
 
 async function startA(): Promise<void> {
   A = await serve(dbA, ['--no-mhs', '--no-workflows', '--peers', join(dirname(dbA), 'peers.json')]);
   a = client(A.url, await makeToken(dbA, 'client', `a-${Math.random()}`));
+  opsA = client(A.url, await makeToken(dbA, 'operator', `op-a-${Math.random()}`));
   hostA = (await a.get('/.well-known/openwop')).body.multiAgent.executionModel.crossHostCausation.hostId;
 }
 
@@ -36,10 +40,11 @@ beforeAll(async () => {
   const tokB = await makeToken(dbB, 'client');
   B = await serve(dbB, ['--no-mhs', '--no-workflows', '--host-id', B_ID]);
   b = client(B.url, tokB);
+  opsB = client(B.url, await makeToken(dbB, 'operator', 'op-b'));
   dbA = tempDb();
   writeFileSync(join(dirname(dbA), 'peers.json'), JSON.stringify({ b: { url: B.url, token: tokB } }));
   await startA();
-  expect((await b.post('/v1/workflows', oneNode('remote-child', { id: 'work', typeId: 'core.noop' }))).status).toBe(
+  expect((await opsB.post('/v1/workflows', oneNode('remote-child', { id: 'work', typeId: 'core.noop' }))).status).toBe(
     201,
   );
   const cause = oneNode('cause-remote', {
@@ -47,13 +52,13 @@ beforeAll(async () => {
     typeId: 'mhs.remoteRun',
     config: { peer: 'b', workflowId: 'remote-child' },
   });
-  expect((await a.post('/v1/workflows', cause)).status).toBe(201);
+  expect((await opsA.post('/v1/workflows', cause)).status).toBe(201);
   const missing = oneNode('cause-missing', {
     id: 'call',
     typeId: 'mhs.remoteRun',
     config: { peer: 'b', workflowId: 'nope' },
   });
-  expect((await a.post('/v1/workflows', missing)).status).toBe(201);
+  expect((await opsA.post('/v1/workflows', missing)).status).toBe(201);
 }, 60_000);
 
 afterAll(async () => {
@@ -136,7 +141,7 @@ describe('RFC 0040 cross-host causation between two served hosts', () => {
       typeId: 'core.subWorkflow',
       config: { workflowId: 'remote-child' },
     });
-    expect((await b.post('/v1/workflows', sub)).status).toBe(201);
+    expect((await opsB.post('/v1/workflows', sub)).status).toBe(201);
     for (const [parentWf, childWf, cause] of [
       ['local-parent', 'remote-child', 'core.subWorkflow'],
       ['conformance-orchestrator-dispatch', 'conformance-noop', 'core.dispatch'],

@@ -23,9 +23,10 @@ afterEach(async () => {
   for (const s of running.splice(0)) await s.stop();
 });
 
-async function dispatchOverRest(srv: Served, token: string, id: string): Promise<Snapshot> {
+async function dispatchOverRest(srv: Served, token: string, id: string, opToken: string): Promise<Snapshot> {
   const c = client(srv.url, token);
-  expect((await c.post('/v1/workflows', dispatchWorkflow(id, [ANALYST], 'S-9'))).status).toBe(201);
+  const ops = client(srv.url, opToken);
+  expect((await ops.post('/v1/workflows', dispatchWorkflow(id, [ANALYST], 'S-9'))).status).toBe(201);
   const run = await c.post('/v1/runs', { workflowId: id });
   expect(run.status).toBe(201);
   return c.until(run.body.runId, (s) => s.status === 'completed' || s.status === 'failed');
@@ -35,6 +36,7 @@ describe('serve --agent-packs', () => {
   it('installs packs, advertises manifestRuntime + agentRuntime, dispatches an agent; the registry survives a restart', async () => {
     const db = tempDb();
     const token = await makeToken(db);
+    const opToken = await makeToken(db, 'operator', 'packs-op');
     const scriptDir = mkdtempSync(join(tmpdir(), 'mhs-agent-script-'));
     const script = join(scriptDir, 'script.json');
     writeFileSync(
@@ -51,7 +53,7 @@ describe('serve --agent-packs', () => {
     expect(openwopSchemas().check(schemaId('capabilities'), doc)).toEqual([]);
     expect(doc.agents.manifestRuntime).toEqual({ supported: true, handoffValidation: true, installScope: 'host' });
     expect(doc.agentRuntime).toEqual({ supported: true });
-    const snap = await dispatchOverRest(srv, token, 'serve-dispatch');
+    const snap = await dispatchOverRest(srv, token, 'serve-dispatch', opToken);
     expect(snap.status).toBe('completed');
     expect(snap.variables.verdict).toEqual({ verdict: 'pass' });
     await running.pop()!.stop();
@@ -59,7 +61,7 @@ describe('serve --agent-packs', () => {
     const empty = mkdtempSync(join(tmpdir(), 'mhs-packs-empty-'));
     const again = await serve(db, ['--no-mhs', '--no-workflows', '--agent-packs', empty, '--agent-script', script]);
     running.push(again);
-    const snap2 = await dispatchOverRest(again, token, 'serve-dispatch-again');
+    const snap2 = await dispatchOverRest(again, token, 'serve-dispatch-again', opToken);
     expect([snap2.status, snap2.variables.verdict]).toEqual(['completed', { verdict: 'pass' }]);
   });
 

@@ -15,7 +15,7 @@ beforeAll(async () => {
   host = await startMhsHost({
     prefix: 'replay-mhs',
     sims: { thermo: ['thermostat', ['--time-scale', '50']] },
-    tokens: { 'replay-client': 'client' },
+    tokens: { 'replay-client': 'client', 'replay-op': 'operator' },
   });
 }, 180_000);
 
@@ -64,7 +64,7 @@ describe('replay fork of an mhs.invoke run', () => {
       metadata: {},
       settings: {},
     };
-    expect((await api.post('/v1/workflows', wf)).status).toBe(201);
+    expect((await client(host.srv!.url, host.tokens['replay-op']!).post('/v1/workflows', wf)).status).toBe(201);
     const src = (await api.post('/v1/runs', { workflowId: 'replay-setpoint' })).body.runId as string;
     const done = await api.until(src, terminal);
     expect(done.status).toBe('completed');

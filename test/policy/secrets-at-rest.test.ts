@@ -114,6 +114,15 @@ describe.skipIf(!process.env.MHS_TEST_PG_URL)('credentials at rest (PostgreSQL)'
     await store.upsertDiscovered(row());
     const raw = await db.all<Record<string, unknown>>('SELECT * FROM connector_rows');
     expect(JSON.stringify(raw)).not.toContain(TOKEN);
+    // Every table of the store's schema, every row as text: the token is nowhere in the store (issue 20).
+    const tables = await db.all<{ table_name: string }>(
+      "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+    );
+    expect(tables.map((t) => t.table_name)).toContain('connector_rows');
+    for (const { table_name } of tables) {
+      const rows = await db.all<{ t: string }>(`SELECT CAST(x AS TEXT) AS t FROM "${table_name}" AS x`);
+      for (const r of rows) expect(r.t, table_name).not.toContain(TOKEN);
+    }
     expect((await store.get('mhs-guarded'))?.auth).toEqual({ scheme: 'bearer', token: TOKEN });
   });
 });

@@ -42,7 +42,7 @@ beforeAll(async () => {
     metadata: {},
     settings: {},
   };
-  expect((await client(host.srv!.url, host.tokens.c!).post('/v1/workflows', wf)).status).toBe(201);
+  expect((await client(host.srv!.url, host.tokens.op!).post('/v1/workflows', wf)).status).toBe(201);
 });
 
 afterAll(async () => {

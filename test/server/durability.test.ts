@@ -45,7 +45,9 @@ describe('durability across SIGKILL', () => {
     const token = await makeToken(db, 'client');
     srv = await serve(db, ['--no-workflows']);
     let api = client(srv.url, token);
-    expect((await api.post('/v1/workflows', delayed)).status).toBe(201);
+    expect(
+      (await client(srv.url, await makeToken(db, 'operator', 'dur-op')).post('/v1/workflows', delayed)).status,
+    ).toBe(201);
     const delayRun = (await api.post('/v1/runs', { workflowId: 'durable-delay' })).body.runId as string;
     const gateRun = (await api.post('/v1/runs', { workflowId: 'conformance-approval-reject-loopback' })).body
       .runId as string;

@@ -40,7 +40,7 @@ beforeAll(async () => {
       // Issue 16: the first capability call is never answered and executes 18 s after it arrived.
       late: ['conveyor', ['--execute-after-ms', String(0.9 * LATE_DEADLINE_MS), '--execute-after-nth', '1']],
     },
-    tokens: { 'resume-client': 'client' },
+    tokens: { 'resume-client': 'client', 'resume-op': 'operator' },
   });
   ({ sims, dbPath, srv } = host);
   token = host.tokens['resume-client']!;
@@ -95,7 +95,7 @@ async function killMidTask(workflowId: string, conv: SimHttp, executed: boolean,
     metadata: {},
     settings: {},
   };
-  expect((await api.post('/v1/workflows', def)).status).toBe(201);
+  expect((await client(srv!.url, host.tokens['resume-op']!).post('/v1/workflows', def)).status).toBe(201);
   const runId = (await api.post('/v1/runs', { workflowId })).body.runId as string;
 
   // Kill once both thermostat steps are settled (receipts durable) and the first conveyor command is in flight:

@@ -13,12 +13,15 @@ import type { Served } from './serve-helpers.js';
 let srv: Served;
 let token: string;
 let api: ReturnType<typeof client>;
+/** An operator's client: registering a workflow is an operator action (issue 20). */
+let ops: ReturnType<typeof client>;
 
 beforeAll(async () => {
   const db = tempDb();
   token = await makeToken(db, 'client');
   srv = await serve(db, ['--no-workflows']);
   api = client(srv.url, token);
+  ops = client(srv.url, await makeToken(db, 'operator', 'rest-op'));
 }, 120_000);
 
 afterAll(async () => {
@@ -255,12 +258,12 @@ describe('errors use the envelope', () => {
     const notJson = await api.post('/v1/runs', '{nope');
     expect(notJson.status).toBe(400);
     expect(notJson.body.error).toBe('validation_error');
-    const badWf = await api.post('/v1/workflows', { id: 'Bad Id', name: 'x' });
+    const badWf = await ops.post('/v1/workflows', { id: 'Bad Id', name: 'x' });
     expect(badWf.status).toBe(400);
     expect(badWf.body.details.errors.map((e: { path: string }) => e.path)).toEqual(
       expect.arrayContaining(['/id', '/nodes']),
     );
-    const unknownType = await api.post('/v1/workflows', {
+    const unknownType = await ops.post('/v1/workflows', {
       id: 'uses-unknown',
       name: 'u',
       version: '1',
@@ -310,7 +313,7 @@ describe('errors use the envelope', () => {
       metadata: {},
       settings: {},
     };
-    expect((await api.post('/v1/workflows', wf)).status).toBe(201);
+    expect((await ops.post('/v1/workflows', wf)).status).toBe(201);
     expect((await api.post('/v1/runs', { workflowId: 'api-chain' })).body.details.errors[0].path).toBe('/inputs/seed');
     const id = (await api.post('/v1/runs', { workflowId: 'api-chain', inputs: { seed: 7 } })).body.runId as string;
     const s = await api.until(id, terminal);

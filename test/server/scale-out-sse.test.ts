@@ -47,16 +47,18 @@ const TERMINAL = ['completed', 'failed', 'cancelled'];
 describe.skipIf(!PG_URL)('live events of a run driven by another process', () => {
   let store: StoreHandle;
   let token = '';
+  let opToken = '';
   let a: Served;
   let b: Served;
 
   beforeAll(async () => {
     store = await postgresBackend.fresh();
     token = await makeToken(store.location, 'client');
+    opToken = await makeToken(store.location, 'operator', 'sse-op');
     // One after another: the first creates the schema, the second finds it.
     a = await serve(store.location, ['--no-workflows', '--no-mhs']);
     b = await serve(store.location, ['--no-workflows', '--no-mhs']);
-    expect((await client(b.url, token).post('/v1/workflows', workflow)).status).toBe(201);
+    expect((await client(b.url, opToken).post('/v1/workflows', workflow)).status).toBe(201);
   }, 120_000);
   afterAll(async () => {
     await a?.stop();
@@ -116,7 +118,7 @@ describe.skipIf(!PG_URL)('live events of a run driven by another process', () =>
       id: 'scale-sse-slow',
       nodes: workflow.nodes.map((n) => (n.typeId === 'core.delay' ? { ...n, config: { durationMs: 60_000 } } : n)),
     };
-    expect((await client(b.url, token).post('/v1/workflows', slow)).status).toBe(201);
+    expect((await client(b.url, opToken).post('/v1/workflows', slow)).status).toBe(201);
     const runId = (await client(b.url, token).post('/v1/runs', { workflowId: slow.id })).body.runId as string;
     expect(await ownerOf(runId)).toMatch(new RegExp(`:${b.child.pid}$`));
     const api = client(a.url, token);

@@ -76,7 +76,7 @@ describe.skipIf(!PG_URL)('several serve processes on one PostgreSQL store', () =
     token = await makeToken(store.location, 'client');
     // One after another: the first creates the schema, the others find it.
     for (let i = 0; i < 3; i++) procs.push(await serve(store.location, ['--no-workflows', '--no-mhs'], LEASE_ENV));
-    const api = client(procs[0]!.url, token);
+    const api = client(procs[0]!.url, await makeToken(store.location, 'operator', 'scale-op'));
     expect((await api.post('/v1/workflows', workflow('scale-delay', 1200))).status).toBe(201);
     expect((await api.post('/v1/workflows', workflow('scale-pause', 2500))).status).toBe(201);
   }, 120_000);

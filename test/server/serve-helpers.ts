@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { RealClock } from '../../src/core/index.js';
 import { openDb } from '../../src/ledger/index.js';
 import { createTokenStore } from '../../src/policy/tokens.js';
+import type { TokenRole } from '../../src/policy/tokens.js';
 import { openwopSchemas } from '../../src/openwop/schemas.js';
 import type { RunEvent } from '../../src/openwop/types.js';
 import { cliEntry } from '../helpers/cli-entry.js';
@@ -20,11 +21,7 @@ export function tempDb(): string {
 }
 
 /** Creates a bearer token of `role` in the store at `location`. */
-export async function makeToken(
-  location: string,
-  role: 'client' | 'operator' = 'client',
-  name = `t-${role}`,
-): Promise<string> {
+export async function makeToken(location: string, role: TokenRole = 'client', name = `t-${role}`): Promise<string> {
   const db = await openDb(location);
   try {
     return (await createTokenStore(db, new RealClock()).add(name, role)).token;

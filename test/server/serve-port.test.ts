@@ -41,7 +41,7 @@ beforeAll(async () => {
   host = await startMhsHost({
     prefix: 'port',
     sims: { thermo: ['thermostat'] },
-    tokens: { c: 'client' },
+    tokens: { c: 'client', op: 'operator' },
     serve: false,
   });
   blocker = createServer();
@@ -58,7 +58,8 @@ describe('serve on a port in use', () => {
     // A run left unfinished by an earlier serve: the next start on a free port would resume it.
     const first = await serve(host.dbPath, ['--no-workflows']);
     const api = client(first.url, host.tokens.c!);
-    expect((await api.post('/v1/workflows', wf)).status).toBe(201);
+    // Registering a workflow is an operator action (issue 20).
+    expect((await client(first.url, host.tokens.op!).post('/v1/workflows', wf)).status).toBe(201);
     const { runId } = (await api.post('/v1/runs', { workflowId: 'port-wait' })).body as { runId: string };
     await api.until(runId, (s) => s.status === 'running');
     expect(await first.stop()).toBe(0);

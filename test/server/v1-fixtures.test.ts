@@ -211,7 +211,7 @@ describe.each(BACKENDS)('seeded v1 fixtures run as documented ($name)', (backend
       { 'x-force-engine-version': String(doc.engineVersion) },
     );
     expect([forced.status, forced.body.error]).toEqual([403, 'force_engine_version_forbidden']);
-    const quorum = await api.post('/v1/workflows', {
+    const quorum = await client(srv.url, await makeToken(h.location, 'operator', 'quorum-op')).post('/v1/workflows', {
       id: `quorum-${backend.name}`,
       name: 'quorum',
       version: '1.0',

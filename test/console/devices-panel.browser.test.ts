@@ -6,8 +6,6 @@
 // on a simulator is shown and a command is refused naming it; a killed endpoint is shown disconnected, then
 // connected once it is back. Screenshots of every view at 1280 and 800 px go to test-artifacts/, and no table is
 // cut off at 800 px.
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
@@ -17,10 +15,8 @@ import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import { callMhs, connectMcpClient, simOnPort } from '../helpers/sim.js';
 import type { RestartedSim } from '../helpers/sim.js';
-import { ARTIFACTS, shootViews } from './console-shots.js';
+import { ARTIFACTS, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const SETPOINT = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
 const STEP = capabilityToolName('conveyor-workcell', 'cap.world.step.v1');
 
@@ -41,20 +37,13 @@ function codeOf(r: { body: Record<string, any> }): unknown {
 
 describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve and simulators)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'dev',
       sims: { th: ['thermostat', ['--operator-tools']], cv: ['conveyor', ['--operator-tools']] },
       tokens: { 'lab-agent': 'agent', alice: 'operator' },
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    await page.goto(`${host.srv!.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, host.srv!.url, host.tokens.alice!);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

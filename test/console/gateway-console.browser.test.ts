@@ -2,8 +2,6 @@
 // playwright-core against a real `mhs-host serve` and the official MCP client at `/mcp`: an R2 tool call of an
 // agent token waits; the operator's console shows the approval card at once, naming the agent that asked; the
 // operator approves it there and the same, still open tool call returns the completed receipt.
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { H } from '../../src/core/index.js';
@@ -11,9 +9,8 @@ import { capabilityToolName } from '../../src/mhs/tool-names.js';
 import { startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import { call, gatewayHttp } from '../gateway/gateway-helpers.js';
+import { HAVE_CHROMIUM, launchChromium, signIn } from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const ASPIRATE = capabilityToolName('liquid-handler', 'cap.liquid.aspirate.v1');
 
 let browser: Browser;
@@ -21,10 +18,7 @@ let host: MhsHost<'lh'>;
 
 describe.skipIf(!HAVE_CHROMIUM)('a gateway approval in the console (Chromium)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'gwc',
       sims: { lh: ['liquid-handler', ['--operator-tools']] },
@@ -37,11 +31,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a gateway approval in the console (Chromium)', 
   });
 
   it('HOST-040: the R2 call of an agent shows up at once, is approved in the console, and the call returns the receipt', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    await page.goto(`${host.srv!.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    const page = await signIn(browser, host.srv!.url, host.tokens.alice!, { width: 1280, height: 1400 });
 
     const client = await gatewayHttp(host.srv!.url, host.tokens['lab-agent'], '2026-07-28');
     try {

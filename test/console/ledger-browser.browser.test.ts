@@ -5,18 +5,15 @@
 // says so in words; Export downloads the filtered view as JSON Lines whose lines are the API's answer for the same
 // filters, oldest first. A device's commands are drawn on a timeline (uPlot), one per intent the ledger holds for
 // it, each with the outcome its receipt recorded (a command stopped by the e-stop shows failed).
-import { existsSync, readFileSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
 import { startOperatorHost } from '../policy/helpers/operator-host.js';
 import type { OperatorHost } from '../policy/helpers/operator-host.js';
-import { ARTIFACTS, shootViews } from './console-shots.js';
+import { ARTIFACTS, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const DEVICE = 'conveyor-workcell';
 const RUN_A = 'run_01LEDGERBROWSERA000000000';
 const RUN_B = 'run_01LEDGERBROWSERB000000000';
@@ -50,20 +47,13 @@ async function filter(values: Record<string, string>): Promise<void> {
 
 describe.skipIf(!HAVE_CHROMIUM)('the ledger browser: run and time filters, export (Chromium)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startOperatorHost({ families: 'conveyor' });
     await step(RUN_A, 1);
     await step(RUN_A, 2);
     await step(RUN_B, 3);
     await step(RUN_B, 4);
-    page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    await page.goto(`${host.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.op1);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, host.url, host.tokens.op1, { width: 1280, height: 1400 });
   });
   afterAll(async () => {
     await browser?.close();

@@ -4,16 +4,12 @@
 // command runs and the timeline shows the node complete without a reload; the ledger browser filtered to the run
 // shows the approval, the command's intent and its receipt (the receipt carries the run), and following the
 // command from there shows intent -> receipt.
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { ARTIFACTS, shootViews } from './console-shots.js';
-
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
+import { ARTIFACTS, restAs, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './console-kit.js';
+import type { Rest } from './console-kit.js';
 
 let browser: Browser;
 let host: MhsHost<'lh'>;
@@ -21,31 +17,18 @@ let page: Page;
 
 const detail = (status?: string) => page.locator(status ? `#run-detail[data-status="${status}"]` : '#run-detail');
 
-/** A REST call with the operator's token. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies indexed freely
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${host.srv!.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${host.tokens.alice}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
-}
+/** The operator API with alice's token. */
+let rest: Rest;
 
 describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed in the ledger (Chromium)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'runcmd',
       sims: { lh: ['liquid-handler', ['--operator-tools']] },
       tokens: { alice: 'operator' },
     });
+    rest = restAs(host.srv!.url, host.tokens.alice!);
     const workflow = {
       id: 'console-aspirate',
       name: 'Aspirate under approval',
@@ -72,11 +55,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed i
       settings: {},
     };
     expect((await rest('POST', '/v1/workflows', workflow)).status).toBe(201);
-    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    await page.goto(`${host.srv!.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, host.srv!.url, host.tokens.alice!);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -4,16 +4,12 @@
 // (the interrupt before the answer, the completion after it, without a reload) and in the log's order; a second
 // run is cancelled from the console; a clarification gate's questions are answered in the console; the run's node graph draws each node and edge of its definition, layered, and
 // each node's state follows the run live.
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { ARTIFACTS, shootViews } from './console-shots.js';
-
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
+import { ARTIFACTS, restAs, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './console-kit.js';
+import type { Rest } from './console-kit.js';
 
 const GATED = {
   id: 'console-gated',
@@ -84,41 +80,24 @@ let browser: Browser;
 let host: MhsHost<'th'>;
 let page: Page;
 
-/** A REST call with the operator's token (bodies indexed freely, as in the other REST tests). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${host.srv!.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${host.tokens.alice}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
-}
+/** The operator API with alice's token. */
+let rest: Rest;
 
 const detail = (status?: string) => page.locator(status ? `#run-detail[data-status="${status}"]` : '#run-detail');
 
 describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'runs',
       sims: { th: ['thermostat', ['--operator-tools']] },
       tokens: { alice: 'operator' },
     });
+    rest = restAs(host.srv!.url, host.tokens.alice!);
     expect((await rest('POST', '/v1/workflows', GATED)).status).toBe(201);
     expect((await rest('POST', '/v1/workflows', BRANCHED)).status).toBe(201);
     expect((await rest('POST', '/v1/workflows', ASKING)).status).toBe(201);
-    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    await page.goto(`${host.srv!.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, host.srv!.url, host.tokens.alice!);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -134,3 +134,95 @@ export function tamperFirstEntry(path: string): void {
     raw.close();
   }
 }
+
+/**
+ * Live states that only a colour would tell (issue 18 item 7): every e-stop, gate, interlock, connection, host and
+ * run-graph node state must also be said in its text. Returns each element whose text does not say its state.
+ */
+export function statesWithoutWords(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const said: Record<string, RegExp> = {
+      engaged: /ENGAGED/,
+      released: /released/,
+      unknown: /not read|unreadable|unknown/,
+      open: /open/,
+      shut: /shut/,
+      closed: /closed/,
+      connected: /Connected/,
+      recovering: /Reconnected/,
+      reconnecting: /Disconnected, reconnecting/,
+      connecting: /Connecting/,
+      disabled: /Not attached: the endpoint is disabled/,
+      not_attached: /Not attached/,
+      running: /running/,
+      gone: /gone/,
+    };
+    const rules: Array<[selector: string, state: (el: Element) => string | null, text: (el: Element) => string]> = [
+      ['[data-estop]', (el) => el.getAttribute('data-estop'), (el) => el.textContent ?? ''],
+      ['[data-gate]', (el) => el.getAttribute('data-gate'), (el) => el.textContent ?? ''],
+      ['li[data-interlock-id]', (el) => el.getAttribute('data-state'), (el) => el.textContent ?? ''],
+      [
+        'article[data-connection]',
+        (el) => el.getAttribute('data-connection'),
+        (el) => el.querySelector('.connection')?.textContent ?? '',
+      ],
+      [
+        '#hosts tr[data-running]',
+        (el) => el.getAttribute('data-running'),
+        (el) => el.querySelector('.host-state')?.textContent ?? '',
+      ],
+      [
+        'g.node[data-status]',
+        (el) => (el.getAttribute('data-waiting') === 'true' ? 'waiting' : el.getAttribute('data-status')),
+        (el) => el.querySelector('.node-status')?.textContent ?? '',
+      ],
+    ];
+    const bad: string[] = [];
+    for (const [selector, state, text] of rules)
+      for (const el of Array.from(document.querySelectorAll(selector))) {
+        const s = state(el);
+        if (!s) continue;
+        const want = said[s] ?? new RegExp(s.replace(/[^a-z]+/gi, '.'), 'i');
+        if (!want.test(text(el))) bad.push(`${selector}[${s}]: "${text(el).trim()}"`);
+      }
+    return bad;
+  });
+}
+
+/**
+ * The enabled, visible controls of the page that Tab never reaches (issue 18 item 7: keyboard reachable): notes the
+ * controls on the page, presses Tab from the top until the focus comes round again, and lists each noted control,
+ * still on the page, that it never focused (a control added by a live update meanwhile is not noted).
+ */
+export async function unreachableByKeyboard(page: Page, most = 600): Promise<string[]> {
+  await page.evaluate(() => {
+    for (const el of Array.from(document.querySelectorAll('[data-kit-focused], [data-kit-control]'))) {
+      el.removeAttribute('data-kit-focused');
+      el.removeAttribute('data-kit-control');
+    }
+    const controls = document.querySelectorAll<HTMLElement>(
+      'button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), a[href], summary',
+    );
+    for (const el of Array.from(controls))
+      if (el.getClientRects().length > 0 && !el.closest('[hidden]')) el.setAttribute('data-kit-control', '');
+    (document.activeElement as HTMLElement | null)?.blur();
+    window.scrollTo(0, 0);
+  });
+  for (let i = 0; i < most; i++) {
+    await page.keyboard.press('Tab');
+    const again = await page.evaluate(() => {
+      const el = document.activeElement;
+      if (!el || el === document.body) return false;
+      if (el.hasAttribute('data-kit-focused')) return true;
+      el.setAttribute('data-kit-focused', '');
+      return false;
+    });
+    if (again) break;
+  }
+  return page.evaluate(() =>
+    Array.from(document.querySelectorAll<HTMLElement>('[data-kit-control]:not([data-kit-focused])')).map(
+      (el) =>
+        `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''} "${(el.getAttribute('aria-label') ?? el.textContent ?? '').trim().slice(0, 40)}"`,
+    ),
+  );
+}

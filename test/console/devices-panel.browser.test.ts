@@ -15,7 +15,15 @@ import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import { callMhs, connectMcpClient, simOnPort } from '../helpers/sim.js';
 import type { RestartedSim } from '../helpers/sim.js';
-import { ARTIFACTS, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './console-kit.js';
+import {
+  ARTIFACTS,
+  HAVE_CHROMIUM,
+  launchChromium,
+  shootViews,
+  signIn,
+  statesWithoutWords,
+  unreachableByKeyboard,
+} from './console-kit.js';
 
 const SETPOINT = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
 const STEP = capabilityToolName('conveyor-workcell', 'cap.world.step.v1');
@@ -114,6 +122,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
       // Pushed by the host: no reload, no refresh click.
       await th.locator('[data-estop="engaged"]', { hasText: 'E-stop ENGAGED' }).waitFor();
       await th.locator('[data-gate="open"]').waitFor();
+      expect(await statesWithoutWords(page)).toEqual([]);
       const pair = (await ledgerEntries(host.dbPath)).filter(
         (e) => (e.kind === 'estop.request' || e.kind === 'estop.receipt') && e.device_id === 'thermostat',
       );
@@ -156,6 +165,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
       const shown = cv.locator('li[data-interlock-id="guard_door"][data-state="open"]');
       await shown.waitFor();
       await expect(shown.textContent()).resolves.toContain('guard_door: open');
+      expect(await statesWithoutWords(page)).toEqual([]);
       const r = await call(client, STEP, { ticks: 1 });
       expect(r.isError).toBe(true);
       expect(codeOf(r), JSON.stringify(r.body)).toBe(ErrorCode.SAFETY_INTERLOCK_OPEN);
@@ -181,6 +191,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
       .locator(`${card}:is([data-connection="reconnecting"], [data-connection="not_attached"])`)
       .waitFor({ timeout: 12_000 });
     await expect(page.locator(`${card} .connection`).textContent()).resolves.toMatch(/Disconnected|Not attached/);
+    expect(await statesWithoutWords(page)).toEqual([]);
     await shootViews(page, 'devices-endpoint-down');
     restarted = await simOnPort('conveyor', port, ['--operator-tools']);
     await page.locator(`${card}[data-connection="connected"]`).waitFor({ timeout: 60_000 });
@@ -214,5 +225,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
 
   it('every view at 1280 and 800 px, and no table cut off at 800 px', async () => {
     expect(await shootViews(page, 'console')).toEqual([]);
+  });
+
+  it('issue 18 item 7: every control is reached by Tab, and no state is told by colour alone', async () => {
+    expect(await unreachableByKeyboard(page)).toEqual([]);
+    expect(await statesWithoutWords(page)).toEqual([]);
+    expect(await page.locator('[data-estop], [data-gate], li[data-interlock-id]').count()).toBeGreaterThan(3);
   });
 });

@@ -11,7 +11,15 @@ import { PG_URL, postgresBackend } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import { makeToken, serve, tempDb } from '../server/serve-helpers.js';
 import type { Served } from '../server/serve-helpers.js';
-import { HAVE_CHROMIUM, launchChromium, restAs, shootViews, signIn } from './console-kit.js';
+import {
+  HAVE_CHROMIUM,
+  launchChromium,
+  restAs,
+  shootViews,
+  signIn,
+  statesWithoutWords,
+  unreachableByKeyboard,
+} from './console-kit.js';
 
 // Short run leases, so a killed owner's run is taken over within seconds (as test/server/scale-out.test.ts).
 const LEASE_ENV = { MHS_RUN_LEASE_TTL_MS: '1500', MHS_RUN_LEASE_SKEW_MS: '200' };
@@ -84,6 +92,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the hosts panel (Chromium, real serve)', () => 
       if (p.host_lease) await expect(me.locator('td.lease').textContent()).resolves.toContain(p.host_lease.expires_at);
       else await expect(me.locator('td.lease').textContent()).resolves.toBe('no host lease');
       expect(await shootViews(page, 'hosts-sqlite')).toEqual([]);
+      expect(await unreachableByKeyboard(page)).toEqual([]);
     });
   });
 
@@ -143,6 +152,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the hosts panel (Chromium, real serve)', () => 
       await page.locator('#hosts-summary', { hasText: /, 1 running\.$/ }).waitFor();
       await expect(row(page, ownerB).locator('td.host-state', { hasText: 'running' }).count()).resolves.toBe(0);
       expect(await shootViews(page, 'hosts-pg-failover')).toEqual([]);
+      expect(await statesWithoutWords(page)).toEqual([]);
       expect((await restA('POST', `/v1/runs/${runId}/cancel`, { reason: 'test done' })).status).toBeLessThan(300);
     }, 120_000);
   });

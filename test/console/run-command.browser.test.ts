@@ -3,12 +3,13 @@
 // that gate; the approval card says which run and node asked; the gate is answered in the run's own view; the
 // command runs and the timeline shows the node complete without a reload; the ledger browser filtered to the run
 // shows the approval, the command's intent and its receipt (the receipt carries the run), and following the
-// command from there shows intent -> receipt.
+// command from there shows intent -> receipt. A run cancelled in the console while its approval is pending voids
+// that approval: the card goes, the decision row says voided and why, nothing is sent.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { ARTIFACTS, restAs, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './console-kit.js';
+import { ARTIFACTS, HAVE_CHROMIUM, launchChromium, restAs, shootViews, shot, signIn } from './console-kit.js';
 import type { Rest } from './console-kit.js';
 
 let browser: Browser;
@@ -108,5 +109,33 @@ describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed i
     await page
       .locator('section[aria-labelledby="h-ledger"]')
       .screenshot({ path: `${ARTIFACTS}run-command-ledger-1280.png` });
+  }, 90_000);
+
+  it('issue 18 item 3, HOST-045: cancelling a run in the console voids its pending approval, and the console says so', async () => {
+    await page.locator('a[href="#h-runs"]').click();
+    await page.getByLabel('Workflow').selectOption('console-aspirate');
+    await page.getByRole('button', { name: 'Start run' }).click();
+    await detail('waiting-approval').waitFor();
+    const runId = (await detail().getAttribute('data-run-id'))!;
+    const card = page.locator('article.approval', { hasText: `by run ${runId} node aspirate` });
+    await card.waitFor();
+    const approvalId = (await card.getAttribute('data-approval-id'))!;
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await detail('cancelled').waitFor();
+    // Pushed, no reload: the card is gone and the decision row says voided, and why.
+    await card.waitFor({ state: 'detached' });
+    const row = page.locator(`#decisions tr[data-approval-id="${approvalId}"][data-status="voided"]`);
+    await row.waitFor();
+    await expect(row.locator('td.status').textContent()).resolves.toBe('voided: its run or node was cancelled');
+    await expect(row.locator('td.reason').textContent()).resolves.toBe('run_cancelled');
+    await shot(page.locator('section[aria-labelledby="h-decisions"]'), 'run-cancelled-approval-voided');
+    const mine = (await ledgerEntries(host.dbPath)).filter((e) => e.run_id === runId);
+    expect(mine.filter((e) => e.kind === 'approval').map((e) => [e.event, e.reason ?? null])).toEqual([
+      ['requested', null],
+      ['voided', 'run_cancelled'],
+    ]);
+    // Nothing was sent: no intent, no receipt for the cancelled run.
+    expect(mine.filter((e) => e.kind === 'command.intent' || e.kind === 'receipt')).toEqual([]);
+    expect((await rest('POST', `/v1/operator/approvals/${approvalId}/approve`, {})).status).toBe(409);
   }, 90_000);
 });

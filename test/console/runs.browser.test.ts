@@ -8,7 +8,15 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { ARTIFACTS, restAs, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './console-kit.js';
+import {
+  ARTIFACTS,
+  HAVE_CHROMIUM,
+  launchChromium,
+  restAs,
+  shootViews,
+  signIn,
+  statesWithoutWords,
+} from './console-kit.js';
 import type { Rest } from './console-kit.js';
 
 const GATED = {
@@ -156,6 +164,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
     await expect(node('start').getAttribute('data-status')).resolves.toBe('completed');
     await expect(node('finish').getAttribute('data-status')).resolves.toBe('pending');
     await expect(node('check').locator('text.node-status').textContent()).resolves.toContain('waiting');
+    expect(await statesWithoutWords(page)).toEqual([]);
     await graph.screenshot({ path: `${ARTIFACTS}runs-graph-waiting.png` });
     const gate = page.locator('article.interrupt[data-node-id="check"]');
     await gate.getByRole('button', { name: 'Accept' }).click();

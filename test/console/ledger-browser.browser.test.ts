@@ -4,7 +4,8 @@
 // stamped inside it; a bad time is refused by the API with `validation_error` naming the field and the console
 // says so in words; Export downloads the filtered view as JSON Lines whose lines are the API's answer for the same
 // filters, oldest first. A device's commands are drawn on a timeline (uPlot), one per intent the ledger holds for
-// it, each with the outcome its receipt recorded (a command stopped by the e-stop shows failed).
+// it, each with the outcome its receipt recorded (a command stopped by the e-stop shows failed). Paging back through a
+// filtered view ("Older entries") shows every matching entry once, newest first.
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { ARTIFACTS, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './
 const DEVICE = 'conveyor-workcell';
 const RUN_A = 'run_01LEDGERBROWSERA000000000';
 const RUN_B = 'run_01LEDGERBROWSERB000000000';
+const RUN_C = 'run_01LEDGERBROWSERC000000000';
 
 let browser: Browser;
 let host: OperatorHost;
@@ -206,6 +208,38 @@ describe.skipIf(!HAVE_CHROMIUM)('the ledger browser: run and time filters, expor
     await expect(fig.locator('figcaption').textContent()).resolves.toMatch(/✔ completed · ✖ failed/);
     await fig.screenshot({ path: `${ARTIFACTS}devices-commands-timeline.png` });
   });
+
+  it('issue 18 item 4: paging back through a filtered view shows every matching entry once, newest first', async () => {
+    // More entries of the device than one page (50) holds.
+    for (let i = 0; i < 30; i++) await step(RUN_C, 1);
+    await filter({ Device: DEVICE });
+    await expect.poll(async () => (await shownSeqs()).length).toBe(50);
+    // Every entry of the device up to the newest the view started at (later ones do not shift older pages).
+    const top = (await shownSeqs())[0]!;
+    const want = (await all())
+      .filter((e) => e.device_id === DEVICE && e.seq <= top)
+      .map((e) => e.seq)
+      .reverse();
+    expect(want.length).toBeGreaterThan(50);
+    const seen: number[] = [];
+    for (let pageNo = 0; ; pageNo++) {
+      await expect.poll(async () => (await shownSeqs())[0]).toBe(want[seen.length]);
+      const shown = await shownSeqs();
+      expect(shown.length).toBe(Math.min(50, want.length - seen.length));
+      seen.push(...shown);
+      const older = page.getByRole('button', { name: 'Older entries' });
+      if (seen.length === want.length) {
+        await expect(older.count()).resolves.toBe(0);
+        break;
+      }
+      await older.click();
+      expect(pageNo).toBeLessThan(10);
+    }
+    expect(seen).toEqual(want);
+    // Back to the newest page (an entry appended since may head it).
+    await page.getByRole('button', { name: 'Newest entries' }).click();
+    await expect.poll(async () => (await shownSeqs())[0]).toBeGreaterThanOrEqual(want[0]!);
+  }, 60_000);
 
   it('every view at 1280 and 800 px, and no table cut off at 800 px', async () => {
     await filter({ Run: RUN_A });

@@ -226,3 +226,19 @@ export async function unreachableByKeyboard(page: Page, most = 600): Promise<str
     ),
   );
 }
+
+/** Starts a run of `workflowId` from the console's Runs section, waits until its detail shows `status`; its id. */
+export async function startRunInConsole(page: Page, workflowId: string, status: string): Promise<string> {
+  await page.locator(`#run-workflow option[value="${workflowId}"]`).waitFor({ state: 'attached' });
+  await page.getByLabel('Workflow').selectOption(workflowId);
+  await page.getByRole('button', { name: 'Start run' }).click();
+  const detail = page.locator(`#run-detail[data-status="${status}"]`);
+  await detail.waitFor();
+  return (await detail.getAttribute('data-run-id'))!;
+}
+
+/** The code a refused or failed tool call carries (receipt error, or the gateway's error object). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a tool result body, indexed freely
+export function codeOf(r: { body: Record<string, any> }): unknown {
+  return r.body.receipt?.error?.mhs_code ?? r.body.error?.mhs_code ?? r.body.error?.code ?? r.body.code;
+}

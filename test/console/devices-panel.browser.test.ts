@@ -17,6 +17,7 @@ import { callMhs, connectMcpClient, simOnPort } from '../helpers/sim.js';
 import type { RestartedSim } from '../helpers/sim.js';
 import {
   ARTIFACTS,
+  codeOf,
   HAVE_CHROMIUM,
   launchChromium,
   shootViews,
@@ -36,12 +37,6 @@ let restarted: RestartedSim | undefined;
 const device = (id: string) => page.locator(`li[data-device-id="${id}"]`);
 const endpoint = (connectorId: string, connection: string) =>
   page.locator(`article[data-connector-id="${connectorId}"][data-connection="${connection}"]`);
-
-/** The code a refused or failed tool call carries (receipt error, or the gateway's error object). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a tool result body, indexed freely
-function codeOf(r: { body: Record<string, any> }): unknown {
-  return r.body.receipt?.error?.mhs_code ?? r.body.error?.mhs_code ?? r.body.error?.code ?? r.body.code;
-}
 
 describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve and simulators)', () => {
   beforeAll(async () => {

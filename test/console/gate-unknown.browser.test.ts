@@ -10,19 +10,13 @@ import { capabilityToolName } from '../../src/mhs/tool-names.js';
 import { call, gatewayHttp } from '../gateway/gateway-helpers.js';
 import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { HAVE_CHROMIUM, launchChromium, shootViews, signIn, statesWithoutWords } from './console-kit.js';
+import { codeOf, HAVE_CHROMIUM, launchChromium, shootViews, signIn, statesWithoutWords } from './console-kit.js';
 
 const STEP = capabilityToolName('conveyor-workcell', 'cap.world.step.v1');
 
 let browser: Browser;
 let host: MhsHost<'cv'>;
 let page: Page;
-
-/** The code a refused or failed tool call carries (receipt error, or the gateway's error object). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a tool result body, indexed freely
-function codeOf(r: { body: Record<string, any> }): unknown {
-  return r.body.receipt?.error?.mhs_code ?? r.body.error?.mhs_code ?? r.body.error?.code ?? r.body.code;
-}
 
 describe.skipIf(!HAVE_CHROMIUM)('a gate shut by an unknown outcome, in the devices panel (Chromium)', () => {
   beforeAll(async () => {

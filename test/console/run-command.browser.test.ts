@@ -9,7 +9,16 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { ARTIFACTS, HAVE_CHROMIUM, launchChromium, restAs, shootViews, shot, signIn } from './console-kit.js';
+import {
+  ARTIFACTS,
+  HAVE_CHROMIUM,
+  launchChromium,
+  restAs,
+  shootViews,
+  shot,
+  signIn,
+  startRunInConsole,
+} from './console-kit.js';
 import type { Rest } from './console-kit.js';
 
 let browser: Browser;
@@ -64,11 +73,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed i
   });
 
   it('the R2 gate of a console run is answered in the console; the ledger shows the run from approval to receipt', async () => {
-    await page.locator('#run-workflow option[value="console-aspirate"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Workflow').selectOption('console-aspirate');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-aspirate', 'waiting-approval');
 
     // Who asked: the pending approval names the run and the node.
     const card = page.locator('article.approval', { hasText: `by run ${runId} node aspirate` });
@@ -113,10 +118,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed i
 
   it('issue 18 item 3, HOST-045: cancelling a run in the console voids its pending approval, and the console says so', async () => {
     await page.locator('a[href="#h-runs"]').click();
-    await page.getByLabel('Workflow').selectOption('console-aspirate');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-aspirate', 'waiting-approval');
     const card = page.locator('article.approval', { hasText: `by run ${runId} node aspirate` });
     await card.waitFor();
     const approvalId = (await card.getAttribute('data-approval-id'))!;

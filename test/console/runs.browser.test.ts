@@ -15,6 +15,7 @@ import {
   restAs,
   shootViews,
   signIn,
+  startRunInConsole,
   statesWithoutWords,
 } from './console-kit.js';
 import type { Rest } from './console-kit.js';
@@ -113,11 +114,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
   });
 
   it('a run started in the console waits at its approval gate, is answered there, and its timeline follows it live', async () => {
-    await page.locator('#run-workflow option[value="console-gated"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Workflow').selectOption('console-gated');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-gated', 'waiting-approval');
     // Live: the interrupt is on the timeline before anyone answers it.
     await page.locator('#run-timeline tr[data-type="interrupt.requested"]').waitFor();
     const row = page.locator(`#runs tr[data-run-id="${runId}"][data-status="waiting-approval"]`);
@@ -143,10 +140,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
   });
 
   it("issue 18 item 2: the run's node graph draws every node and edge of its definition, layered, and follows the run", async () => {
-    await page.locator('#run-workflow option[value="console-branched"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Workflow').selectOption('console-branched');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
+    await startRunInConsole(page, 'console-branched', 'waiting-approval');
     const def = (await rest('GET', '/v1/workflows/console-branched')).body as typeof BRANCHED;
     const graph = page.locator('#run-graph');
     const node = (id: string) => graph.locator(`g.node[data-node-id="${id}"]`);
@@ -180,11 +174,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
   });
 
   it("a clarification gate's questions are answered in the console and the run goes on with the answers", async () => {
-    await page.locator('#run-workflow option[value="console-asking"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Workflow').selectOption('console-asking');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-input').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-asking', 'waiting-input');
     await expect(page.locator(`#runs tr[data-run-id="${runId}"]`).textContent()).resolves.toContain('an answer');
     const form = page.locator('article.interrupt[data-node-id="ask"][data-kind="clarification"]');
     await form.getByLabel('Which plate goes in?').fill('P-17');
@@ -198,10 +188,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
   });
 
   it('a run is cancelled from the console', async () => {
-    await page.getByLabel('Workflow').selectOption('console-gated');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-gated', 'waiting-approval');
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await detail('cancelled').waitFor();
     await page.locator('#run-timeline tr[data-type="run.cancelled"]').waitFor();

@@ -1,6 +1,8 @@
+import { userInfo } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { ErrorCode, HostError } from '../core/index.js';
 import { sessionDisclosureText } from '../engine/index.js';
+import type { CallPrincipal } from '../engine/call-types.js';
 import { openCliRuntime, withRuntimeOptions } from './cli-runtime.js';
 import type { RuntimeFlags } from './cli-runtime.js';
 
@@ -14,6 +16,17 @@ function jsonObject(v: string): Record<string, unknown> {
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
     throw new InvalidArgumentError('expected a JSON object');
   return parsed as Record<string, unknown>;
+}
+
+/** Who asks when a person runs `mhs-host invoke`: the OS user, so an approval says it came from the CLI (issue 18). */
+function cliPrincipal(): CallPrincipal {
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry for this uid (some containers): the CLI is still named.
+  }
+  return { kind: 'human', id: `cli:${user}`, name: `${user} (mhs-host invoke)` };
 }
 
 /**
@@ -61,6 +74,7 @@ export function invokeCommand(): Command {
           deviceId: device,
           capabilityId: capability,
           input: o.input,
+          principal: cliPrincipal(),
           ...(o.deadlineMs !== undefined ? { deadlineMs: o.deadlineMs } : {}),
           ...(o.expectedRevision !== undefined ? { expectedRevision: o.expectedRevision } : {}),
           // HOST-003: shown before the call is sent; stderr, as stdout is the receipt alone.

@@ -5,10 +5,8 @@
 // value requested, flag in words a value the stored manifest no longer allows, and show when they expire (the
 // host policy's approvalTimeoutMs from created_at). The approval list response carries that context. A headline
 // names the binding's required inputs first (the schema's order), then the others alphabetically.
-import { existsSync } from 'node:fs';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, isoAt, RealClock } from '../../src/core/index.js';
@@ -21,9 +19,8 @@ import type { EndpointDirectory, EndpointSummary } from '../../src/policy/ports.
 import { registerOperatorRoutes } from '../../src/server/operator-routes.js';
 import { startOperatorHost } from '../policy/helpers/operator-host.js';
 import type { OperatorHost } from '../policy/helpers/operator-host.js';
+import { HAVE_CHROMIUM, launchChromium, nextRequest, signIn } from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const WAIT_MS = 600_000;
 /** A device whose capability takes four inputs, two required (`speed_rpm`, `cycles`, in that order). */
 const MIXER = new URL('./fixtures/plate-mixer.json', import.meta.url).pathname;
@@ -34,17 +31,6 @@ let served: FastifyInstance;
 let url: string;
 let page: Page;
 const policy: PolicyConfig = { ...DEFAULT_POLICY, approvalTimeoutMs: WAIT_MS, estopAllow: [] };
-
-function nextRequest(h: OperatorHost): Promise<ApprovalRequest> {
-  return new Promise((resolve) => {
-    const off = h.services.events.subscribe((e) => {
-      if (e.type === 'approval.requested') {
-        off();
-        resolve(e.data.approval as ApprovalRequest);
-      }
-    });
-  });
-}
 
 async function ask(
   capabilityId: string,
@@ -90,10 +76,7 @@ const card = (id: string) => page.locator(`article[data-approval-id="${id}"]`);
 
 describe.skipIf(!HAVE_CHROMIUM)('approvals with context in Chromium', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startOperatorHost({ families: 'liquid-handler', simFlags: ['--device', MIXER], policy });
     // The same host's services, with the policy and a directory the operator routes read (as `serve` wires them).
     served = Fastify({ forceCloseConnections: true });
@@ -111,11 +94,7 @@ describe.skipIf(!HAVE_CHROMIUM)('approvals with context in Chromium', () => {
     await served.listen({ port: 0, host: '127.0.0.1' });
     const addr = served.server.address();
     url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-    page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    await page.goto(`${url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.op1);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, url, host.tokens.op1, { width: 1280, height: 1400 });
   });
   afterAll(async () => {
     await browser?.close();

@@ -3,10 +3,9 @@
 // the agent: while an approval waits, another command on the same device in flight shuts the device's gate and the
 // waiting card says so, naming that command, pushed without a reload; the e-stop engaged on the device is said on
 // the card too; when the stopped command settles the gate warning goes; both are told in words (role alert).
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, H } from '../../src/core/index.js';
@@ -15,29 +14,17 @@ import { call, gatewayHttp } from '../gateway/gateway-helpers.js';
 import { startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import { serve } from '../server/serve-helpers.js';
-import { ARTIFACTS } from './console-shots.js';
+import { ARTIFACTS, restAs, HAVE_CHROMIUM, launchChromium, signIn } from './console-kit.js';
+import type { Rest } from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const SETPOINT = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
 
 let browser: Browser;
 let host: MhsHost<'th'>;
 let page: Page;
 
-/** An operator API call with alice's token (bodies indexed freely). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${host.srv!.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${host.tokens.alice}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
-}
+/** The operator API with alice's token. */
+let rest: Rest;
 
 /** The pending approval bound to `input`, once the host lists it. */
 async function pendingFor(input: Record<string, unknown>): Promise<{ approval_id: string }> {
@@ -54,10 +41,7 @@ async function pendingFor(input: Record<string, unknown>): Promise<{ approval_id
 
 describe.skipIf(!HAVE_CHROMIUM)('approval card warnings under serve (Chromium)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'warn',
       sims: { th: ['thermostat', ['--operator-tools']] },
@@ -75,11 +59,8 @@ describe.skipIf(!HAVE_CHROMIUM)('approval card warnings under serve (Chromium)',
       }),
     );
     host.srv = await serve(host.dbPath, ['--no-workflows', '--policy', policy, '--mcp-approval-wait', '120000']);
-    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    await page.goto(`${host.srv.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    rest = restAs(host.srv.url, host.tokens.alice!);
+    page = await signIn(browser, host.srv.url, host.tokens.alice!);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

@@ -8,36 +8,30 @@
 // with the integration disabled the console says so and no endpoint connection exists, and enabling
 // it is recorded with the operator, as is allowing a device's trusted e-stop. Screenshots of the
 // approval view, and of every view at 1280 and 800 px (no table cut off), go to test-artifacts/.
-import { existsSync, mkdirSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, H, isoAt } from '../../src/core/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
-import type { ApprovalRequest } from '../../src/policy/approval-rules.js';
 import { CONNECTOR_ID, startOperatorHost } from '../policy/helpers/operator-host.js';
-import { shootViews } from './console-shots.js';
 import type { OperatorHost } from '../policy/helpers/operator-host.js';
+import {
+  ARTIFACTS,
+  HAVE_CHROMIUM,
+  launchChromium,
+  nextRequest,
+  shootViews,
+  shot as shotOf,
+  signIn,
+  statesWithoutWords,
+  tamperFirstEntry,
+  unreachableByKeyboard,
+} from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
-const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 const WAIT_MS = 600_000;
 
 let browser: Browser;
 let host: OperatorHost;
-
-function nextRequest(h: OperatorHost): Promise<ApprovalRequest> {
-  return new Promise((resolve) => {
-    const off = h.services.events.subscribe((e) => {
-      if (e.type === 'approval.requested') {
-        off();
-        resolve(e.data.approval as ApprovalRequest);
-      }
-    });
-  });
-}
 
 function invoke(
   h: OperatorHost,
@@ -58,33 +52,25 @@ async function entries(h: OperatorHost, pred: (e: LedgerEntry) => boolean): Prom
 // One signed-in page per token and host, reused across tests (signing in is the slow part).
 const pages = new Map<string, Page>();
 
-async function signIn(h: OperatorHost, token: string): Promise<Page> {
+async function pageFor(h: OperatorHost, token: string): Promise<Page> {
   const key = `${h.url} ${token}`;
   const have = pages.get(key);
   if (have && !have.isClosed()) return have;
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
+  const page = await signIn(browser, h.url, token, { width: 1280, height: 1400 });
   pages.set(key, page);
-  await page.goto(`${h.url}/console/`);
-  await page.getByLabel('Operator or client token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('body[data-ready="true"]').waitFor();
   return page;
 }
 
 const card = (page: Page, id: string) => page.locator(`article[data-approval-id="${id}"]`);
 
 async function shot(page: Page, locator: ReturnType<typeof card>, name: string): Promise<void> {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await locator.screenshot({ path: `${ARTIFACTS}${name}.png` });
+  await shotOf(locator, name);
   await page.screenshot({ path: `${ARTIFACTS}${name}-page.png`, fullPage: true });
 }
 
 describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startOperatorHost({
       families: 'liquid-handler,laser,conveyor',
       simFlags: ['--device', new URL('../policy/fixtures/hw-press.json', import.meta.url).pathname],
@@ -100,7 +86,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('HOST-003, HOST-040: an R2 command waits; the approval view shows everything; approving runs it and the receipt shows', async () => {
-    const page = await signIn(host, host.tokens.op1);
+    const page = await pageFor(host, host.tokens.op1);
     const asked = nextRequest(host);
     const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 25 });
     const req = await asked;
@@ -134,7 +120,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('a denial in the console refuses the command and records the reason', async () => {
-    const page = await signIn(host, host.tokens.op2);
+    const page = await pageFor(host, host.tokens.op2);
     const asked = nextRequest(host);
     const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 26 });
     const req = await asked;
@@ -155,8 +141,8 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('HOST-044: dual control with two operators; the same operator twice is refused', async () => {
-    const alice = await signIn(host, host.tokens.op1);
-    const bob = await signIn(host, host.tokens.op2);
+    const alice = await pageFor(host, host.tokens.op1);
+    const bob = await pageFor(host, host.tokens.op2);
     const asked = nextRequest(host);
     const call = invoke(host, 'laser', 'cap.laser.pulse.v1', { energy_mj: 3, pulses: 2 });
     const req = await asked;
@@ -178,7 +164,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('HOST-041: an input changed after approval voids it and asks again', async () => {
-    const page = await signIn(host, host.tokens.op1);
+    const page = await pageFor(host, host.tokens.op1);
     const step = { runId: 'run_01CONSOLETEST0000000000000', nodeId: 'transfer' };
     let asked = nextRequest(host);
     const ac = new AbortController();
@@ -212,7 +198,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('HOST-046, HOST-071: the e-stop pressed on the approval view while the approval is pending stops the device', async () => {
-    const page = await signIn(host, host.tokens.op1);
+    const page = await pageFor(host, host.tokens.op1);
     const asked = nextRequest(host);
     const call = invoke(host, 'liquid-handler', 'cap.liquid.aspirate.v1', { volume_ul: 27 });
     const req = await asked;
@@ -244,7 +230,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('HOST-047: a permit revoked in the console is never sent (the simulator counted no call)', async () => {
-    const page = await signIn(host, host.tokens.op1);
+    const page = await pageFor(host, host.tokens.op1);
     const actor = host.engine.endpoint(host.endpointId)!;
     let release!: () => void;
     // An earlier job still occupies the device's lane, so the approved command waits to be sent.
@@ -270,14 +256,14 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('ledger entries show with a working verify button', async () => {
-    const page = await signIn(host, host.tokens.op1);
+    const page = await pageFor(host, host.tokens.op1);
     await page.locator('#ledger tr[data-kind="approval"]').first().waitFor();
     await page.getByRole('button', { name: 'Verify ledger' }).click();
     await page.locator('#verify-result.ok', { hasText: 'Chain verified' }).waitFor();
   });
 
   it('HOST-046: a hardware-only e-stop shows the physical stop location and offers no stop button', async () => {
-    const page = await signIn(host, host.tokens.op1);
+    const page = await pageFor(host, host.tokens.op1);
     const dev = page.locator('li[data-device-id="hw-press"]');
     await expect(dev.locator('.physical').textContent()).resolves.toContain('yellow pull cord P2, north wall');
     await expect(dev.locator('.physical').textContent()).resolves.toContain('This host cannot stop this device');
@@ -285,20 +271,23 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('issue 18: every view at 1280 and 800 px with records in its tables, and no table cut off at 800 px', async () => {
-    const page = await signIn(host, host.tokens.op1);
+    const page = await pageFor(host, host.tokens.op1);
     await page.locator('#decisions tbody tr').first().waitFor();
     await page.locator('#receipts tbody tr').first().waitFor();
     expect(await shootViews(page, 'console-records')).toEqual([]);
+    // Issue 18 item 7: with records, a permit and approvals' controls on the page, Tab still reaches every control.
+    expect(await unreachableByKeyboard(page)).toEqual([]);
+    expect(await statesWithoutWords(page)).toEqual([]);
   });
 
   it('a client token sees the console read-only', async () => {
-    const page = await signIn(host, host.tokens.client);
+    const page = await pageFor(host, host.tokens.client);
     await expect(page.locator('#whoami').textContent()).resolves.toContain('read only');
     await expect(page.getByRole('button', { name: 'Verify ledger' }).isEnabled()).resolves.toBe(true);
   });
 
   it('issue 18 item 4: the ledger browser follows one command from intent to receipt and verifies the chain', async () => {
-    const page = await signIn(host, host.tokens.op1);
+    const page = await pageFor(host, host.tokens.op1);
     const [receipt] = (await entries(host, (e) => e.kind === 'receipt')).slice(-1);
     const commandId = receipt!.command_id as string;
     const row = page.locator(`#ledger tr[data-kind="receipt"]`, { hasText: commandId });
@@ -320,16 +309,8 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
   });
 
   it('issue 18 item 4: a tampered store is reported CHAIN_BROKEN by the console', async () => {
-    const page = await signIn(host, host.tokens.op1);
-    const raw = new Database(host.db.location);
-    try {
-      // As an attacker with database access would (the append-only trigger dropped first).
-      raw.exec('DROP TRIGGER ledger_entries_no_update');
-      const line = (raw.prepare('SELECT line FROM ledger_entries WHERE seq = 1').get() as { line: string }).line;
-      raw.prepare('UPDATE ledger_entries SET line = ? WHERE seq = 1').run(line.replace(/"ts":"/, '"ts":"1'));
-    } finally {
-      raw.close();
-    }
+    const page = await pageFor(host, host.tokens.op1);
+    tamperFirstEntry(host.db.location);
     await page.getByRole('button', { name: 'Verify ledger' }).click();
     const broken = page.locator('#verify-result[data-result="broken"]');
     await broken.waitFor();
@@ -340,10 +321,7 @@ describe.skipIf(!HAVE_CHROMIUM)('operator console in Chromium', () => {
 describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
   let off: OperatorHost;
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     // A short busy timeout and probe interval, so a locked store is refused at once and its recovery seen soon.
     off = await startOperatorHost({
       families: 'conveyor',
@@ -359,7 +337,7 @@ describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
   });
 
   it('HOST-093: a store that cannot be written is shown at once, the refused action changes nothing, and the banner goes when it recovers', async () => {
-    const page = await signIn(off, off.tokens.op1);
+    const page = await pageFor(off, off.tokens.op1);
     const banner = page.locator('#store-health');
     await expect(banner.isHidden()).resolves.toBe(true);
     const pushed: unknown[] = [];
@@ -388,7 +366,7 @@ describe.skipIf(!HAVE_CHROMIUM)('console with the integration disabled', () => {
   });
 
   it('HOST-066, HOST-067, HOST-068, HOST-094: says MHS is disabled with no endpoint connection; enabling is recorded with the operator', async () => {
-    const page = await signIn(off, off.tokens.op1);
+    const page = await pageFor(off, off.tokens.op1);
     await expect(page.locator('#integration').textContent()).resolves.toContain('is disabled');
     const ep = page.locator(`article[data-connector-id="${CONNECTOR_ID}"]`);
     await expect(ep.locator('.enabled-state').textContent()).resolves.toBe('disabled');

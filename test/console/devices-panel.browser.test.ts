@@ -6,8 +6,6 @@
 // on a simulator is shown and a command is refused naming it; a killed endpoint is shown disconnected, then
 // connected once it is back. Screenshots of every view at 1280 and 800 px go to test-artifacts/, and no table is
 // cut off at 800 px.
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
@@ -17,10 +15,17 @@ import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
 import { callMhs, connectMcpClient, simOnPort } from '../helpers/sim.js';
 import type { RestartedSim } from '../helpers/sim.js';
-import { ARTIFACTS, shootViews } from './console-shots.js';
+import {
+  ARTIFACTS,
+  codeOf,
+  HAVE_CHROMIUM,
+  launchChromium,
+  shootViews,
+  signIn,
+  statesWithoutWords,
+  unreachableByKeyboard,
+} from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const SETPOINT = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
 const STEP = capabilityToolName('conveyor-workcell', 'cap.world.step.v1');
 
@@ -33,28 +38,15 @@ const device = (id: string) => page.locator(`li[data-device-id="${id}"]`);
 const endpoint = (connectorId: string, connection: string) =>
   page.locator(`article[data-connector-id="${connectorId}"][data-connection="${connection}"]`);
 
-/** The code a refused or failed tool call carries (receipt error, or the gateway's error object). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a tool result body, indexed freely
-function codeOf(r: { body: Record<string, any> }): unknown {
-  return r.body.receipt?.error?.mhs_code ?? r.body.error?.mhs_code ?? r.body.error?.code ?? r.body.code;
-}
-
 describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve and simulators)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'dev',
       sims: { th: ['thermostat', ['--operator-tools']], cv: ['conveyor', ['--operator-tools']] },
       tokens: { 'lab-agent': 'agent', alice: 'operator' },
     });
-    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    await page.goto(`${host.srv!.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, host.srv!.url, host.tokens.alice!);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -125,6 +117,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
       // Pushed by the host: no reload, no refresh click.
       await th.locator('[data-estop="engaged"]', { hasText: 'E-stop ENGAGED' }).waitFor();
       await th.locator('[data-gate="open"]').waitFor();
+      expect(await statesWithoutWords(page)).toEqual([]);
       const pair = (await ledgerEntries(host.dbPath)).filter(
         (e) => (e.kind === 'estop.request' || e.kind === 'estop.receipt') && e.device_id === 'thermostat',
       );
@@ -167,6 +160,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
       const shown = cv.locator('li[data-interlock-id="guard_door"][data-state="open"]');
       await shown.waitFor();
       await expect(shown.textContent()).resolves.toContain('guard_door: open');
+      expect(await statesWithoutWords(page)).toEqual([]);
       const r = await call(client, STEP, { ticks: 1 });
       expect(r.isError).toBe(true);
       expect(codeOf(r), JSON.stringify(r.body)).toBe(ErrorCode.SAFETY_INTERLOCK_OPEN);
@@ -192,6 +186,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
       .locator(`${card}:is([data-connection="reconnecting"], [data-connection="not_attached"])`)
       .waitFor({ timeout: 12_000 });
     await expect(page.locator(`${card} .connection`).textContent()).resolves.toMatch(/Disconnected|Not attached/);
+    expect(await statesWithoutWords(page)).toEqual([]);
     await shootViews(page, 'devices-endpoint-down');
     restarted = await simOnPort('conveyor', port, ['--operator-tools']);
     await page.locator(`${card}[data-connection="connected"]`).waitFor({ timeout: 60_000 });
@@ -225,5 +220,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the devices panel, live (Chromium, real serve a
 
   it('every view at 1280 and 800 px, and no table cut off at 800 px', async () => {
     expect(await shootViews(page, 'console')).toEqual([]);
+  });
+
+  it('issue 18 item 7: every control is reached by Tab, and no state is told by colour alone', async () => {
+    expect(await unreachableByKeyboard(page)).toEqual([]);
+    expect(await statesWithoutWords(page)).toEqual([]);
+    expect(await page.locator('[data-estop], [data-gate], li[data-interlock-id]').count()).toBeGreaterThan(3);
   });
 });

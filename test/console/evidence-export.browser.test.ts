@@ -7,11 +7,9 @@
 // the button. From a tampered store the package is still delivered, and the page and the verifier both say
 // `MHS.EVIDENCE.CHAIN_BROKEN` (HOST-053: never "verified").
 import { execFileSync } from 'node:child_process';
-import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
@@ -20,10 +18,8 @@ import { capabilityToolName } from '../../src/mhs/tool-names.js';
 import { call, gatewayHttp } from '../gateway/gateway-helpers.js';
 import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { ARTIFACTS } from './console-shots.js';
+import { ARTIFACTS, HAVE_CHROMIUM, launchChromium, signIn, tamperFirstEntry } from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const SETPOINT = capabilityToolName('thermostat', 'cap.thermal.setpoint.v1');
 
 let browser: Browser;
@@ -43,14 +39,7 @@ async function download(page: Page): Promise<{ name: string; tarPath: string; di
   return { name, tarPath, dir: join(out, name.replace(/\.tar$/, '')) };
 }
 
-async function signIn(token: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-  await page.goto(`${host.srv!.url}/console/`);
-  await page.getByLabel('Operator or client token').fill(token);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.locator('body[data-ready="true"]').waitFor();
-  return page;
-}
+const pageAs = (token: string): Promise<Page> => signIn(browser, host.srv!.url, token);
 
 const exportAs = (token?: string) =>
   fetch(`${host.srv!.url}/v1/operator/ledger/export`, {
@@ -60,10 +49,7 @@ const exportAs = (token?: string) =>
 
 describe.skipIf(!HAVE_CHROMIUM)('the evidence package from the ledger page (Chromium, real serve)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'pkg',
       sims: { th: ['thermostat', ['--operator-tools']] },
@@ -85,7 +71,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the evidence package from the ledger page (Chro
   });
 
   it('downloads the package with its size and status; the offline verifier accepts it; the export is recorded', async () => {
-    const page = await signIn(host.tokens.alice!);
+    const page = await pageAs(host.tokens.alice!);
     try {
       await page.locator('a[href="#h-ledger"]').click();
       const { name, tarPath, dir } = await download(page);
@@ -139,7 +125,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the evidence package from the ledger page (Chro
     // Nothing was exported or recorded for a refused request.
     expect((await ledgerEntries(host.dbPath)).filter((e) => e.kind === 'evidence.export')).toHaveLength(before);
 
-    const page = await signIn(host.tokens.carol!);
+    const page = await pageAs(host.tokens.carol!);
     try {
       await page.locator('#ledger').waitFor();
       await expect(page.getByRole('button', { name: 'Export evidence package' }).count()).resolves.toBe(0);
@@ -149,16 +135,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the evidence package from the ledger page (Chro
   }, 60_000);
 
   it('HOST-053: from a tampered store the package is delivered unverified, and page and verifier say CHAIN_BROKEN', async () => {
-    const raw = new Database(host.dbPath);
-    try {
-      // As an attacker with database access would (the append-only trigger dropped first).
-      raw.exec('DROP TRIGGER ledger_entries_no_update');
-      const line = (raw.prepare('SELECT line FROM ledger_entries WHERE seq = 1').get() as { line: string }).line;
-      raw.prepare('UPDATE ledger_entries SET line = ? WHERE seq = 1').run(line.replace(/"ts":"/, '"ts":"1'));
-    } finally {
-      raw.close();
-    }
-    const page = await signIn(host.tokens.alice!);
+    tamperFirstEntry(host.dbPath);
+    const page = await pageAs(host.tokens.alice!);
     try {
       await page.locator('a[href="#h-ledger"]').click();
       const { dir } = await download(page);

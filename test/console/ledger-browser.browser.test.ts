@@ -4,22 +4,21 @@
 // stamped inside it; a bad time is refused by the API with `validation_error` naming the field and the console
 // says so in words; Export downloads the filtered view as JSON Lines whose lines are the API's answer for the same
 // filters, oldest first. A device's commands are drawn on a timeline (uPlot), one per intent the ledger holds for
-// it, each with the outcome its receipt recorded (a command stopped by the e-stop shows failed).
-import { existsSync, readFileSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+// it, each with the outcome its receipt recorded (a command stopped by the e-stop shows failed). Paging back through a
+// filtered view ("Older entries") shows every matching entry once, newest first.
+import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
 import type { LedgerEntry } from '../../src/ledger/ledger-types.js';
 import { startOperatorHost } from '../policy/helpers/operator-host.js';
 import type { OperatorHost } from '../policy/helpers/operator-host.js';
-import { ARTIFACTS, shootViews } from './console-shots.js';
+import { ARTIFACTS, HAVE_CHROMIUM, launchChromium, shootViews, signIn } from './console-kit.js';
 
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
 const DEVICE = 'conveyor-workcell';
 const RUN_A = 'run_01LEDGERBROWSERA000000000';
 const RUN_B = 'run_01LEDGERBROWSERB000000000';
+const RUN_C = 'run_01LEDGERBROWSERC000000000';
 
 let browser: Browser;
 let host: OperatorHost;
@@ -50,20 +49,13 @@ async function filter(values: Record<string, string>): Promise<void> {
 
 describe.skipIf(!HAVE_CHROMIUM)('the ledger browser: run and time filters, export (Chromium)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startOperatorHost({ families: 'conveyor' });
     await step(RUN_A, 1);
     await step(RUN_A, 2);
     await step(RUN_B, 3);
     await step(RUN_B, 4);
-    page = await browser.newPage({ viewport: { width: 1280, height: 1400 } });
-    await page.goto(`${host.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.op1);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, host.url, host.tokens.op1, { width: 1280, height: 1400 });
   });
   afterAll(async () => {
     await browser?.close();
@@ -216,6 +208,38 @@ describe.skipIf(!HAVE_CHROMIUM)('the ledger browser: run and time filters, expor
     await expect(fig.locator('figcaption').textContent()).resolves.toMatch(/✔ completed · ✖ failed/);
     await fig.screenshot({ path: `${ARTIFACTS}devices-commands-timeline.png` });
   });
+
+  it('issue 18 item 4: paging back through a filtered view shows every matching entry once, newest first', async () => {
+    // More entries of the device than one page (50) holds.
+    for (let i = 0; i < 30; i++) await step(RUN_C, 1);
+    await filter({ Device: DEVICE });
+    await expect.poll(async () => (await shownSeqs()).length).toBe(50);
+    // Every entry of the device up to the newest the view started at (later ones do not shift older pages).
+    const top = (await shownSeqs())[0]!;
+    const want = (await all())
+      .filter((e) => e.device_id === DEVICE && e.seq <= top)
+      .map((e) => e.seq)
+      .reverse();
+    expect(want.length).toBeGreaterThan(50);
+    const seen: number[] = [];
+    for (let pageNo = 0; ; pageNo++) {
+      await expect.poll(async () => (await shownSeqs())[0]).toBe(want[seen.length]);
+      const shown = await shownSeqs();
+      expect(shown.length).toBe(Math.min(50, want.length - seen.length));
+      seen.push(...shown);
+      const older = page.getByRole('button', { name: 'Older entries' });
+      if (seen.length === want.length) {
+        await expect(older.count()).resolves.toBe(0);
+        break;
+      }
+      await older.click();
+      expect(pageNo).toBeLessThan(10);
+    }
+    expect(seen).toEqual(want);
+    // Back to the newest page (an entry appended since may head it).
+    await page.getByRole('button', { name: 'Newest entries' }).click();
+    await expect.poll(async () => (await shownSeqs())[0]).toBeGreaterThanOrEqual(want[0]!);
+  }, 60_000);
 
   it('every view at 1280 and 800 px, and no table cut off at 800 px', async () => {
     await filter({ Run: RUN_A });

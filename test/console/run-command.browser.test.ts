@@ -3,17 +3,23 @@
 // that gate; the approval card says which run and node asked; the gate is answered in the run's own view; the
 // command runs and the timeline shows the node complete without a reload; the ledger browser filtered to the run
 // shows the approval, the command's intent and its receipt (the receipt carries the run), and following the
-// command from there shows intent -> receipt.
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
+// command from there shows intent -> receipt. A run cancelled in the console while its approval is pending voids
+// that approval: the card goes, the decision row says voided and why, nothing is sent.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ledgerEntries, startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { ARTIFACTS, shootViews } from './console-shots.js';
-
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
+import {
+  ARTIFACTS,
+  HAVE_CHROMIUM,
+  launchChromium,
+  restAs,
+  shootViews,
+  shot,
+  signIn,
+  startRunInConsole,
+} from './console-kit.js';
+import type { Rest } from './console-kit.js';
 
 let browser: Browser;
 let host: MhsHost<'lh'>;
@@ -21,31 +27,18 @@ let page: Page;
 
 const detail = (status?: string) => page.locator(status ? `#run-detail[data-status="${status}"]` : '#run-detail');
 
-/** A REST call with the operator's token. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies indexed freely
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${host.srv!.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${host.tokens.alice}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
-}
+/** The operator API with alice's token. */
+let rest: Rest;
 
 describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed in the ledger (Chromium)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'runcmd',
       sims: { lh: ['liquid-handler', ['--operator-tools']] },
       tokens: { alice: 'operator' },
     });
+    rest = restAs(host.srv!.url, host.tokens.alice!);
     const workflow = {
       id: 'console-aspirate',
       name: 'Aspirate under approval',
@@ -72,11 +65,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed i
       settings: {},
     };
     expect((await rest('POST', '/v1/workflows', workflow)).status).toBe(201);
-    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    await page.goto(`${host.srv!.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, host.srv!.url, host.tokens.alice!);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -84,11 +73,7 @@ describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed i
   });
 
   it('the R2 gate of a console run is answered in the console; the ledger shows the run from approval to receipt', async () => {
-    await page.locator('#run-workflow option[value="console-aspirate"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Workflow').selectOption('console-aspirate');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-aspirate', 'waiting-approval');
 
     // Who asked: the pending approval names the run and the node.
     const card = page.locator('article.approval', { hasText: `by run ${runId} node aspirate` });
@@ -129,5 +114,30 @@ describe.skipIf(!HAVE_CHROMIUM)('a governed command in a console run, followed i
     await page
       .locator('section[aria-labelledby="h-ledger"]')
       .screenshot({ path: `${ARTIFACTS}run-command-ledger-1280.png` });
+  }, 90_000);
+
+  it('issue 18 item 3, HOST-045: cancelling a run in the console voids its pending approval, and the console says so', async () => {
+    await page.locator('a[href="#h-runs"]').click();
+    const runId = await startRunInConsole(page, 'console-aspirate', 'waiting-approval');
+    const card = page.locator('article.approval', { hasText: `by run ${runId} node aspirate` });
+    await card.waitFor();
+    const approvalId = (await card.getAttribute('data-approval-id'))!;
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await detail('cancelled').waitFor();
+    // Pushed, no reload: the card is gone and the decision row says voided, and why.
+    await card.waitFor({ state: 'detached' });
+    const row = page.locator(`#decisions tr[data-approval-id="${approvalId}"][data-status="voided"]`);
+    await row.waitFor();
+    await expect(row.locator('td.status').textContent()).resolves.toBe('voided: its run or node was cancelled');
+    await expect(row.locator('td.reason').textContent()).resolves.toBe('run_cancelled');
+    await shot(page.locator('section[aria-labelledby="h-decisions"]'), 'run-cancelled-approval-voided');
+    const mine = (await ledgerEntries(host.dbPath)).filter((e) => e.run_id === runId);
+    expect(mine.filter((e) => e.kind === 'approval').map((e) => [e.event, e.reason ?? null])).toEqual([
+      ['requested', null],
+      ['voided', 'run_cancelled'],
+    ]);
+    // Nothing was sent: no intent, no receipt for the cancelled run.
+    expect(mine.filter((e) => e.kind === 'command.intent' || e.kind === 'receipt')).toEqual([]);
+    expect((await rest('POST', `/v1/operator/approvals/${approvalId}/approve`, {})).status).toBe(409);
   }, 90_000);
 });

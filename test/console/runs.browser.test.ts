@@ -4,16 +4,21 @@
 // (the interrupt before the answer, the completion after it, without a reload) and in the log's order; a second
 // run is cancelled from the console; a clarification gate's questions are answered in the console; the run's node graph draws each node and edge of its definition, layered, and
 // each node's state follows the run live.
-import { existsSync } from 'node:fs';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMhsHost } from '../helpers/mhs-host.js';
 import type { MhsHost } from '../helpers/mhs-host.js';
-import { ARTIFACTS, shootViews } from './console-shots.js';
-
-const CHROMIUM = process.env.MHS_TEST_CHROMIUM || '/usr/bin/chromium';
-const HAVE_CHROMIUM = !!process.env.MHS_TEST_CHROMIUM || existsSync('/usr/bin/chromium');
+import {
+  ARTIFACTS,
+  HAVE_CHROMIUM,
+  launchChromium,
+  restAs,
+  shootViews,
+  signIn,
+  startRunInConsole,
+  statesWithoutWords,
+} from './console-kit.js';
+import type { Rest } from './console-kit.js';
 
 const GATED = {
   id: 'console-gated',
@@ -84,41 +89,24 @@ let browser: Browser;
 let host: MhsHost<'th'>;
 let page: Page;
 
-/** A REST call with the operator's token (bodies indexed freely, as in the other REST tests). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${host.srv!.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${host.tokens.alice}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json() };
-}
+/** The operator API with alice's token. */
+let rest: Rest;
 
 const detail = (status?: string) => page.locator(status ? `#run-detail[data-status="${status}"]` : '#run-detail');
 
 describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', () => {
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
     host = await startMhsHost({
       prefix: 'runs',
       sims: { th: ['thermostat', ['--operator-tools']] },
       tokens: { alice: 'operator' },
     });
+    rest = restAs(host.srv!.url, host.tokens.alice!);
     expect((await rest('POST', '/v1/workflows', GATED)).status).toBe(201);
     expect((await rest('POST', '/v1/workflows', BRANCHED)).status).toBe(201);
     expect((await rest('POST', '/v1/workflows', ASKING)).status).toBe(201);
-    page = await browser.newPage({ viewport: { width: 1280, height: 1000 } });
-    await page.goto(`${host.srv!.url}/console/`);
-    await page.getByLabel('Operator or client token').fill(host.tokens.alice!);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('body[data-ready="true"]').waitFor();
+    page = await signIn(browser, host.srv!.url, host.tokens.alice!);
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -126,11 +114,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
   });
 
   it('a run started in the console waits at its approval gate, is answered there, and its timeline follows it live', async () => {
-    await page.locator('#run-workflow option[value="console-gated"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Workflow').selectOption('console-gated');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-gated', 'waiting-approval');
     // Live: the interrupt is on the timeline before anyone answers it.
     await page.locator('#run-timeline tr[data-type="interrupt.requested"]').waitFor();
     const row = page.locator(`#runs tr[data-run-id="${runId}"][data-status="waiting-approval"]`);
@@ -156,10 +140,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
   });
 
   it("issue 18 item 2: the run's node graph draws every node and edge of its definition, layered, and follows the run", async () => {
-    await page.locator('#run-workflow option[value="console-branched"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Workflow').selectOption('console-branched');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
+    await startRunInConsole(page, 'console-branched', 'waiting-approval');
     const def = (await rest('GET', '/v1/workflows/console-branched')).body as typeof BRANCHED;
     const graph = page.locator('#run-graph');
     const node = (id: string) => graph.locator(`g.node[data-node-id="${id}"]`);
@@ -177,6 +158,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
     await expect(node('start').getAttribute('data-status')).resolves.toBe('completed');
     await expect(node('finish').getAttribute('data-status')).resolves.toBe('pending');
     await expect(node('check').locator('text.node-status').textContent()).resolves.toContain('waiting');
+    expect(await statesWithoutWords(page)).toEqual([]);
     await graph.screenshot({ path: `${ARTIFACTS}runs-graph-waiting.png` });
     const gate = page.locator('article.interrupt[data-node-id="check"]');
     await gate.getByRole('button', { name: 'Accept' }).click();
@@ -192,11 +174,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
   });
 
   it("a clarification gate's questions are answered in the console and the run goes on with the answers", async () => {
-    await page.locator('#run-workflow option[value="console-asking"]').waitFor({ state: 'attached' });
-    await page.getByLabel('Workflow').selectOption('console-asking');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-input').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-asking', 'waiting-input');
     await expect(page.locator(`#runs tr[data-run-id="${runId}"]`).textContent()).resolves.toContain('an answer');
     const form = page.locator('article.interrupt[data-node-id="ask"][data-kind="clarification"]');
     await form.getByLabel('Which plate goes in?').fill('P-17');
@@ -210,10 +188,7 @@ describe.skipIf(!HAVE_CHROMIUM)('runs in the console (Chromium, real serve)', ()
   });
 
   it('a run is cancelled from the console', async () => {
-    await page.getByLabel('Workflow').selectOption('console-gated');
-    await page.getByRole('button', { name: 'Start run' }).click();
-    await detail('waiting-approval').waitFor();
-    const runId = (await detail().getAttribute('data-run-id'))!;
+    const runId = await startRunInConsole(page, 'console-gated', 'waiting-approval');
     await page.getByRole('button', { name: 'Cancel run' }).click();
     await detail('cancelled').waitFor();
     await page.locator('#run-timeline tr[data-type="run.cancelled"]').waitFor();

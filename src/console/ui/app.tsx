@@ -1,10 +1,12 @@
-// The operator console: sign-in, then the devices panel first, approvals, decisions, receipts, permits, ledger.
+// The operator console: sign-in, then the devices panel first, approvals, runs, hosts, decisions, receipts, permits,
+// ledger.
 import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
 import { api, refusal, setToken } from './api.js';
 import { ApprovalCard } from './approval-card.js';
 import { Ctx } from './context.js';
 import type { ConsoleCtx } from './context.js';
 import { DevicesPanel } from './devices-panel.js';
+import { HostsPanel } from './hosts-panel.js';
 import { LedgerPanel } from './ledger-panel.js';
 import { Decisions, Permits, Receipts } from './record-tables.js';
 import { RunsPanel } from './runs-panel.js';
@@ -18,6 +20,7 @@ const SECTIONS = [
   ['h-devices', 'Devices'],
   ['h-approvals', 'Approvals'],
   ['h-runs', 'Runs'],
+  ['h-hosts', 'Hosts'],
   ['h-decisions', 'Decisions'],
   ['h-receipts', 'Receipts'],
   ['h-permits', 'Permits'],
@@ -135,6 +138,10 @@ export function App() {
             <section aria-labelledby="h-runs">
               <h2 id="h-runs">Runs</h2>
               <RunsPanel tick={tick} />
+            </section>
+            <section aria-labelledby="h-hosts">
+              <h2 id="h-hosts">Host processes</h2>
+              <HostsPanel tick={tick} />
             </section>
             <section aria-labelledby="h-decisions">
               <h2 id="h-decisions">Recent decisions</h2>

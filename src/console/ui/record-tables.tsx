@@ -32,6 +32,19 @@ function decidedBy(a: Approval, entries: LedgerEntry[]): string {
   return a.votes.map((x) => x.principal.name).join(', ') || (a.method === 'policy_rule' ? 'policy' : '');
 }
 
+/** Why an approval was voided, in words (the reason code stays in its own column). */
+const VOIDED_BECAUSE: Record<string, string> = {
+  run_cancelled: 'its run or node was cancelled',
+  input_changed: 'the input changed',
+  withdrawn_by_caller: 'withdrawn by its caller',
+};
+
+function statusText(a: Approval): string {
+  if (a.status !== 'voided') return a.status;
+  const why = a.reason ? (VOIDED_BECAUSE[a.reason] ?? a.reason) : '';
+  return why ? `voided: ${why}` : 'voided';
+}
+
 export function Decisions({ list, entries }: { list: Approval[]; entries: LedgerEntry[] }) {
   return (
     <Table
@@ -51,7 +64,7 @@ export function Decisions({ list, entries }: { list: Approval[]; entries: Ledger
           <td class="digest" title={a.input_digest}>
             {short(a.input_digest)}
           </td>
-          <td class="status">{a.status}</td>
+          <td class="status">{statusText(a)}</td>
           <td class="by">
             {decidedBy(a, entries)}
             <br />

@@ -8,8 +8,9 @@ import { RealClock } from '../../src/core/index.js';
 import { createEngine } from '../../src/engine/index.js';
 import { recoveryScan, scanLedger } from '../../src/engine/recovery.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
-import type { Db, Ledger, LedgerAppend } from '../../src/ledger/index.js';
+import type { Ledger, LedgerAppend } from '../../src/ledger/index.js';
 import { PG_URL, postgresBackend, sqliteBackend } from '../ledger/helpers.js';
+import { recordingDb } from './harness.js';
 import type { Backend } from '../ledger/helpers.js';
 
 const clock = new RealClock();
@@ -158,7 +159,7 @@ describe.each(backends)('start-up recovery in O(unsettled) ($name)', (backend) =
           Array.from({ length: 500 }, (_, i) => [intent(b + i), outcome(b + i, 'completed')]).flat(),
         );
       const sql: Array<{ sql: string; rows: number }> = [];
-      const engine = createEngine({ ledger: await openLedger(recording(db, sql), { clock }), clock });
+      const engine = createEngine({ ledger: await openLedger(recordingDb(db, sql), { clock }), clock });
       const started = await engine.start();
       expect(started.unsettled).toEqual(['cmd_0']);
       expect(started.scanned).toBe(1);
@@ -174,26 +175,3 @@ describe.each(backends)('start-up recovery in O(unsettled) ($name)', (backend) =
     }
   }, 120_000);
 });
-
-/** `db` with every query it answers (and the rows it returned) recorded in `log`, transactions included. */
-function recording(db: Db, log: Array<{ sql: string; rows: number }>): Db {
-  return new Proxy(db, {
-    get(target, prop) {
-      if (prop === 'all')
-        return async (sql: string, params?: readonly unknown[]) => {
-          const rows = await target.all(sql, params);
-          log.push({ sql, rows: rows.length });
-          return rows;
-        };
-      if (prop === 'get')
-        return async (sql: string, params?: readonly unknown[]) => {
-          const row = await target.get(sql, params);
-          log.push({ sql, rows: row ? 1 : 0 });
-          return row;
-        };
-      if (prop === 'tx') return <T>(fn: (t: Db) => Promise<T>) => target.tx((t) => fn(recording(t, log)));
-      const v = Reflect.get(target, prop) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}

@@ -23,7 +23,7 @@ import { ReconcileTimers } from './reconcile-timers.js';
 import type { ReconcileResult } from './reconcile.js';
 import type { SessionSnapshotStore } from './session-store.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
-import { ownedElsewhere, scanLedger, unknownEntry } from './recovery.js';
+import { ownedElsewhere, recoveryScan, unknownEntry } from './recovery.js';
 import { OrphanAdopter } from './orphan-adopter.js';
 import { commandOf, restoreCommand } from './command-actor.js';
 import { InputSchemaCache } from './schema-cache.js';
@@ -266,8 +266,7 @@ export function createEngine(o: EngineOptions): Engine {
 
   const engine: Engine = {
     async start() {
-      const scan = await scanLedger(o.ledger, o.recoveryMark ? await o.recoveryMark.get() : 0);
-      await o.recoveryMark?.set(scan.nextFrom);
+      const scan = await recoveryScan(o.ledger, o.recoveryMark);
       const theirs = scan.unsettled.length ? await ownedElsewhere(o.ledger) : new Set<string>();
       const mine = scan.unsettled.filter((p) => !theirs.has(p.commandId));
       // Each one's actor owns it from now on; `attach` restores it (recorded unknown) on its endpoint's gates.

@@ -3,6 +3,7 @@ import type { DurableLedger, Ledger, LedgerAppend, LedgerEntry } from '../ledger
 import { settlesCommand } from '../ledger/gate-projection.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { PendingCommand } from './call-types.js';
+import type { RecoveryMarkStore } from './recovery-mark.js';
 
 /** What the ledger says about commands when the host starts (HOST-070, 091). */
 export interface RecoveryScan {
@@ -65,6 +66,39 @@ export async function scanLedger(ledger: Ledger, fromSeq = 0): Promise<RecoveryS
     nextFrom,
     approvalsWithoutIntent: approvals.withoutIntent(),
   };
+}
+
+/**
+ * Start-up recovery in O(unsettled) (issue 21 item 4): on a store whose writer keeps the unsettled side tables, reads
+ * only the unsettled intents (their own entries, by the command index) and the open approvals, never the whole
+ * ledger; the result is what {@link scanLedger} finds over the whole ledger. `scanned` counts the entries read.
+ * Permits of settled intents are not listed: the permit store's atomic claim refuses them (HOST-070). A ledger
+ * without the tables (an in-memory one) is scanned from `mark` instead, and the mark is moved on.
+ */
+export async function recoveryScan(ledger: Ledger, mark?: RecoveryMarkStore): Promise<RecoveryScan> {
+  const d = ledger as Partial<DurableLedger>;
+  if (typeof d.unsettledIntents !== 'function' || typeof d.openApprovals !== 'function') {
+    const scan = await scanLedger(ledger, mark ? await mark.get() : 0);
+    await mark?.set(scan.nextFrom);
+    return scan;
+  }
+  const rows = await d.unsettledIntents();
+  const unsettled: PendingCommand[] = [];
+  const usedPermits = new Set<string>();
+  let scanned = 0;
+  for (const r of rows) {
+    const entries = await ledger.byCommand(r.command_id);
+    scanned += entries.length;
+    const p = unsettledCommand(entries);
+    if (!p) continue;
+    unsettled.push(p);
+    const permit = entries.find((e) => e.kind === 'command.intent')?.permit_id;
+    if (typeof permit === 'string') usedPermits.add(permit);
+  }
+  const approvalsWithoutIntent = await d.openApprovals();
+  const nextFrom = rows.length ? (rows[0] as { seq: number }).seq : (await ledger.head()).seq + 1;
+  await mark?.set(nextFrom);
+  return { unsettled, usedPermits, scanned, nextFrom, approvalsWithoutIntent };
 }
 
 /** The approvals a ledger range grants, and which of them an intent carries (HOST-041, 070). */

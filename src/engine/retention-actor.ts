@@ -14,7 +14,7 @@ import type { DurableLedger } from '../ledger/ledger-types.js';
 import { needsCheckpoint, pruneLedger, retentionCheckpoint, unrecordedPrune } from '../ledger/prune.js';
 import type { PruneResult } from '../ledger/prune.js';
 import type { RetentionPolicy } from '../policy/policy-config.js';
-import { scanLedger } from './recovery.js';
+import { recoveryScan } from './recovery.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
 
 /** The `reason` of the checkpoints the schedule appends. */
@@ -80,7 +80,7 @@ export class RetentionActor {
     if (!policy?.enabled) return undefined;
     const now = this.o.clock.now();
     // HOST-091: nothing at or after the first unsettled intent goes (its recovery needs it).
-    const scan = await scanLedger(this.o.ledger, this.o.recoveryMark ? await this.o.recoveryMark.get() : 0);
+    const scan = await recoveryScan(this.o.ledger, this.o.recoveryMark);
     const cp = await retentionCheckpoint(this.o.db, {
       beforeSeq: scan.nextFrom,
       ledgerCutoff: isoAt(now - policy.ledger_s * 1000),

@@ -3,6 +3,7 @@ import { appendOnlyDdl } from './append-only.js';
 import { migrate } from './migrate.js';
 import { DEVICE_GATES_DDL, backfillGates } from './device-gates.js';
 import { HOST_LEASES_DDL } from './host-leases.js';
+import { UNSETTLED_DDL, backfillUnsettled } from './unsettled.js';
 
 /** Tables of the ledger and the export artifacts; all but `ledger_probe` are append-only. */
 export const LEDGER_TABLES = {
@@ -91,6 +92,10 @@ export async function ensureLedgerSchema(db: Db): Promise<void> {
   });
   // Across machines, a gate's owner is judged by its lease (HOST-091 on a shared store).
   await migrate(db, '0005_host_leases', HOST_LEASES_DDL).catch(async (err: unknown) => {
+    if (await writable(db)) throw err;
+  });
+  // Issue 21 item 4: start-up reads only the unsettled intents and open approvals, kept by the writer.
+  await migrate(db, '0006_ledger_unsettled', UNSETTLED_DDL, backfillUnsettled).catch(async (err: unknown) => {
     if (await writable(db)) throw err;
   });
 }

@@ -1,6 +1,7 @@
 import type { ChainCheck } from '../core/index.js';
 import type { Db } from './db.js';
 import type { DurableGate } from './device-gates.js';
+import type { OpenApproval, UnsettledRow } from './unsettled.js';
 
 /** Entry kinds of the host ledger (issue 4; HOST-050, 092). */
 export const LEDGER_KINDS = [
@@ -121,6 +122,10 @@ export interface DurableLedger extends Ledger {
   appendIn(t: Db, entries: readonly LedgerAppend[], opts?: AppendOptions): Promise<LedgerEntry[]>;
   /** The device gates held in the store (HOST-091), by any host process: all, or one endpoint's. */
   deviceGates(endpointId?: string): Promise<DurableGate[]>;
+  /** Every `command.intent` without an outcome, oldest first, from the writer's side table (issue 21 item 4). */
+  unsettledIntents(): Promise<UnsettledRow[]>;
+  /** Approvals granted that no intent carries and that were not recorded `not_executed`, oldest first. */
+  openApprovals(): Promise<OpenApproval[]>;
   /** Takes over the gate of `commandId` from the process `from` (gone); false when another process already did. */
   takeOverGate(commandId: string, from: string): Promise<boolean>;
   /** The name this host process claims device gates under (`hostname:pid` unless configured). */

@@ -13,6 +13,8 @@ import type { LeaseTiming } from './host-leases.js';
 import { inCommitSpan } from './commit-span.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
 import { redactPaths, scrubSecretsInPlace } from './redaction.js';
+import { openApprovals, projectUnsettled, unsettledRows } from './unsettled.js';
+import type { OpenApproval, UnsettledRow } from './unsettled.js';
 
 /** Options of {@link openLedger}. */
 export interface LedgerOptions {
@@ -223,6 +225,14 @@ class SqlLedger implements DurableLedger {
     return heldGates(this.db, endpointId);
   }
 
+  unsettledIntents(): Promise<UnsettledRow[]> {
+    return unsettledRows(this.db);
+  }
+
+  openApprovals(): Promise<OpenApproval[]> {
+    return openApprovals(this.db);
+  }
+
   takeOverGate(commandId: string, from: string): Promise<boolean> {
     return takeOverGate(this.db, commandId, from, this.owner);
   }
@@ -363,6 +373,8 @@ class SqlLedger implements DurableLedger {
       prev = s.entry.digest;
     }
     await insertEntries(t, rows, texts);
+    // Issue 21 item 4: the unsettled side tables move with the entries, in the same transaction.
+    for (const r of rows) await projectUnsettled(t, r);
     return rows.slice(rows.length - items.length);
   }
 

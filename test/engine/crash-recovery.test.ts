@@ -8,12 +8,15 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { ErrorCode } from '../../src/core/index.js';
+import { ErrorCode, RealClock } from '../../src/core/index.js';
 import { connect } from '../../src/mhs/connector.js';
 import { entryArgs } from '../helpers/cli-entry.js';
 import { REPO_ROOT, callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
-import { httpRow, openStore, startEngine } from './harness.js';
+import { createEngine } from '../../src/engine/index.js';
+import { openLedger } from '../../src/ledger/index.js';
+import type { LedgerAppend } from '../../src/ledger/index.js';
+import { httpRow, openStore, recordingDb, startEngine } from './harness.js';
 import type { Store } from './harness.js';
 
 let sim: SimHttp | undefined;
@@ -247,4 +250,43 @@ describe('crash recovery', () => {
       await other.stop();
     }
   }, 90_000);
+  test('issue 21 item 4: an unsettled intent far back in a long ledger is recovered from the side table, reconciled, never resent; the settled history is not read', async () => {
+    sim = await startSimHttp('conveyor', ['--drop-reply', '1']);
+    store = await openStore();
+    const s = sim;
+    const commandId = await crashAfterSend(store.path, s, async (id) => (await counter(s, id)) === 1);
+    // A long settled history after it (another endpoint's commands, each with its final receipt).
+    const settled = (n: number): LedgerAppend[] => [
+      {
+        kind: 'command.intent',
+        command_id: `cmd_old_${n}`,
+        endpoint_id: 'mhs://old/ep',
+        device_id: 'd',
+        effect: 'read',
+      },
+      { kind: 'receipt', command_id: `cmd_old_${n}`, endpoint_id: 'mhs://old/ep', receipt: { status: 'completed' } },
+    ];
+    for (let b = 0; b < 5_000; b += 500)
+      await store.ledger.appendBatch(Array.from({ length: 500 }, (_, i) => settled(b + i)).flat());
+
+    const sql: Array<{ sql: string; rows: number }> = [];
+    const ledger = await openLedger(recordingDb(store.db, sql), { clock: new RealClock() });
+    const engine = createEngine({ ledger, reconcileOnAttach: false });
+    const started = await engine.start();
+    expect(started.unsettled).toEqual([commandId]);
+    // What the start read of the ledger: the side table and that command's own entries, by the command index.
+    const reads = sql.filter((q) => /\bledger_entries\b/.test(q.sql) && /^\s*SELECT/i.test(q.sql));
+    for (const q of reads) expect(q.sql).toMatch(/WHERE command_id = \?|LIMIT 1$/);
+    expect(reads.reduce((a, q) => a + q.rows, 0)).toBeLessThan(10);
+    expect(sql.some((q) => /FROM ledger_unsettled/.test(q.sql))).toBe(true);
+
+    await engine.attach(await connect(httpRow(s.mcpUrl, s.endpointId)));
+    const [rec] = await engine.reconcile({ endpointId: s.endpointId });
+    expect(rec).toMatchObject({ commandId, outcome: 'receipt' });
+    expect(rec!.receipt).toMatchObject({ status: 'completed', replayed: true });
+    expect(await counter(s, commandId)).toBe(1);
+    expect(engine.pending()).toEqual([]);
+    await engine.stop();
+    ledger.dispose();
+  }, 120_000);
 });

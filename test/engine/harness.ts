@@ -102,3 +102,26 @@ export async function executions(
   const counts = (state.executions ?? state) as Record<string, number>;
   return counts[commandId] ?? 0;
 }
+
+/** `db` with every query it answers (and the rows it returned) recorded in `log`, transactions included. */
+export function recordingDb(db: Db, log: Array<{ sql: string; rows: number }>): Db {
+  return new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'all')
+        return async (sql: string, params?: readonly unknown[]) => {
+          const rows = await target.all(sql, params);
+          log.push({ sql, rows: rows.length });
+          return rows;
+        };
+      if (prop === 'get')
+        return async (sql: string, params?: readonly unknown[]) => {
+          const row = await target.get(sql, params);
+          log.push({ sql, rows: row ? 1 : 0 });
+          return row;
+        };
+      if (prop === 'tx') return <T>(fn: (t: Db) => Promise<T>) => target.tx((t) => fn(recordingDb(t, log)));
+      const v = Reflect.get(target, prop) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}

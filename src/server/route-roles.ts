@@ -95,6 +95,7 @@ export const ROUTE_ROLES: readonly RouteRoleRow[] = [
     ['GET', '/agents/:agentId'],
     ['GET', '/prompts'],
     ['GET', '/prompts/:templateId'],
+    ['GET', '/host/effect-seams'],
   ]),
   ...rows(RUN, [
     ['POST', '/runs'],

@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { RealClock } from '../src/core/index.js';
 import { openDb } from '../src/ledger/index.js';
 import { createTokenStore } from '../src/policy/tokens.js';
+import { delayChain } from '../test/helpers/chain-workflow.js';
 
 const BASE = process.env.MHS_BENCH_PG_URL ?? process.env.MHS_TEST_PG_URL;
 const RUNS = Number(process.env.BENCH_RUNS ?? 120);
@@ -20,36 +21,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const ROOT = new URL('..', import.meta.url).pathname;
 const TERMINAL = new Set(['run.completed', 'run.failed', 'run.cancelled']);
 
-const node = (id: string, x: number, typeId = 'core.noop', config: Record<string, unknown> = {}) => ({
-  id,
-  typeId,
-  name: id,
-  position: { x, y: 0 },
-  config,
-  inputs: {},
-});
-const WORKFLOW = {
-  id: 'bench-scale',
-  name: 'bench-scale',
-  version: '1',
-  nodes: [
-    node('a', 0),
-    node('d1', 1, 'core.delay', { durationMs: 20 }),
-    node('b', 2),
-    node('d2', 3, 'core.delay', { durationMs: 20 }),
-    node('c', 4),
-  ],
-  edges: [
-    { id: 'e1', sourceNodeId: 'a', targetNodeId: 'd1' },
-    { id: 'e2', sourceNodeId: 'd1', targetNodeId: 'b' },
-    { id: 'e3', sourceNodeId: 'b', targetNodeId: 'd2' },
-    { id: 'e4', sourceNodeId: 'd2', targetNodeId: 'c' },
-  ],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [],
-  metadata: {},
-  settings: {},
-};
+const WORKFLOW = delayChain('bench-scale', 20, ['a', 'd1', 'b', 'd2', 'c']);
 
 interface Proc {
   url: string;
@@ -122,9 +94,11 @@ async function round(n: number, tag: string): Promise<number> {
     // One after another: the first creates the schema.
     for (let i = 0; i < n; i++) procs.push(await serve(location));
     const db = await openDb(location);
-    const token = (await createTokenStore(db, new RealClock()).add('bench', 'client')).token;
+    const tokens = createTokenStore(db, new RealClock());
+    const token = (await tokens.add('bench', 'client')).token;
+    const opToken = (await tokens.add('bench-op', 'operator')).token;
     await db.close();
-    await call(procs[0]!.url, token, 'POST', '/v1/workflows', WORKFLOW);
+    await call(procs[0]!.url, opToken, 'POST', '/v1/workflows', WORKFLOW);
     // Warm-up: a few runs per process.
     await Promise.all(procs.flatMap((p) => [0, 1, 2].map(() => oneRun(p.url, token))));
     let next = 0;

@@ -15,6 +15,7 @@ import type { SimHttp } from '../helpers/sim.js';
 import { enableSims, ledgerOf, simCounters } from './scale-out-helpers.js';
 import { client, logProblems, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
+import { chainNode as node, chainWorkflow as chain } from '../helpers/chain-workflow.js';
 
 const LEASE_ENV = { MHS_RUN_LEASE_TTL_MS: '1500', MHS_RUN_LEASE_SKEW_MS: '200' };
 const RUNS = 100;
@@ -22,25 +23,6 @@ const GOVERNED_PER_SIM = 3;
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-const node = (id: string, x: number, typeId = 'core.noop', config: Record<string, unknown> = {}) => ({
-  id,
-  typeId,
-  name: id,
-  position: { x, y: 0 },
-  config,
-  inputs: {},
-});
-const chain = (id: string, nodes: ReturnType<typeof node>[]) => ({
-  id,
-  name: id,
-  version: '1',
-  nodes,
-  edges: nodes.slice(1).map((n, i) => ({ id: `e${i}`, sourceNodeId: nodes[i]!.id, targetNodeId: n.id })),
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [],
-  metadata: {},
-  settings: {},
-});
 const plain = chain('acc-plain', [
   node('first', 0),
   node('wait1', 1, 'core.delay', { durationMs: 1500 }),
@@ -85,7 +67,8 @@ describe.skipIf(!PG_URL)('three serve processes on one PostgreSQL store, one SIG
     procs.push(await serve(store.location, ['--no-workflows'], LEASE_ENV));
     await enableSims(store.location, { t0: sims[0]!, t1: sims[1]! }, 'acc');
     for (let i = 0; i < 2; i++) procs.push(await serve(store.location, ['--no-workflows'], LEASE_ENV));
-    const api = client(procs[0]!.url, token);
+    // Registering a workflow is an operator action (issue 20); runs are started with the client token.
+    const api = client(procs[0]!.url, await makeToken(store.location, 'operator', 'acc-op'));
     expect((await api.post('/v1/workflows', plain)).status).toBe(201);
     for (const [i, sim] of sims.entries()) expect((await api.post('/v1/workflows', governed(sim, i))).status).toBe(201);
   }, 180_000);

@@ -12,29 +12,11 @@ import { PG_URL, postgresBackend } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import { client, logProblems, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
+import { chainNode as node, chainWorkflow as chain } from '../helpers/chain-workflow.js';
 
 // Short leases: a dead owner's runs are taken over within seconds (the defaults are 15 s and 5 s).
 const LEASE_ENV = { MHS_RUN_LEASE_TTL_MS: '3000', MHS_RUN_LEASE_SKEW_MS: '200' };
 
-const node = (id: string, x: number, typeId = 'core.noop', config: Record<string, unknown> = {}) => ({
-  id,
-  typeId,
-  name: id,
-  position: { x, y: 0 },
-  config,
-  inputs: {},
-});
-const chain = (id: string, nodes: ReturnType<typeof node>[], variables: unknown[] = []) => ({
-  id,
-  name: id,
-  version: '1',
-  nodes,
-  edges: nodes.slice(1).map((n, i) => ({ id: `e${i}`, sourceNodeId: nodes[i]!.id, targetNodeId: n.id })),
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables,
-  metadata: {},
-  settings: {},
-});
 const gated = chain(
   'req-gate',
   [node('first', 0), node('gate', 1, 'core.approvalGate'), node('last', 2)],
@@ -66,7 +48,9 @@ describe.skipIf(!PG_URL)('requests sent to a process that does not drive the run
     // One after another: the first creates the schema, the second finds it.
     a = await serve(store.location, ['--no-workflows', '--no-mhs', '--enable-test-seams'], LEASE_ENV);
     b = await serve(store.location, ['--no-workflows', '--no-mhs', '--enable-test-seams'], LEASE_ENV);
-    for (const wf of [gated, slow]) expect((await client(b.url, token).post('/v1/workflows', wf)).status).toBe(201);
+    // Registering a workflow is an operator action (issue 20); runs are started with the client token.
+    const opToken = await makeToken(store.location, 'operator', 'req-op');
+    for (const wf of [gated, slow]) expect((await client(b.url, opToken).post('/v1/workflows', wf)).status).toBe(201);
   }, 120_000);
   afterAll(async () => {
     for (const p of [a, b]) if (p && p.child.exitCode === null && p.child.signalCode === null) await p.stop();

@@ -8,30 +8,14 @@ import { PG_URL, postgresBackend } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import { client, logProblems, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
+import { chainNode, chainWorkflow } from '../helpers/chain-workflow.js';
 
 const RUNS = 9;
-const node = (id: string, x: number, typeId = 'core.noop', config: Record<string, unknown> = {}) => ({
-  id,
-  typeId,
-  name: id,
-  position: { x, y: 0 },
-  config,
-  inputs: {},
-});
-const wf = {
-  id: 'spread',
-  name: 'spread',
-  version: '1',
-  nodes: [node('first', 0), node('wait', 1, 'core.delay', { durationMs: 4000 }), node('last', 2)],
-  edges: [
-    { id: 'e1', sourceNodeId: 'first', targetNodeId: 'wait' },
-    { id: 'e2', sourceNodeId: 'wait', targetNodeId: 'last' },
-  ],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [],
-  metadata: {},
-  settings: {},
-};
+const wf = chainWorkflow('spread', [
+  chainNode('first', 0),
+  chainNode('wait', 1, 'core.delay', { durationMs: 4000 }),
+  chainNode('last', 2),
+]);
 
 describe.skipIf(!PG_URL)('new runs spread over the live processes', () => {
   let store: StoreHandle;
@@ -42,7 +26,9 @@ describe.skipIf(!PG_URL)('new runs spread over the live processes', () => {
     store = await postgresBackend.fresh();
     token = await makeToken(store.location, 'client');
     for (let i = 0; i < 3; i++) procs.push(await serve(store.location, ['--no-workflows', '--no-mhs']));
-    expect((await client(procs[0]!.url, token).post('/v1/workflows', wf)).status).toBe(201);
+    // Registering a workflow is an operator action (issue 20); runs are started with the client token.
+    const opToken = await makeToken(store.location, 'operator', 'spread-op');
+    expect((await client(procs[0]!.url, opToken).post('/v1/workflows', wf)).status).toBe(201);
   }, 120_000);
   afterAll(async () => {
     for (const p of procs) await p.stop();

@@ -11,37 +11,9 @@ import { PG_URL, postgresBackend } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import { client, logProblems, makeToken, readSse, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
+import { delayChain } from '../helpers/chain-workflow.js';
 
-const node = (id: string, x: number, typeId = 'core.noop', config: Record<string, unknown> = {}) => ({
-  id,
-  typeId,
-  name: id,
-  position: { x, y: 0 },
-  config,
-  inputs: {},
-});
-const workflow = {
-  id: 'scale-sse',
-  name: 'scale-sse',
-  version: '1',
-  nodes: [
-    node('first', 0),
-    node('wait1', 1, 'core.delay', { durationMs: 700 }),
-    node('mid', 2),
-    node('wait2', 3, 'core.delay', { durationMs: 700 }),
-    node('last', 4),
-  ],
-  edges: [
-    { id: 'e1', sourceNodeId: 'first', targetNodeId: 'wait1' },
-    { id: 'e2', sourceNodeId: 'wait1', targetNodeId: 'mid' },
-    { id: 'e3', sourceNodeId: 'mid', targetNodeId: 'wait2' },
-    { id: 'e4', sourceNodeId: 'wait2', targetNodeId: 'last' },
-  ],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [],
-  metadata: {},
-  settings: {},
-};
+const workflow = delayChain('scale-sse', 700);
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 
 describe.skipIf(!PG_URL)('live events of a run driven by another process', () => {

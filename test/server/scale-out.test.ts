@@ -15,41 +15,13 @@ import { spawnSync } from 'node:child_process';
 import { cliEntry } from '../helpers/cli-entry.js';
 import { ROOT, client, logProblems, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
+import { delayChain } from '../helpers/chain-workflow.js';
 
 // Short leases keep the takeovers within seconds; the defaults are 15 s and 5 s.
 const LEASE_ENV = { MHS_RUN_LEASE_TTL_MS: '1500', MHS_RUN_LEASE_SKEW_MS: '200' };
 const RUNS = 21;
 
-const node = (id: string, x: number, typeId = 'core.noop', config: Record<string, unknown> = {}) => ({
-  id,
-  typeId,
-  name: id,
-  position: { x, y: 0 },
-  config,
-  inputs: {},
-});
-const workflow = (id: string, delayMs: number) => ({
-  id,
-  name: id,
-  version: '1',
-  nodes: [
-    node('first', 0),
-    node('wait1', 1, 'core.delay', { durationMs: delayMs }),
-    node('mid', 2),
-    node('wait2', 3, 'core.delay', { durationMs: delayMs }),
-    node('last', 4),
-  ],
-  edges: [
-    { id: 'e1', sourceNodeId: 'first', targetNodeId: 'wait1' },
-    { id: 'e2', sourceNodeId: 'wait1', targetNodeId: 'mid' },
-    { id: 'e3', sourceNodeId: 'mid', targetNodeId: 'wait2' },
-    { id: 'e4', sourceNodeId: 'wait2', targetNodeId: 'last' },
-  ],
-  triggers: [{ id: 'manual', type: 'manual' }],
-  variables: [],
-  metadata: {},
-  settings: {},
-});
+const workflow = (id: string, delayMs: number) => delayChain(id, delayMs);
 const NODES = ['first', 'wait1', 'mid', 'wait2', 'last'];
 const TERMINAL = ['completed', 'failed', 'cancelled'];
 

@@ -84,6 +84,8 @@ export interface CallEnv {
   isEnabled: (connectorId: string, endpointId: string) => boolean | Promise<boolean>;
   /** Permits already sent once: never sent again (HOST-070). */
   usedPermits: Set<string>;
+  /** Whether the store's intents already carried a permit this process has not seen (a durable ledger's side table). */
+  permitSent?: (permitId: string) => Promise<boolean>;
   /** How much longer than `deadline_ms` the transport waits (HOST-037). */
   transportMarginMs: number;
   /** Longest time to follow a `running` receipt through `mhs__operations` before returning it. */

@@ -190,6 +190,7 @@ export function createEngine(o: EngineOptions): Engine {
     tracer: new EngineTracer(o.spanProcessors ? { spanProcessors: o.spanProcessors } : {}),
     isEnabled: o.isEnabled ?? (() => true),
     usedPermits: new Set(),
+    ...permitLookup(o.ledger),
     transportMarginMs: o.transportMarginMs ?? 2_000,
     ...(o.followLimitMs !== undefined ? { followLimitMs: o.followLimitMs } : {}),
     pending: new Map(),
@@ -494,4 +495,10 @@ export function createEngine(o: EngineOptions): Engine {
     },
   };
   return engine;
+}
+
+/** Start-up reads only unsettled intents (issue 21 item 4), so a permit sent before is looked up when it is used. */
+function permitLookup(ledger: Ledger): { permitSent?: (permitId: string) => Promise<boolean> } {
+  const d = ledger as Partial<DurableLedger>;
+  return typeof d.permitSent === 'function' ? { permitSent: (id) => d.permitSent!.call(ledger, id) } : {};
 }

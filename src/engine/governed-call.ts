@@ -122,7 +122,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
     env.tracer.end(trace, e.code);
     return e;
   };
-  if (permitId && env.usedPermits.has(permitId)) {
+  if (permitId && (env.usedPermits.has(permitId) || (await env.permitSent?.(permitId)))) {
     env.tracer.end(trace, ErrorCode.AUTH_PERMIT_CONSUMED);
     throw new HostError(ErrorCode.AUTH_PERMIT_CONSUMED, `permit ${permitId} was already sent once (HOST-070)`, {
       permit_id: permitId,

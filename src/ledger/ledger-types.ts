@@ -126,6 +126,8 @@ export interface DurableLedger extends Ledger {
   unsettledIntents(): Promise<UnsettledRow[]>;
   /** Approvals granted that no intent carries and that were not recorded `not_executed`, oldest first. */
   openApprovals(): Promise<OpenApproval[]>;
+  /** True when a `command.intent` on this store already carried `permitId` (HOST-070), by any engine or process. */
+  permitSent(permitId: string): Promise<boolean>;
   /** Takes over the gate of `commandId` from the process `from` (gone); false when another process already did. */
   takeOverGate(commandId: string, from: string): Promise<boolean>;
   /** The name this host process claims device gates under (`hostname:pid` unless configured). */

@@ -13,7 +13,7 @@ import type { LeaseTiming } from './host-leases.js';
 import { inCommitSpan } from './commit-span.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
 import { redactPaths, scrubSecretsInPlace } from './redaction.js';
-import { openApprovals, projectUnsettled, unsettledRows } from './unsettled.js';
+import { openApprovals, permitSent, projectUnsettled, unsettledRows } from './unsettled.js';
 import type { OpenApproval, UnsettledRow } from './unsettled.js';
 
 /** Options of {@link openLedger}. */
@@ -231,6 +231,10 @@ class SqlLedger implements DurableLedger {
 
   openApprovals(): Promise<OpenApproval[]> {
     return openApprovals(this.db);
+  }
+
+  permitSent(permitId: string): Promise<boolean> {
+    return permitSent(this.db, permitId);
   }
 
   takeOverGate(commandId: string, from: string): Promise<boolean> {

@@ -3,7 +3,9 @@
  * (issue 21 item 4), so a start reads only what is unsettled, never the whole ledger (HOST-091, 041, 070):
  * - `ledger_unsettled`: one row per `command.intent` without an outcome (removed by the entry that settles it);
  * - `ledger_open_approvals`: one row per approval granted (and its permit) that no intent carries yet and that was
- *   not recorded `not_executed`.
+ *   not recorded `not_executed`;
+ * - `ledger_sent_permits`: every permit a `command.intent` carried, so a permit is never sent twice by any later
+ *   engine on the store without reading the ledger (HOST-070).
  * Not append-only: projections of the entries, like `device_gates`. An older store gets them from its entries.
  */
 import type { Db } from './db.js';
@@ -18,6 +20,10 @@ CREATE INDEX ledger_unsettled_seq ON ledger_unsettled (seq);
 CREATE TABLE ledger_open_approvals (
   approval_id TEXT PRIMARY KEY,
   permit_id TEXT,
+  seq BIGINT NOT NULL
+);
+CREATE TABLE ledger_sent_permits (
+  permit_id TEXT PRIMARY KEY,
   seq BIGINT NOT NULL
 );`;
 
@@ -56,6 +62,11 @@ export async function projectUnsettled(t: Db, e: LedgerAppend & { seq: number })
         e.seq,
       ]);
     if (approval) await t.run('DELETE FROM ledger_open_approvals WHERE approval_id = ?', [approval]);
+    if (typeof e.permit_id === 'string')
+      await t.run('INSERT INTO ledger_sent_permits (permit_id, seq) VALUES (?, ?) ON CONFLICT (permit_id) DO NOTHING', [
+        e.permit_id,
+        e.seq,
+      ]);
     return;
   }
   if (cmd && settlesCommand(e)) {
@@ -92,6 +103,11 @@ export async function openApprovals(db: Db): Promise<OpenApproval[]> {
     'SELECT approval_id, permit_id FROM ledger_open_approvals ORDER BY seq',
   );
   return rows.map((r) => ({ approvalId: r.approval_id, permitId: r.permit_id }));
+}
+
+/** True when a `command.intent` already carried `permitId` (an indexed read of one row; HOST-070). */
+export async function permitSent(db: Db, permitId: string): Promise<boolean> {
+  return (await db.all('SELECT 1 FROM ledger_sent_permits WHERE permit_id = ?', [permitId])).length > 0;
 }
 
 /** Builds the side tables from the entries of a store that predates them, page by page (inside the migration). */

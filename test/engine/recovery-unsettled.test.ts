@@ -134,7 +134,7 @@ describe.each(backends)('start-up recovery in O(unsettled) ($name)', (backend) =
       const before = view(await recoveryScan(ledger));
       expect(before).toEqual(view(await scanLedger(ledger)));
       ledger.dispose();
-      await db.exec(`DROP TABLE ledger_unsettled; DROP TABLE ledger_open_approvals;
+      await db.exec(`DROP TABLE ledger_unsettled; DROP TABLE ledger_open_approvals; DROP TABLE ledger_sent_permits;
         DELETE FROM schema_migrations WHERE name = '0006_ledger_unsettled'`);
       await db.close();
       db = await openDb(store.location);

@@ -5,14 +5,19 @@ import type { ServiceFamily } from './service-family.js';
 import { RunActor } from './run-actor.js';
 import { RunHalted } from './run-context.js';
 import type { RunOwnership } from './run-ownership.js';
-import { requestError } from './run-requests.js';
-import type { RunRequest, RunRequests } from './run-requests.js';
+import {
+  FORWARD_WAIT_MS,
+  invalidatedInterrupt,
+  reportUnlessLost,
+  RunRequestForwarding,
+} from './run-request-forwarding.js';
+import type { RunRequests } from './run-requests.js';
 import { buildSnapshot } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
 import type { DrainPolicy } from './run-pause.js';
 import type { OpenwopStore, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
-import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from './types.js';
+import { TERMINAL_STATUSES } from './types.js';
 import { checkVariableWrite } from './variable-write.js';
 import type { CreateRunRequest, RunStatus, WorkflowDefinition } from './types.js';
 import type { WorkflowCatalog } from './workflows.js';
@@ -42,9 +47,6 @@ export interface RunManagerOptions {
    */
   requests?: RunRequests;
 }
-
-/** How long a forwarded request's sender waits for the owner (as a local cancel waits for its run to end). */
-const FORWARD_WAIT_MS = 5_000;
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
 export type { Caller } from './node-registry.js';
@@ -84,14 +86,24 @@ export class RunManager {
   readonly maxNodeExecutions: number;
   private readonly actors = new Map<string, RunActor>();
   private readonly waiters = new Map<string, Array<() => void>>();
-  /** Forwarded requests being applied here (a notice and a sweep may name the same one). */
-  private readonly applying = new Set<string>();
+  /** Requests of runs another process drives (issue 19); absent (SQLite), this process drives every run. */
+  private readonly forwarding: RunRequestForwarding | undefined;
   /** Request applications started by lease sweeps, awaited on shutdown. */
   private readonly sweeping = new Set<Promise<void>>();
   private closed = false;
 
   constructor(private readonly o: RunManagerOptions) {
     this.maxNodeExecutions = o.maxNodeExecutions ?? 1000;
+    this.forwarding = o.requests
+      ? new RunRequestForwarding({
+          store: o.store,
+          requests: o.requests,
+          clock: o.clock,
+          actors: this.actors,
+          closed: () => this.closed,
+          ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
+        })
+      : undefined;
   }
 
   /** Starts a run of a registered workflow. With the same idempotency key, returns the first run. */
@@ -282,7 +294,7 @@ export class RunManager {
       }
       await this.spawn(run).catch((err: unknown) => this.o.onBackgroundError?.(toHostError(err)));
       // Requests sent while the run was between owners (issue 19) are applied by the process that took it over.
-      await this.applyRequests(runId).catch((err: unknown) => this.reportUnlessLost(err));
+      await this.applyRequests(runId).catch((err: unknown) => reportUnlessLost(err, this.o.onBackgroundError));
     }
   }
 
@@ -366,7 +378,7 @@ export class RunManager {
         swept: () => {
           for (const runId of [...this.waiters.keys()]) this.wake(runId);
           // A request whose notice was missed (or deferred) is applied here at the latest (owned: awaited on shutdown).
-          const p = this.applyRequests().catch((err: unknown) => this.reportUnlessLost(err));
+          const p = this.applyRequests().catch((err: unknown) => reportUnlessLost(err, this.o.onBackgroundError));
           this.sweeping.add(p);
           void p.finally(() => this.sweeping.delete(p));
         },
@@ -403,171 +415,18 @@ export class RunManager {
           resolve();
         });
       });
-    } else if (this.o.requests) {
-      await this.forwardedCancel(runId, reason, caller.principal);
+    } else if (this.forwarding) {
+      await this.forwarding.cancel(runId, reason, caller.principal);
     }
     return this.snapshot(runId);
   }
 
   /**
-   * Stores the cancel for the owner (issue 19) and waits, as a local cancel does (up to 5 s), for the relayed terminal
-   * event; a cancel the owner has not applied by then stays stored and is applied by it, or by whichever process
-   * takes the run over.
-   */
-  private async forwardedCancel(runId: string, reason: string, principal: string): Promise<void> {
-    let off: (() => void) | undefined;
-    let t: ReturnType<Clock['setTimeout']> | undefined;
-    try {
-      const ended = new Promise<void>((resolve) => {
-        off = this.o.store.subscribe(runId, (e) => {
-          if (TERMINAL_EVENT_TYPES.has(e.type)) resolve();
-        });
-        t = this.o.clock.setTimeout(resolve, FORWARD_WAIT_MS);
-      });
-      const req = await this.o.requests!.send(runId, 'cancel', { reason }, principal, FORWARD_WAIT_MS);
-      if (req.status === 'pending') await this.closeIfEnded(req, null);
-      const r = await this.requireRun(runId);
-      if (!TERMINAL_STATUSES.has(r.status)) await ended;
-    } finally {
-      off?.();
-      if (t) this.o.clock.clearTimeout(t);
-    }
-  }
-
-  /**
-   * A request still pending when its run is already terminal can never be applied: closed (as a local request on an
-   * ended run is answered) so no process tries later. Returns the request as it ended.
-   */
-  private async closeIfEnded(req: RunRequest, result: unknown): Promise<RunRequest> {
-    const r = await this.requireRun(req.runId);
-    if (!TERMINAL_STATUSES.has(r.status)) return req;
-    await this.o.requests!.closeEnded(req.runId, { requestId: req.requestId, status: 'applied', result });
-    return (await this.o.requests!.get(req.requestId)) ?? req;
-  }
-
-  /**
-   * Sends an interrupt answer or a variable write to the process that drives the run and waits (up to 5 s) for it to be
-   * applied: the answer is what that process answered (its error, raised again here). Not applied in time (the owner
-   * died and no process took the run over yet): `MHS.HOST.RUN_REQUEST_PENDING`; the request stays stored and is applied
-   * by the next owner.
-   */
-  private async forwarded(
-    runId: string,
-    kind: 'interrupt' | 'variables',
-    body: Record<string, unknown>,
-    principal: string,
-  ): Promise<unknown> {
-    let req = await this.o.requests!.send(runId, kind, body, principal, FORWARD_WAIT_MS);
-    const r = await this.requireRun(runId);
-    if (req.status === 'pending' && TERMINAL_STATUSES.has(r.status)) {
-      // The run ended before any owner applied it: closed with what a local request on an ended run answers.
-      const nodeId = String(body.nodeId);
-      const e =
-        kind !== 'interrupt'
-          ? new HostError(ErrorCode.CONFLICT, `run ${runId} is ${r.status}`, { runId, status: r.status })
-          : (await this.invalidatedInterrupt(runId, nodeId))
-            ? new HostError(ErrorCode.INTERRUPT_INVALIDATED, `the interrupt at node ${nodeId} ended with its run`, {
-                runId,
-                nodeId,
-                status: r.status,
-              })
-            : new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
-      const settle = {
-        requestId: req.requestId,
-        status: 'failed' as const,
-        result: { code: e.code, message: e.message, details: e.details },
-      };
-      await this.o.requests!.closeEnded(runId, settle);
-      req = (await this.o.requests!.get(req.requestId)) ?? req;
-    }
-    if (req.status === 'failed') throw requestError(req.result);
-    if (req.status === 'applied') return req.result;
-    throw new HostError(
-      ErrorCode.HOST_RUN_REQUEST_PENDING,
-      `run ${runId} is driven by another host process that has not applied the request yet`,
-      { runId, requestId: req.requestId, kind },
-      { remediation: 'Read the run: the request is stored and applied by the process that drives (or takes over) it.' },
-    );
-  }
-
-  /**
-   * Applies the stored requests of the runs this process drives (`runId`, or every one): each once, in the order sent,
-   * settled in the transaction of the events it appends (issue 19). A request this process can no longer apply (its
-   * lease was lost, the store is out) stays pending for the next owner or the next sweep.
+   * Applies the stored requests of the runs this process drives (`runId`, or every one): each once, in the order sent
+   * (issue 19; see {@link RunRequestForwarding.apply}). Without a request table (SQLite), nothing to apply.
    */
   async applyRequests(runId?: string): Promise<void> {
-    const requests = this.o.requests;
-    if (!requests || this.closed) return;
-    const runIds = runId === undefined ? [...this.actors.keys()] : this.actors.has(runId) ? [runId] : [];
-    for (const req of await requests.pending(runIds)) {
-      if (this.applying.has(req.requestId)) continue;
-      this.applying.add(req.requestId);
-      try {
-        await this.applyRequest(req);
-      } finally {
-        this.applying.delete(req.requestId);
-      }
-    }
-  }
-
-  private async applyRequest(req: RunRequest): Promise<void> {
-    const actor = this.actors.get(req.runId);
-    if (!actor) return;
-    const caller: Caller = { principal: req.principal };
-    try {
-      if (req.kind === 'cancel') {
-        const reason = typeof req.body.reason === 'string' ? req.body.reason : 'cancelled by client';
-        await actor.cancel(reason, req.principal, undefined, req.requestId);
-      } else if (req.kind === 'interrupt') {
-        const nodeId = String(req.body.nodeId);
-        // A run just resumed asks its open interrupt again shortly: until then the answer waits (next sweep).
-        if (!actor.pending.has(nodeId) && (await this.openInterrupt(req.runId, nodeId))) return;
-        const body = (req.body.body ?? {}) as Record<string, unknown>;
-        await actor.resolveInterrupt(nodeId, body, caller, req.requestId);
-      } else {
-        const values = (req.body.values ?? {}) as Record<string, unknown>;
-        checkVariableWrite((await this.requireRun(req.runId)).definition, values);
-        await actor.setVariables(values, req.principal, req.requestId);
-      }
-    } catch (err) {
-      if (err instanceof RunHalted) return;
-      const e = toHostError(err);
-      if (e.code === ErrorCode.HOST_RUN_LEASE_LOST || e.code === ErrorCode.HOST_LEDGER_UNAVAILABLE) return;
-      // Refused as a local request would be (not_found, validation_error, conflict): the sender raises the same error.
-      const settle = {
-        requestId: req.requestId,
-        status: 'failed' as const,
-        result: { code: e.code, message: e.message, details: e.details },
-      };
-      if (actor.isTerminal) await this.o.requests!.closeEnded(req.runId, settle);
-      else await this.o.store.settleRequest(req.runId, settle).catch((x: unknown) => this.reportUnlessLost(x));
-    }
-  }
-
-  private reportUnlessLost(err: unknown): void {
-    const e = toHostError(err);
-    if (e.code !== ErrorCode.HOST_RUN_LEASE_LOST) this.o.onBackgroundError?.(e);
-  }
-
-  /** True when `nodeId`'s log holds an interrupt request not resolved yet. */
-  private async openInterrupt(runId: string, nodeId: string): Promise<boolean> {
-    const events = await this.o.store.events(runId);
-    const resolved = new Set(
-      events.filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload.interruptId as string),
-    );
-    return events.some(
-      (e) => e.type === 'interrupt.requested' && e.nodeId === nodeId && !resolved.has(e.payload.key as string),
-    );
-  }
-
-  /** True when `nodeId` asked an interrupt that its run ended without resolving (cancelled or failed meanwhile). */
-  private async invalidatedInterrupt(runId: string, nodeId: string): Promise<boolean> {
-    const events = await this.o.store.events(runId);
-    const asked = events.filter((e) => e.type === 'interrupt.requested' && e.nodeId === nodeId);
-    const resolved = new Set(
-      events.filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload.interruptId as string),
-    );
-    return asked.some((e) => !resolved.has(e.payload.key as string));
+    await this.forwarding?.apply(runId);
   }
 
   /**
@@ -582,15 +441,15 @@ export class RunManager {
   ): Promise<RunSnapshot> {
     const r = await this.requireRun(runId);
     const actor = this.actors.get(runId);
-    if (!actor && TERMINAL_STATUSES.has(r.status) && (await this.invalidatedInterrupt(runId, nodeId)))
+    if (!actor && TERMINAL_STATUSES.has(r.status) && (await invalidatedInterrupt(this.o.store, runId, nodeId)))
       throw new HostError(ErrorCode.INTERRUPT_INVALIDATED, `the interrupt at node ${nodeId} ended with its run`, {
         runId,
         nodeId,
         status: r.status,
       });
-    if (!actor && this.o.requests && !TERMINAL_STATUSES.has(r.status)) {
+    if (!actor && this.forwarding && !TERMINAL_STATUSES.has(r.status)) {
       // Issue 19: driven by another process, which applies the answer.
-      await this.forwarded(runId, 'interrupt', { nodeId, body }, caller.principal);
+      await this.forwarding.forward(runId, 'interrupt', { nodeId, body }, caller.principal);
       return this.snapshot(runId);
     }
     if (!actor) throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
@@ -611,8 +470,10 @@ export class RunManager {
     checkVariableWrite(r.definition, values);
     const actor = this.actors.get(runId);
     // Issue 19: another process's actor owns the bag in memory; that process applies the write.
-    if (!actor && this.o.requests)
-      return (await this.forwarded(runId, 'variables', { values }, caller.principal)) as Record<string, unknown>;
+    if (!actor && this.forwarding) {
+      const written = await this.forwarding.forward(runId, 'variables', { values }, caller.principal);
+      return written as Record<string, unknown>;
+    }
     if (!actor)
       throw new HostError(ErrorCode.CONFLICT, `run ${runId} is not driven by this host process`, {
         runId,

@@ -184,8 +184,8 @@ async function main(): Promise<void> {
     );
     // Warm-up: the JIT, the store's statements, the connection pool.
     const warm = await oneRun(srv.url, clientToken, 'bench-3');
-    await spread(CLIENTS * 4, () => oneRun(srv.url, clientToken, 'bench-3'));
-    await spread(CLIENTS * 20, () => call(srv.url, clientToken, 'GET', `/v1/runs/${warm.runId}`));
+    await spread(CLIENTS * 10, () => oneRun(srv.url, clientToken, 'bench-3'));
+    await spread(CLIENTS * 50, () => call(srv.url, clientToken, 'GET', `/v1/runs/${warm.runId}`));
     await oneRun(srv.url, clientToken, 'bench-10');
 
     const runs: Array<{ perSecond: number; cpuMs: number }> = [];

@@ -203,6 +203,17 @@ async function main(): Promise<void> {
       );
     }
 
+    /** From the log's own timestamps: ms/event over its first and its last tenth (does a step slow down late?). */
+    const tenths = async (runId: string): Promise<string> => {
+      const { events } = (await call(srv.url, clientToken, 'GET', `/v1/runs/${runId}/events`)) as {
+        events: Array<{ timestamp: string }>;
+      };
+      const at = (i: number) => Date.parse(events[i]!.timestamp);
+      const k = Math.floor(events.length / 10);
+      const first = (at(k) - at(0)) / k;
+      const last = (at(events.length - 1) - at(events.length - 1 - k)) / k;
+      return ` (log timestamps: first tenth ${first.toFixed(3)}, last tenth ${last.toFixed(3)} ms/event)`;
+    };
     const perEvent: Record<'10' | '1000', number[]> = { '10': [], '1000': [] };
     for (let r = 0; r < LONG_RUNS; r++)
       for (const n of (r % 2 ? ['1000', '10'] : ['10', '1000']) as Array<'10' | '1000'>) {
@@ -210,7 +221,7 @@ async function main(): Promise<void> {
         perEvent[n].push(one.ms / one.events);
         process.stdout.write(
           `  ${n.padStart(4)} nodes: ${one.events} events in ${one.ms.toFixed(0)} ms, ` +
-            `${(one.ms / one.events).toFixed(3)} ms/event\n`,
+            `${(one.ms / one.events).toFixed(3)} ms/event${n === '1000' ? await tenths(one.runId) : ''}\n`,
         );
       }
 

@@ -86,7 +86,8 @@ function receiptOutputs(
 /**
  * After a restart: the intent this node journaled (found by run/node id after the recorded mark)
  * is reconciled through the engine, never resent; the receipt it settles to is the node's result.
- * Returns undefined when no intent was journaled (nothing was sent: a first send is safe).
+ * Returns undefined when no intent was journaled, or when its command never executed (`command.not_sent`, or a
+ * `reconcile` that found no record past the deadline): a new send is safe.
  */
 async function settleEarlier(ctx: NodeContext, deps: MhsNodeDeps, from: number): Promise<NodeResult | undefined> {
   const intents = await findEntries(
@@ -104,10 +105,20 @@ async function settleEarlier(ctx: NodeContext, deps: MhsNodeDeps, from: number):
     entries = await deps.ledger.byCommand(commandId);
   }
   const receiptEntry = entries.filter((e) => e.kind === 'receipt').at(-1);
-  if (!receiptEntry) {
-    throw new NodeFailure('MHS.OUTCOME.UNKNOWN', `command ${commandId} is not settled yet`, { commandId });
+  if (receiptEntry) return receiptOutputs(obj(receiptEntry.receipt), commandId, receiptEntry);
+  // HOST-091: never sent, or no record at the endpoint past its deadline: nothing executed, a new command is safe.
+  if (entries.some((e) => e.kind === 'command.not_sent' || (e.kind === 'reconcile' && e.outcome === 'not_executed')))
+    return undefined;
+  const fault = entries.find((e) => e.kind === 'error');
+  if (fault) {
+    const err = obj(fault.error);
+    throw new NodeFailure(
+      str(err.mhs_code) ?? 'mhs_command_failed',
+      str(err.message) ?? `command ${commandId} failed at the endpoint`,
+      { commandId, error: err },
+    );
   }
-  return receiptOutputs(obj(receiptEntry.receipt), commandId, receiptEntry);
+  throw new NodeFailure('MHS.OUTCOME.UNKNOWN', `command ${commandId} is not settled yet`, { commandId });
 }
 
 /**

@@ -152,8 +152,11 @@ export interface ClaimOptions {
   skewMs: number;
   /** Most runs taken in one sweep, so that several live processes share a dead one's runs. */
   limit: number;
-  /** The leases this process holds now (never taken over from itself). */
-  held: ReadonlyMap<string, number>;
+  /**
+   * The token of each lease this process holds (never taken over from itself), read after the candidates are selected:
+   * a run this process created meanwhile is held by then (its lease is set as held before its insert commits).
+   */
+  held: { get(runId: string): number | undefined };
 }
 
 /**

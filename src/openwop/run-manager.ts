@@ -221,6 +221,9 @@ export class RunManager {
   }
 
   private async spawn(run: StoredRun, limit?: number): Promise<RunActor> {
+    // One actor per run in this process, whichever path (create, resume, takeover) comes second.
+    const live = this.actors.get(run.runId);
+    if (live) return live;
     const fromConfig = run.configurable.recursionLimit;
     const cap =
       limit ??

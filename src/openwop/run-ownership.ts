@@ -247,12 +247,13 @@ export class RunOwnership implements RunFence {
 
   private async sweep(now: number, wait: boolean): Promise<string[]> {
     this.due.sweepAt = now + this.period();
-    const tokens = new Map([...this.held].map(([id, h]) => [id, h.token]));
+    // Read live, after the claim's SELECT: a run this process created while the sweep was starting is its own.
+    const held = { get: (runId: string) => this.held.get(runId)?.token };
     const taken = await claimLapsedRuns(this.db, this.owner, now, {
       ttlMs: this.ttlMs,
       skewMs: this.skewMs,
       limit: this.batch,
-      held: tokens,
+      held,
     });
     for (const l of taken) this.held.set(l.runId, { token: l.token, expiresAt: now + this.ttlMs });
     const ids = taken.map((l) => l.runId);

@@ -6,6 +6,7 @@
 // taken over tells the former owner to step down; a clean close lets the leases go at once; a terminal event ends the
 // lease. A ledger append made under a run's fence (the intent of an MHS command a node sends) is refused the same way
 // once the lease was taken over, alone in its batch. On SQLite nothing of this applies: no fence, no lease table.
+import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
 import { openDb, openLedger } from '../../src/ledger/index.js';
@@ -99,6 +100,33 @@ describe.skipIf(!PG_URL)('run leases on one PostgreSQL store', () => {
     const leases = await listRunLeases(a.db);
     expect(new Set(leases.map((l) => l.token))).toEqual(new Set([2]));
     for (const l of leases) expect(byB.includes(l.run_id) ? 'lab-b:202' : 'lab-c:303').toBe(l.owner);
+  });
+
+  it('a sweep never takes over a run its own process created while the sweep was under way', async () => {
+    const loc = await location();
+    const clock = new SimulatedClock(1_000_000);
+    // This machine's own name (hostname:pid): the sweep's branch for owners on this machine applies to it.
+    const a = await proc(loc, `${hostname()}:${process.pid}`, clock);
+    await a.start();
+    const created: string[] = [];
+    let creating = true;
+    const sweeping = (async () => {
+      // Every tick renews and sweeps (period = ttl / 3), back to back while runs are being created.
+      while (creating) {
+        clock.advance(TIMING.ttlMs / 3);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+    })();
+    const makers = Array.from({ length: 4 }, async () => {
+      for (let i = 0; i < 40; i++) created.push(await newRun(a.store));
+    });
+    await Promise.all(makers);
+    creating = false;
+    await sweeping;
+    expect(created).toHaveLength(160);
+    expect(a.claimed).toEqual([]);
+    const leases = await listRunLeases(a.db);
+    expect(leases.filter((l) => l.token !== 1).map((l) => l.run_id)).toEqual([]);
   });
 
   it('after a takeover the former owner cannot append or patch (refused, nothing written); the new owner can; its renewal says step down', async () => {

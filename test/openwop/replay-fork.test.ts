@@ -141,43 +141,37 @@ describe.each(BACKENDS)('replay fork on $name', (backend) => {
     ]).toEqual([1, 0, 0]);
   });
 
-  // The replay of a replay drew a live clock once in three full-suite runs on PostgreSQL (2 Dec 2026), never alone:
-  // one retry until it is diagnosed.
-  it(
-    'conformance-nondeterminism: a replay fork reproduces every listed source; a branch draws afresh',
-    { retry: 1 },
-    async () => {
-      const h = await openHost();
-      const sources = (h.host.capabilities().replay as { nondeterminismSources: string[] }).nondeterminismSources;
-      expect(sources).toEqual(['clock', 'random', 'id']);
-      const src = await h.start('conformance-nondeterminism');
-      expect(await h.drive(src)).toBe('completed');
-      const drawn = (await h.host.runs.snapshot(src)) as unknown as {
-        outputs?: Record<string, Record<string, unknown>>;
-      };
-      const outputsOf = async (runId: string): Promise<Record<string, unknown>> =>
-        (await h.events(runId)).find((e) => e.type === 'run.completed')!.payload.outputs as Record<string, unknown>;
-      const original = (await outputsOf(src)).draw as Record<string, unknown>;
-      expect(Object.keys(original).sort()).toEqual([...sources].sort());
-      void drawn;
+  it('conformance-nondeterminism: a replay fork reproduces every listed source; a branch draws afresh', async () => {
+    const h = await openHost();
+    const sources = (h.host.capabilities().replay as { nondeterminismSources: string[] }).nondeterminismSources;
+    expect(sources).toEqual(['clock', 'random', 'id']);
+    const src = await h.start('conformance-nondeterminism');
+    expect(await h.drive(src)).toBe('completed');
+    const drawn = (await h.host.runs.snapshot(src)) as unknown as {
+      outputs?: Record<string, Record<string, unknown>>;
+    };
+    const outputsOf = async (runId: string): Promise<Record<string, unknown>> =>
+      (await h.events(runId)).find((e) => e.type === 'run.completed')!.payload.outputs as Record<string, unknown>;
+    const original = (await outputsOf(src)).draw as Record<string, unknown>;
+    expect(Object.keys(original).sort()).toEqual([...sources].sort());
+    void drawn;
 
-      h.clock.advance(60_000); // a live clock draw would now differ
-      const { fork: replay } = await h.host.replay.fork(src, { mode: 'replay' }, CALLER);
-      expect(await h.drive(replay.runId)).toBe('completed');
-      expect((await outputsOf(replay.runId)).draw).toEqual(original);
-      // A replay of the replay reproduces them too.
-      const { fork: again } = await h.host.replay.fork(replay.runId, { mode: 'replay' }, CALLER);
-      expect(await h.drive(again.runId)).toBe('completed');
-      expect((await outputsOf(again.runId)).draw).toEqual(original);
+    h.clock.advance(60_000); // a live clock draw would now differ
+    const { fork: replay } = await h.host.replay.fork(src, { mode: 'replay' }, CALLER);
+    expect(await h.drive(replay.runId)).toBe('completed');
+    expect((await outputsOf(replay.runId)).draw).toEqual(original);
+    // A replay of the replay reproduces them too.
+    const { fork: again } = await h.host.replay.fork(replay.runId, { mode: 'replay' }, CALLER);
+    expect(await h.drive(again.runId)).toBe('completed');
+    expect((await outputsOf(again.runId)).draw).toEqual(original);
 
-      const { fork: branch } = await h.host.replay.fork(src, { mode: 'branch', fromSeq: 1 }, CALLER);
-      expect(await h.drive(branch.runId)).toBe('completed');
-      const fresh = (await outputsOf(branch.runId)).draw as Record<string, unknown>;
-      expect(fresh.random).not.toEqual(original.random);
-      expect(fresh.clock).not.toEqual(original.clock);
-      await expectValidLog(h, branch.runId);
-    },
-  );
+    const { fork: branch } = await h.host.replay.fork(src, { mode: 'branch', fromSeq: 1 }, CALLER);
+    expect(await h.drive(branch.runId)).toBe('completed');
+    const fresh = (await outputsOf(branch.runId)).draw as Record<string, unknown>;
+    expect(fresh.random).not.toEqual(original.random);
+    expect(fresh.clock).not.toEqual(original.clock);
+    await expectValidLog(h, branch.runId);
+  });
 
   it('a replay fork interrupted by a host restart resumes and is still suppressed', async () => {
     const h = await openHost();

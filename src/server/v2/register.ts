@@ -84,7 +84,7 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
     registerV2RunRoutes(v2, deps.host);
     const idem = new RequestIdempotency(deps.host.store.db, deps.clock);
     registerV2ForkRoute(v2, deps.host, deps.clock, idem);
-    registerV2CancelRoute(v2, deps.host);
+    registerV2CancelRoute(v2, deps.host, idem);
     registerV2InterruptRoute(v2, deps.host, idem);
     registerV2WorkflowRoutes(v2, deps.host);
     registerV2EffectSeamsRoute(v2, hostName(deps.host));

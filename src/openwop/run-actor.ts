@@ -14,8 +14,8 @@ import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
 import type { InterruptHost } from './run-interrupts.js';
 import { foldEvents } from './run-fold.js';
-import { heldStatus, pauseEvent, resumeEvent } from './run-pause.js';
-import type { DrainPolicy } from './run-pause.js';
+import { heldStatus, pauseEvent, resumeEvent, uncuttable } from './run-pause.js';
+import type { CutAttempt, DrainPolicy } from './run-pause.js';
 import { recordedRunDuration } from './replay.js';
 import { executeNode } from './node-execution.js';
 import type { Outcome } from './node-execution.js';
@@ -25,7 +25,7 @@ import type { SettledRequest } from './run-requests.js';
 import type { Db } from '../ledger/db.js';
 import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
-import type { RunError, RunEvent, RunEventInput, RunStatus } from './types.js';
+import type { RunError, RunEvent, RunEventInput, RunStatus, WorkflowNode } from './types.js';
 
 /** What a run actor needs from its surroundings. */
 export interface RunActorDeps {
@@ -68,6 +68,10 @@ export class RunActor {
   private readonly lastEvent = new Map<string, string>();
   private readonly startedEvent = new Map<string, string>();
   private readonly inFlight = new Set<string>();
+  /** Per in-flight node, the signal that cuts its attempt (v2 `immediate` pause). */
+  private readonly cutters = new Map<string, AbortController>();
+  /** Nodes whose attempt an `immediate` pause cut: begun afresh on resume, their cut outcome dropped. */
+  private readonly cut = new Set<string>();
   readonly pending = new Map<string, PendingInterrupt>();
   private readonly stop = new AbortController();
   private readonly halt = new AbortController();
@@ -162,11 +166,12 @@ export class RunActor {
         this.fold(events);
         await this.append([{ type: 'run.resuming', payload: { fromStatus: this.status } }]);
         for (const nodeId of Object.keys(this.state.nodes)) {
-          if (this.state.nodes[nodeId]!.status === 'running') this.launch(nodeId, true);
+          if (this.state.nodes[nodeId]!.status === 'running' && !this.cut.has(nodeId)) this.launch(nodeId, true);
         }
       }
       this.armRunTimeout();
       this.paused = this.status === 'paused';
+      if (!this.paused && this.status !== 'cancelling') await this.startCut();
       if (this.status === 'cancelling') {
         this.cancelRequest = { reason: 'cancel requested before restart', by: 'system' };
         this.stop.abort();
@@ -182,6 +187,7 @@ export class RunActor {
     for (const [k, v] of r.startedEvent) this.startedEvent.set(k, v);
     this.startedEventId = r.startedEventId;
     this.executions = r.executions;
+    for (const id of r.cut) this.cut.add(id);
     if (r.failure) this.failure = r.failure;
   }
 
@@ -324,20 +330,7 @@ export class RunActor {
             );
             break;
           }
-          const causation = this.causationFor(node.id);
-          const [started] = await this.append([
-            {
-              type: 'node.started',
-              nodeId: node.id,
-              causationId: causation,
-              payload: { nodeId: node.id, typeId: node.typeId, attempt: 0 },
-            },
-          ]);
-          this.startedEvent.set(node.id, started!.eventId);
-          this.graph.markStarted(this.state, node.id);
-          this.history.set(node.id, []);
-          this.executions++;
-          this.launch(node.id, false);
+          await this.startNode(node.id, node.typeId);
         }
       }
     }
@@ -353,6 +346,36 @@ export class RunActor {
       return this.finish('failed');
     }
     return this.finish('completed');
+  }
+
+  /** `node.started` and a fresh attempt of `nodeId` (its history begins anew). */
+  private async startNode(nodeId: string, typeId: string): Promise<void> {
+    const [started] = await this.append([
+      {
+        type: 'node.started',
+        nodeId,
+        causationId: this.causationFor(nodeId),
+        payload: { nodeId, typeId, attempt: 0 },
+      },
+    ]);
+    this.startedEvent.set(nodeId, started!.eventId);
+    this.graph.markStarted(this.state, nodeId);
+    this.history.set(nodeId, []);
+    this.executions++;
+    this.launch(nodeId, false);
+  }
+
+  private nodeOf(nodeId: string): WorkflowNode {
+    return this.run.definition.nodes.find((n) => n.id === nodeId)!;
+  }
+
+  /** Begins afresh every attempt an `immediate` pause cut (v2 runs.md: the resumed run's `node.started`). */
+  private async startCut(): Promise<void> {
+    for (const nodeId of [...this.cut]) {
+      if (this.inFlight.has(nodeId)) continue; // the cut attempt has not returned yet: started when it does
+      this.cut.delete(nodeId);
+      await this.startNode(nodeId, this.nodeOf(nodeId).typeId);
+    }
   }
 
   private causationFor(nodeId: string): string {
@@ -377,6 +400,7 @@ export class RunActor {
 
   private launch(nodeId: string, resumed: boolean): void {
     this.inFlight.add(nodeId);
+    this.cutters.set(nodeId, new AbortController());
     this.supervise(
       this.execute(nodeId, resumed).then((outcome) => this.enqueue(() => this.onNodeDone(nodeId, outcome))),
       `node ${nodeId}`,
@@ -396,7 +420,7 @@ export class RunActor {
       variables: this.variables,
       resumed,
       clock: this.deps.clock,
-      stop: this.stop.signal,
+      stop: AbortSignal.any([this.stop.signal, this.cutters.get(nodeId)!.signal]),
       halt: this.halt.signal,
       spanCtx: this.spanCtx,
       children: this.deps.children,
@@ -408,8 +432,14 @@ export class RunActor {
 
   private async onNodeDone(nodeId: string, outcome: Outcome): Promise<void> {
     this.inFlight.delete(nodeId);
+    this.cutters.delete(nodeId);
     if (this.terminal) return;
     if (!outcome.ok && (outcome.error instanceof RunHalted || this.halt.signal.aborted)) return; // resumes after restart
+    if (this.cut.has(nodeId)) {
+      // A cut attempt records no terminal event; resumed before it returned, it begins afresh now.
+      if (!this.paused && !this.stopping()) await this.startCut();
+      return this.advance();
+    }
     let events: RunEvent[];
     // The terminal event is caused by the node's last event (e.g. interrupt.resolved) or its start.
     const causationId = this.historyOf(nodeId).at(-1)?.eventId ?? this.startedEvent.get(nodeId) ?? this.startedEventId;
@@ -523,11 +553,28 @@ export class RunActor {
     });
   }
 
-  /** Pauses the run (v2 runs.md §Pause and resume): `run.paused`, status `paused`; in-flight nodes drain. */
+  /**
+   * Pauses the run (v2 runs.md §Pause and resume): `run.paused`, status `paused`. `drain-current-node` lets the
+   * in-flight nodes reach a terminal; `immediate` cuts each in-flight attempt, refused while one is not a pure node.
+   */
   pause(o: { reason?: string; drainPolicy: DrainPolicy }): Promise<void> {
     return this.enqueue(async () => {
-      await this.append([pauseEvent(this.status, this.terminal || this.stopping(), o)], { status: 'paused' });
+      const cut: CutAttempt[] = [];
+      if (o.drainPolicy === 'immediate' && !this.terminal && !this.stopping() && this.status !== 'paused')
+        for (const nodeId of this.inFlight) {
+          const node = this.nodeOf(nodeId);
+          const reg = this.deps.registry;
+          // Only a pure node (core nodes: no host service, no external effect) not run by an agent is cut.
+          if (!(reg.has(node.typeId) && reg.get(node.typeId).pure === true && node.agent === undefined))
+            throw uncuttable(this.status, nodeId, node.typeId);
+          cut.push({ nodeId, attempt: this.state.nodes[nodeId]!.activations });
+        }
+      await this.append([pauseEvent(this.status, this.terminal || this.stopping(), o, cut)], { status: 'paused' });
       this.paused = true;
+      for (const c of cut) {
+        this.cut.add(c.nodeId);
+        this.cutters.get(c.nodeId)?.abort();
+      }
     });
   }
 
@@ -537,6 +584,7 @@ export class RunActor {
       const e = resumeEvent(this.status, reason);
       this.paused = false;
       await this.append([e], { status: this.waitingStatus() });
+      await this.startCut();
       await this.advance();
     });
   }

@@ -14,6 +14,8 @@ export interface FoldResult {
   failure?: { error: RunError; nodeId?: string };
   /** Node executions so far (for `limits.maxNodeExecutions`). */
   executions: number;
+  /** Nodes whose attempt an `immediate` pause cut and that have not started afresh (begun anew, never resumed). */
+  cut: Set<string>;
 }
 
 /**
@@ -27,6 +29,7 @@ export function foldEvents(graph: Graph, state: GraphState, events: readonly Run
     startedEvent: new Map(),
     startedEventId: '',
     executions: 0,
+    cut: new Set(),
   };
   for (const e of events) {
     const nodeId = e.nodeId ?? (e.payload.nodeId as string | undefined);
@@ -34,7 +37,12 @@ export function foldEvents(graph: Graph, state: GraphState, events: readonly Run
       case 'run.started':
         r.startedEventId = e.eventId;
         break;
+      case 'run.paused':
+        for (const id of Array.isArray(e.payload.interruptedNodeIds) ? e.payload.interruptedNodeIds : [])
+          if (typeof id === 'string') r.cut.add(id);
+        break;
       case 'node.started':
+        r.cut.delete(nodeId!);
         r.startedEvent.set(nodeId!, e.eventId);
         graph.markStarted(state, nodeId!);
         r.history.set(nodeId!, []);

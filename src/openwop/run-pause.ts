@@ -3,10 +3,11 @@ import type { RunEventInput, RunStatus } from './types.js';
 import { TERMINAL_STATUSES } from './types.js';
 
 /**
- * How a pause treats the executing node (v2 runs.md §Pause and resume). Only `drain-current-node` is served: the
- * executing nodes reach a terminal, no new node starts. `immediate` (cut the attempt, restart it on resume) is refused.
+ * How a pause treats the executing nodes (v2 runs.md §Pause and resume): `drain-current-node` lets them reach a
+ * terminal; `immediate` cuts each attempt (no terminal node event; the resume begins a fresh attempt). Either way no
+ * node starts while paused.
  */
-export const DRAIN_POLICIES = ['drain-current-node'] as const;
+export const DRAIN_POLICIES = ['drain-current-node', 'immediate'] as const;
 export type DrainPolicy = (typeof DRAIN_POLICIES)[number];
 
 /** A refused pause or resume: `run_terminal` on a terminal run, else a conflict naming the refusing status. */
@@ -16,15 +17,53 @@ function refusal(status: RunStatus, what: string): HostError {
     : new HostError(ErrorCode.CONFLICT, `a ${status} run cannot be ${what}`, { status });
 }
 
-/** The `run.paused` event of an accepted pause, or the refusal (already paused, cancelling, terminal). */
+/** An attempt an `immediate` pause cuts: the node and the ordinal of its `node.started` in the log. */
+export interface CutAttempt {
+  nodeId: string;
+  attempt: number;
+}
+
+/**
+ * The `run.paused` event of an accepted pause, or the refusal (already paused, cancelling, terminal). An `immediate`
+ * pause names the attempts it cuts: `interruptedNodeId`/`interruptedAttempt` (runs.md) for the first, and every cut
+ * node in `interruptedNodeIds`, which a fold after a restart reads so a cut attempt is begun afresh, never resumed.
+ */
 export function pauseEvent(
   status: RunStatus,
   ending: boolean,
   o: { reason?: string; drainPolicy: DrainPolicy },
+  cut: readonly CutAttempt[] = [],
 ): RunEventInput {
   if (status === 'paused' || status === 'cancelling' || ending || TERMINAL_STATUSES.has(status))
     throw refusal(status, 'paused');
-  return { type: 'run.paused', payload: { drainPolicy: o.drainPolicy, ...(o.reason ? { reason: o.reason } : {}) } };
+  const first = cut[0];
+  return {
+    type: 'run.paused',
+    payload: {
+      drainPolicy: o.drainPolicy,
+      ...(o.reason ? { reason: o.reason } : {}),
+      ...(first
+        ? {
+            interruptedNodeId: first.nodeId,
+            interruptedAttempt: first.attempt,
+            interruptedNodeIds: cut.map((c) => c.nodeId),
+          }
+        : {}),
+    },
+  };
+}
+
+/**
+ * An `immediate` pause refused because an in-flight attempt cannot be cut: only a pure node (no external effect, not
+ * pinned to an agent) is cut; an MHS command in flight is reconciled, never abandoned or resent (HOST-081/091), and an
+ * MCP, model or child-run call already sent cannot be taken back. `drain-current-node` pauses such a run.
+ */
+export function uncuttable(status: RunStatus, nodeId: string, typeId: string): HostError {
+  return new HostError(
+    ErrorCode.CONFLICT,
+    `node ${nodeId} (${typeId}) is executing an attempt with an external effect, which an immediate pause cannot cut; pause with drain-current-node`,
+    { status, nodeId, typeId, supported: ['drain-current-node'] },
+  );
 }
 
 /** The `run.resumed` event of an accepted resume, or the refusal (the run is not paused). */

@@ -30,6 +30,7 @@ import { registerMcpRoute } from './mcp-route.js';
 import type { McpMount } from './mcp-route.js';
 import { registerOpenwopV2 } from './v2/register.js';
 import type { ServedRoute } from './v2/route-table.js';
+import type { EffectLedger } from '../openwop/run-effects.js';
 import { enforceRouteRoles, routesOpenApiPaths } from './route-auth.js';
 
 /** Dependencies of {@link buildApp}. */
@@ -56,6 +57,8 @@ export interface AppDeps {
   testSeams?: boolean;
   /** Serve OpenWOP major 2 beside major 1 (default true; see `OpenwopV2Deps.openwopV2`). */
   openwopV2?: boolean;
+  /** The host ledger, when the MHS runtime is present: backs the v2 effect ledger (`GET /runs/{runId}/effects`). */
+  ledger?: EffectLedger;
   /** The MCP gateway's HTTP handler, mounted at `/mcp` (agent tokens only; see src/gateway). */
   mcp?: McpMount;
 }

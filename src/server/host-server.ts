@@ -113,6 +113,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     ...(o.sseKeepAliveMs !== undefined ? { sseKeepAliveMs: o.sseKeepAliveMs } : {}),
     ...(o.testSeams ? { testSeams: true } : {}),
     ...(o.openwopV2 === false ? { openwopV2: false } : {}),
+    ...(o.mhs ? { ledger: o.mhs.ledger } : {}),
     ...(o.gateway ? { mcp: { handler: o.gateway, loopback: isLoopback(o.host ?? '127.0.0.1') } } : {}),
   });
   try {

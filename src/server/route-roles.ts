@@ -96,6 +96,7 @@ export const ROUTE_ROLES: readonly RouteRoleRow[] = [
     ['GET', '/prompts'],
     ['GET', '/prompts/:templateId'],
     ['GET', '/host/effect-seams'],
+    ['GET', '/runs/:runId/effects'],
   ]),
   ...rows(RUN, [
     ['POST', '/runs'],

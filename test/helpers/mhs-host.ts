@@ -21,7 +21,7 @@ import type { SimHttp } from './sim.js';
 /** What {@link startMhsHost} started. */
 export interface MhsHost<K extends string> {
   sims: Record<K, SimHttp>;
-  /** SQLite file of the store. */
+  /** Location of the store: the SQLite file, or the `location` given (a PostgreSQL URL). */
   dbPath: string;
   /** Connector id of each simulator (`<prefix>-<name>`), enabled. */
   connectors: Record<K, string>;
@@ -43,13 +43,15 @@ export async function startMhsHost<K extends string>(o: {
   sims: Record<K, [families: string, flags?: string[]]>;
   tokens?: Record<string, 'client' | 'operator' | 'agent'>;
   serve?: boolean;
+  /** The store (default a fresh SQLite file), e.g. a PostgreSQL URL with its own schema. */
+  location?: string;
 }): Promise<MhsHost<K>> {
   const clock = new RealClock();
   const names = Object.keys(o.sims) as K[];
   const started = await Promise.all(names.map((n) => startSimHttp(o.sims[n][0], o.sims[n][1] ?? [])));
   const sims = Object.fromEntries(names.map((n, i) => [n, started[i]!])) as Record<K, SimHttp>;
   const connectors = Object.fromEntries(names.map((n) => [n, `${o.prefix}-${n}`])) as Record<K, string>;
-  const dbPath = tempDb();
+  const dbPath = o.location ?? tempDb();
   const tokens: Record<string, string> = {};
   const db = await openDb(dbPath);
   try {

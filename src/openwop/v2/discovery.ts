@@ -50,7 +50,7 @@ function replayRecord(v1: unknown, served: ReadonlySet<string>): Doc | undefined
 /**
  * Operations a carried family's record binds (v2 runs.md §Surface gates, idempotency.md §Witness): the record is
  * advertised only while every one is mounted. `idempotency` binds `GET /runs/{runId}/effects` (the effect-ledger
- * projection), which this host does not serve yet, so major 2 does not advertise it.
+ * projection), mounted only where the host ledger is (`serve` with the MHS runtime).
  */
 const BINDS: Partial<Record<string, readonly string[]>> = { idempotency: ['getRunEffects'] };
 

@@ -29,3 +29,5 @@ export type { ManifestOperation } from './path-manifest.js';
 export { diffRuns } from './run-diff.js';
 export { projectWorkflow } from './workflow-projection.js';
 export type { DiffSide, EventDiff, RunDiff } from './run-diff.js';
+export { projectRunEffects } from './effect-projection.js';
+export type { V2EffectRecord } from './effect-projection.js';

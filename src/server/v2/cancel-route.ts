@@ -7,6 +7,7 @@ import type { Caller } from '../../openwop/node-registry.js';
 import { bindRunId, runIdFromParam, toV2Error } from '../../openwop/v2/index.js';
 import type { V2ErrorEnvelope } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
+import type { RequestIdempotency } from './request-idempotency.js';
 
 /** runs.md §Bulk cancel: the RECOMMENDED cap on `runIds`. */
 export const BULK_CANCEL_MAX = 100;
@@ -64,12 +65,15 @@ type BulkResult =
  * `POST /runs/{runId}/cancel` (`{ reason? }` → `200 { runId, status }`) and `POST /runs:bulk-cancel` (runs.md §Bulk
  * cancel): `{ runIds[1..100], reason? }` → `200 { results[] }` in request order, each id cancelled on its own, a
  * failed entry `ok: false` with its v2 error envelope (`id_tenant_mismatch`, `not_found`, `run_terminal`, …); over the
- * cap `400 validation_error` with `details.maxRunIds`.
+ * cap `400 validation_error` with `details.maxRunIds`. An `Idempotency-Key` on either is honoured through `idem`
+ * (request-idempotency.ts, idempotency.md Layer 1): a retried cancel is answered the first `200` with
+ * `OpenWOP-Idempotent-Replay: true` rather than `409 run_terminal`.
  */
-export function registerV2CancelRoute(app: FastifyInstance, host: OpenwopHost): void {
+export function registerV2CancelRoute(app: FastifyInstance, host: OpenwopHost, idem?: RequestIdempotency): void {
+  const digestOf = (req: { params: unknown; body: unknown }) => ({ params: req.params, body: req.body ?? null });
   app.post<{ Params: { runId: string } }>(
     '/runs/:runId/cancel',
-    { config: { operationId: 'cancelRun' } },
+    { config: { operationId: 'cancelRun' }, ...idem?.hooks('cancelRun', digestOf) },
     async (req) => {
       const who = callerOf(req);
       const body = req.body ?? {};
@@ -79,27 +83,31 @@ export function registerV2CancelRoute(app: FastifyInstance, host: OpenwopHost): 
     },
   );
 
-  app.post('/runs::bulk-cancel', { config: { operationId: 'bulkCancelRuns' } }, async (req) => {
-    const who = callerOf(req);
-    const body = req.body as { runIds?: unknown } | undefined;
-    if (Array.isArray(body?.runIds) && body.runIds.length > BULK_CANCEL_MAX)
-      throw new HostError(ErrorCode.VALIDATION_ERROR, `at most ${BULK_CANCEL_MAX} runIds`, {
-        field: 'runIds',
-        maxRunIds: BULK_CANCEL_MAX,
-      });
-    if (!validBulk(body))
-      throw new HostError(ErrorCode.VALIDATION_ERROR, 'the bulk-cancel body is not valid', { field: 'runIds' });
-    const { runIds, reason } = body as { runIds: string[]; reason?: string };
-    const results: BulkResult[] = [];
-    // One at a time, in request order: each id is independent, and its outcome does not depend on the others.
-    for (const id of runIds) {
-      try {
-        const r = await cancelOne(host, who, runIdFromParam(id), reason);
-        results.push({ runId: id, ok: true, status: r.status });
-      } catch (err) {
-        results.push({ runId: id, ok: false, error: toV2Error(toHostError(err, ErrorCode.INTERNAL)).body });
+  app.post(
+    '/runs::bulk-cancel',
+    { config: { operationId: 'bulkCancelRuns' }, ...idem?.hooks('bulkCancelRuns', digestOf) },
+    async (req) => {
+      const who = callerOf(req);
+      const body = req.body as { runIds?: unknown } | undefined;
+      if (Array.isArray(body?.runIds) && body.runIds.length > BULK_CANCEL_MAX)
+        throw new HostError(ErrorCode.VALIDATION_ERROR, `at most ${BULK_CANCEL_MAX} runIds`, {
+          field: 'runIds',
+          maxRunIds: BULK_CANCEL_MAX,
+        });
+      if (!validBulk(body))
+        throw new HostError(ErrorCode.VALIDATION_ERROR, 'the bulk-cancel body is not valid', { field: 'runIds' });
+      const { runIds, reason } = body as { runIds: string[]; reason?: string };
+      const results: BulkResult[] = [];
+      // One at a time, in request order: each id is independent, and its outcome does not depend on the others.
+      for (const id of runIds) {
+        try {
+          const r = await cancelOne(host, who, runIdFromParam(id), reason);
+          results.push({ runId: id, ok: true, status: r.status });
+        } catch (err) {
+          results.push({ runId: id, ok: false, error: toV2Error(toHostError(err, ErrorCode.INTERNAL)).body });
+        }
       }
-    }
-    return { results };
-  });
+      return { results };
+    },
+  );
 }

@@ -27,8 +27,9 @@ function invalid(message: string, field: string, details: Record<string, unknown
  * `POST /runs/{runId}:resume` (`{ reason? }` → `202 { runId, status: "running", resumedAt }`), v2 runs.md §Pause and
  * resume, dispatched by the `/runs/{runId}:{action}` route (fork-route.ts): `run.paused` (echoing `drainPolicy`) and
  * `run.resumed`; a pause of a paused, cancelling or terminal run and a resume of a run not paused are `409`,
- * `run_terminal` when terminal, else `run_state_conflict` with `details.runStatus`. Only `drain-current-node` is served:
- * `immediate` is `400 validation_error` naming the supported policies, never accepted and applied as a drain. The
+ * `run_terminal` when terminal, else `run_state_conflict` with `details.runStatus`. `immediate` cuts the in-flight
+ * attempts (run-actor.ts), refused `409 run_state_conflict` naming the node while one is not a pure node; an unknown
+ * policy is `400 validation_error` naming the supported ones. The
  * resume answers the transition's status (the snapshot shows `waiting-*` while a drained node's interrupt is
  * pending). Major 1 has no pause operation.
  */

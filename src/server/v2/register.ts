@@ -13,6 +13,8 @@ import type { ServiceFamily } from '../../openwop/service-family.js';
 import { registerV2AgentRoutes } from './agent-routes.js';
 import { registerV2CancelRoute } from './cancel-route.js';
 import { registerV2EffectSeamsRoute } from './effect-seams-route.js';
+import { registerV2EffectsRoute } from './effects-route.js';
+import type { EffectLedger } from '../../openwop/run-effects.js';
 import { registerV2EventRoutes } from './event-routes.js';
 import { registerV2ForkRoute } from './fork-route.js';
 import { registerV2InterruptRoute } from './interrupt-route.js';
@@ -40,6 +42,8 @@ export interface OpenwopV2Deps {
    * (test/openwop/v2/pairing.test.ts checks that against the route table).
    */
   openwopV2?: boolean;
+  /** The host ledger (`serve` with the MHS runtime): `GET /runs/{runId}/effects` projects its governed commands. */
+  ledger?: EffectLedger;
 }
 
 // Framework refusals whose v2 code has no host twin (v2 errors.json rows).
@@ -84,10 +88,11 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
     registerV2RunRoutes(v2, deps.host);
     const idem = new RequestIdempotency(deps.host.store.db, deps.clock);
     registerV2ForkRoute(v2, deps.host, deps.clock, idem);
-    registerV2CancelRoute(v2, deps.host);
+    registerV2CancelRoute(v2, deps.host, idem);
     registerV2InterruptRoute(v2, deps.host, idem);
     registerV2WorkflowRoutes(v2, deps.host);
     registerV2EffectSeamsRoute(v2, hostName(deps.host));
+    if (deps.ledger) registerV2EffectsRoute(v2, deps.host, deps.ledger);
     registerV2AgentRoutes(v2, agentInventoryOf(deps.families));
     registerV2PromptRoutes(v2, promptLibraryApiOf(deps.families));
     registerV2EventRoutes(v2, {

@@ -4,7 +4,8 @@
 // record `{status, since, witness, …}` with no `supported` flag, whose `witness` is the one the v2 declaration gives
 // the family; and what the root advertises is what major 2 serves: the prompt library at the advertised render
 // endpoint, the agent inventory, run ancestry, the run list; a family that is not installed is not advertised and its
-// v2 operation refuses; idempotency, whose record binds the unserved `GET /runs/{runId}/effects`, is not advertised;
+// v2 operation refuses; idempotency is advertised with its witness `GET /runs/{runId}/effects` served (without the
+// host ledger neither is: test/openwop/v2/effects.test.ts);
 // replay is advertised with the effect-seams manifest its v2 record names, which is served.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -95,17 +96,18 @@ describe('the v2 discovery root with the optional families installed', () => {
     expect((await call(srv.url, 'GET', `/runs/${seg}/ancestry`, { token: client, version: '2' })).status).toBe(200);
   });
 
-  it('idempotency is not advertised under major 2: its record binds GET /runs/{runId}/effects, which is not served', async () => {
+  it('idempotency is advertised under major 2 while its witness GET /runs/{runId}/effects is served', async () => {
     const v1 = (await call(srv.url, 'GET', '/.well-known/openwop', {})).body;
     expect(v1.idempotency).toBeDefined();
-    expect(doc).not.toHaveProperty('idempotency');
+    expect(doc.idempotency).toMatchObject({ witness: declaredWitness('idempotency') });
     const run = await call(srv.url, 'POST', '/runs', {
       token: client,
       version: '2',
       body: { workflowId: 'conformance-noop' },
     });
     const effects = await call(srv.url, 'GET', `${run.body.statusUrl}/effects`, { token: client, version: '2' });
-    expect(effects.status).toBe(404);
+    expect(effects.status).toBe(200);
+    expect(v2Problems('effect-ledger-projection', effects.body)).toEqual([]);
   });
 
   it('replay is advertised with the effect-seams manifest its v2 record requires, and the manifest is served', async () => {

@@ -135,7 +135,11 @@ describe.each(BACKENDS)('v1/v2 path pairing on $name', (backend) => {
       .flatMap((ops) => Object.values(ops).map((o) => o.operationId))
       .sort();
     const recorded = [...new Set(routes.flatMap((r) => (r.operationId ? [r.operationId] : [])))].sort();
-    expect(served).toEqual(recorded);
+    // `getRunEffects` is mounted with the host ledger, which `serve` has (its MHS runtime) and this in-process app,
+    // started without one, has not; it has no /v1/ twin, so the pairing does not depend on it.
+    expect(served).toContain('getRunEffects');
+    expect(recorded).not.toContain('getRunEffects');
+    expect(served.filter((op) => op !== 'getRunEffects')).toEqual(recorded);
     expect(recorded.length).toBeGreaterThan(10);
   });
 

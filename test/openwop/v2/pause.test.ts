@@ -4,7 +4,9 @@
 // further node starts while paused (the run does not complete); the pause survives a restart of the host; `:resume`
 // answers 202 `running`, appends `run.resumed`, and the run goes on to complete; a cancel also exits `paused`. Refusals:
 // pausing a paused run and resuming a run not paused are 409 `run_state_conflict` with `details.runStatus`, either on
-// a terminal run 409 `run_terminal`; an `immediate` drain (not served) is 400 and changes nothing.
+// a terminal run 409 `run_terminal`; an `immediate` drain while a node with an external effect (here an approval
+// gate) is in flight is 409 `run_state_conflict` naming the node, and an unknown drain policy 400; neither changes
+// anything.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../../ledger/helpers.js';
@@ -130,9 +132,14 @@ describe.each(BACKENDS)('v2 pause and resume on $name', (backend) => {
     });
     expect(v2Problems('error-envelope', resumeRunning.body)).toEqual([]);
 
+    // The gate's attempt is no pure node: an immediate pause cannot cut it (pause-immediate.test.ts cuts one).
     const immediate = await v2('POST', `/runs/${seg}:pause`, { drainPolicy: 'immediate' });
-    expect(immediate.status).toBe(400);
-    expect(immediate.body.details).toMatchObject({ field: 'drainPolicy', supported: ['drain-current-node'] });
+    expect(immediate.status).toBe(409);
+    expect(immediate.body).toMatchObject({
+      error: 'run_state_conflict',
+      details: { runStatus: 'waiting-approval', nodeId: 'gate', supported: ['drain-current-node'] },
+    });
+    expect((await v2('POST', `/runs/${seg}:pause`, { drainPolicy: 'sudden' })).status).toBe(400);
     expect((await v2('GET', `/runs/${seg}`)).body.status).toBe('waiting-approval');
     expect((await v2('POST', `/runs/${seg}:pause`, { extra: 1 })).status).toBe(400);
 

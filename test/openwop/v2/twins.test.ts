@@ -184,10 +184,9 @@ describe.each(BACKENDS)('v2 twins of the v1 registry operations on $name', (back
       'pauseRun',
       'resumeRun',
       'getEffectSeamManifest',
+      'getRunEffects',
     ])
       expect(ids).toContain(id);
-    // Not mounted here (idempotency.md: the effect-ledger projection), so not listed.
-    expect(ids).not.toContain('getRunEffects');
   });
 
   it('without the header an unversioned twin is major 1, which has none: 400 naming the /v1/ path', async () => {

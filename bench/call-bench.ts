@@ -37,7 +37,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** The stalled call's deadline: longer than a round of the others, short enough to reconcile it soon after. */
 const STALL_DEADLINE_MS = Number(process.env.BENCH_STALL_DEADLINE_MS ?? 15_000);
 /** Simulator children starting at once while the endpoints come up. */
-const START_PARALLEL = Number(process.env.BENCH_START_PARALLEL ?? 2 * availableParallelism());
+const START_PARALLEL = Number(process.env.BENCH_START_PARALLEL ?? 8 * availableParallelism());
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100;
 const ROOT = new URL('..', import.meta.url).pathname;

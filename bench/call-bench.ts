@@ -11,8 +11,8 @@
  * Last line: `ratio p50 <governed/bare> p99 <governed/bare> isolation <stalled/unstalled p99 of the others>
  * floor <governed p50/floor p50> cpu <host CPU per governed call/per bare call>`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
@@ -27,6 +27,7 @@ import { scrubSecretsInPlace, scrubTextFully } from '../src/ledger/redaction.js'
 import { connect } from '../src/mhs/connector.js';
 import type { MhsConnection } from '../src/mhs/connector.js';
 import { capabilityToolName } from '../src/mhs/tool-names.js';
+import { distIsCurrent } from '../scripts/dist-current.js';
 
 const N = Number(process.env.BENCH_N ?? 400);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
@@ -35,6 +36,10 @@ const PER_ENDPOINT = Number(process.env.BENCH_PER_ENDPOINT ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** The stalled call's deadline: longer than a round of the others, short enough to reconcile it soon after. */
 const STALL_DEADLINE_MS = Number(process.env.BENCH_STALL_DEADLINE_MS ?? 15_000);
+/** Simulator children starting at once while the endpoints come up. */
+const START_PARALLEL = Number(process.env.BENCH_START_PARALLEL ?? 8 * availableParallelism());
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100;
 const ROOT = new URL('..', import.meta.url).pathname;
 const SIM = (flags: string[]) => [
   process.execPath,
@@ -82,11 +87,42 @@ function connectOnce(id: string, flags: string[]): Promise<MhsConnection> {
   );
 }
 
-async function inBatches<T>(n: number, batch: number, fn: (i: number) => Promise<T>): Promise<T[]> {
-  const out: T[] = [];
-  for (let i = 0; i < n; i += batch)
-    out.push(...(await Promise.all(Array.from({ length: Math.min(batch, n - i) }, (_, k) => fn(i + k)))));
+/** `fn(0..n-1)` with at most `parallel` running at once; results in index order. */
+async function pooled<T>(n: number, parallel: number, fn: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = new Array<T>(n);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < n) {
+      const i = next++;
+      out[i] = await fn(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(parallel, n) }, worker));
   return out;
+}
+
+/** CPU (ms) of this process's live child processes, from /proc (Linux); null elsewhere. */
+function childrenCpuMs(): number | null {
+  if (!existsSync('/proc/self/stat')) return null;
+  let ticks = 0;
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      // Fields 4 (ppid), 14 (utime) and 15 (stime) of proc(5), counted from field 3 here.
+      if (Number(f[1]) === process.pid) ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
+/** Which code a simulator child runs (bin/mhs-host.js: the dist/ bundle while dist/ is current). */
+function simTree(): string {
+  if (process.env.MHS_DEV_TSX === '1' || !distIsCurrent(ROOT)) return 'sources through tsx: run `npm run build`';
+  return 'compiled: dist/src/sim/sim-bundle.js';
 }
 
 /**
@@ -314,9 +350,21 @@ async function main(): Promise<void> {
       `isolation: ${ENDPOINTS} stdio endpoints, ${PER_ENDPOINT} calls on each of ${ENDPOINTS - 1}\n`,
     );
     const t0 = performance.now();
-    const conns = await inBatches(ENDPOINTS, 10, (i) => connectSim(`e${i}`, i === 0 ? ['--stall'] : []));
-    for (const c of conns) await engine.attach(c);
-    process.stdout.write(`  ${ENDPOINTS} endpoints up in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    const c0 = cpuNow();
+    const children0 = childrenCpuMs();
+    // At most START_PARALLEL children starting at once; each is attached as soon as it has connected.
+    const conns = await pooled(ENDPOINTS, START_PARALLEL, async (i) => {
+      const c = await connectSim(`e${i}`, i === 0 ? ['--stall'] : []);
+      await engine.attach(c);
+      return c;
+    });
+    const upS = (performance.now() - t0) / 1000;
+    const children = childrenCpuMs();
+    const childMs = children === null || children0 === null ? NaN : (children - children0) / ENDPOINTS;
+    const hostMs = (cpuNow() - c0) / 1000 / ENDPOINTS;
+    process.stdout.write(
+      `  ${ENDPOINTS} endpoints up in ${upS.toFixed(1)} s (${simTree()}, ${START_PARALLEL} starting at once; CPU per endpoint: child ${childMs.toFixed(0)} ms, host ${hostMs.toFixed(1)} ms; CPU-bound on ${availableParallelism()} cores: ${((ENDPOINTS * (childMs + hostMs)) / 1000 / availableParallelism()).toFixed(1)} s)\n`,
+    );
     const others = conns.slice(1).map((c) => c.manifest.endpoint_id);
     const stalledId = conns[0]!.manifest.endpoint_id;
     await othersRound(engine, others); // warm-up: sessions open, validators compiled

@@ -3,7 +3,8 @@
  * compiled tree (`dist/`, built first by the npm script) and from the TypeScript sources through tsx, side by
  * side, each started as `mhs-host demo` starts its simulators in that mode. Each round starts every child at once
  * and ends when the host's connector has finished the handshake with all of them (initialize, manifest, tools);
- * rounds alternate the two modes. Also the CPU one child spends starting (its own user + system time).
+ * rounds alternate the modes. Also the CPU one child spends starting (its own user + system time). `compiled` is the
+ * one-file `sim` bundle bin/mhs-host.js starts; `modules` the same compiled tree one file per module.
  * Last line: `startup endpoints <n> compiled <c> s tsx <t> s ratio <c/t>` (medians over the rounds).
  */
 import { spawn } from 'node:child_process';
@@ -16,13 +17,19 @@ import type { MhsConnection } from '../src/mhs/connector.js';
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ROOT = new URL('..', import.meta.url).pathname;
-type Mode = 'compiled' | 'tsx';
+type Mode = 'compiled' | 'modules' | 'tsx';
+const MODES: Mode[] = ['compiled', 'modules', 'tsx'];
 /**
  * The entry each mode's `mhs-host demo` gives its simulators: the bin of the compiled tree it runs from, or the
  * repository's bin running the sources (`MHS_DEV_TSX=1`, as when dist/ is absent or stale).
  */
-const BIN: Record<Mode, string> = { compiled: join(ROOT, 'dist/bin/mhs-host.js'), tsx: join(ROOT, 'bin/mhs-host.js') };
-const ENV: Record<Mode, Record<string, string>> = { compiled: {}, tsx: { MHS_DEV_TSX: '1' } };
+const BIN: Record<Mode, string> = {
+  compiled: join(ROOT, 'dist/bin/mhs-host.js'),
+  // The compiled tree one file per module, as `sim` ran before its bundle (src/build/sim-build.ts).
+  modules: join(ROOT, 'dist/src/cli/main.js'),
+  tsx: join(ROOT, 'bin/mhs-host.js'),
+};
+const ENV: Record<Mode, Record<string, string>> = { compiled: {}, modules: {}, tsx: { MHS_DEV_TSX: '1' } };
 
 /** One stdio simulator endpoint, connected through the host's connector (the handshake the host does). */
 function up(mode: Mode, i: number): Promise<MhsConnection> {
@@ -79,22 +86,21 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 if (!distIsCurrent(ROOT))
   throw new Error('dist/ is missing or stale: run `npm run build` (npm run bench:startup does)');
-const times: Record<Mode, number[]> = { compiled: [], tsx: [] };
+const times: Record<Mode, number[]> = { compiled: [], modules: [], tsx: [] };
 process.stdout.write(`start-up: ${ENDPOINTS} stdio simulator endpoints at once, ${ROUNDS} rounds per mode\n`);
 for (let r = 0; r < ROUNDS; r++)
-  for (const mode of (r % 2 ? ['tsx', 'compiled'] : ['compiled', 'tsx']) as Mode[]) {
+  for (const mode of r % 2 ? [...MODES].reverse() : MODES) {
     const s = await round(mode);
     times[mode].push(s);
     process.stdout.write(`  round ${r + 1} ${mode}: ${s.toFixed(2)} s\n`);
   }
-const cpu = { compiled: [] as number[], tsx: [] as number[] };
-for (let r = 0; r < ROUNDS; r++)
-  for (const mode of ['compiled', 'tsx'] as Mode[]) cpu[mode].push(await childCpuMs(mode));
+const cpu: Record<Mode, number[]> = { compiled: [], modules: [], tsx: [] };
+for (let r = 0; r < ROUNDS; r++) for (const mode of MODES) cpu[mode].push(await childCpuMs(mode));
 const c = median(times.compiled);
 const t = median(times.tsx);
 process.stdout.write(
-  `one child's start-up CPU: compiled ${median(cpu.compiled).toFixed(0)} ms, tsx ${median(cpu.tsx).toFixed(0)} ms\n`,
+  `one child's start-up CPU: compiled ${median(cpu.compiled).toFixed(0)} ms (one file per module: ${median(cpu.modules).toFixed(0)} ms), tsx ${median(cpu.tsx).toFixed(0)} ms\n`,
 );
 process.stdout.write(
-  `startup endpoints ${ENDPOINTS} compiled ${c.toFixed(2)} s tsx ${t.toFixed(2)} s ratio ${(c / t).toFixed(2)}\n`,
+  `startup endpoints ${ENDPOINTS} compiled ${c.toFixed(2)} s (one file per module ${median(times.modules).toFixed(2)} s, ratio ${(c / median(times.modules)).toFixed(2)}) tsx ${t.toFixed(2)} s ratio ${(c / t).toFixed(2)}\n`,
 );

@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import { distIsCurrent } from '../scripts/dist-current.js';
 
 if (process.env.MHS_DEV_TSX !== '1' && distIsCurrent(join(dirname(fileURLToPath(import.meta.url)), '..'))) {
-  await import('../dist/src/cli/main.js');
+  // `sim` (every stdio endpoint child) runs from its one-file bundle (src/build/sim-build.ts).
+  if (process.argv.slice(2).find((a) => !a.startsWith('-')) === 'sim') await import('../dist/src/sim/sim-bundle.js');
+  else await import('../dist/src/cli/main.js');
 } else {
   const { register } = await import('tsx/esm/api');
   register();

@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DIST_DIR, DIST_STAMP, distIsCurrent, inputFingerprint } from '../../scripts/dist-current.js';
 import { buildConsoleBundle } from '../console/console-bundle.js';
+import { SIM_BUNDLE, bundleSim, writeFamilyValidator } from './sim-build.js';
 
 /** Repository root (this file is `src/build/dist-build.ts`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -58,11 +59,18 @@ export async function buildTree(o: TreeBuild): Promise<void> {
     logLevel: 'warning',
   });
   for (const dir of ASSET_DIRS) cpSync(join(o.root, dir), join(o.outDir, dir), { recursive: true });
+  if (existsSync(join(o.outDir, 'src/sim/family.js'))) writeFamilyValidator(o.outDir);
   // The tree has no `ui/` sources to build the console from: its `serve` serves this bundle.
   await buildConsoleBundle(join(o.outDir, 'src/console/dist/console.js'), join(o.root, 'src/console/ui'));
   for (const dir of ROOT_DIRS) symlinkSync(relative(o.outDir, join(o.root, dir)), join(o.outDir, dir), 'dir');
   mkdirSync(join(o.outDir, 'bin'), { recursive: true });
-  writeFileSync(join(o.outDir, 'bin/mhs-host.js'), "await import('../src/cli/main.js');\n");
+  const simBundled = await bundleSim(o.root, o.outDir);
+  writeFileSync(
+    join(o.outDir, 'bin/mhs-host.js'),
+    simBundled
+      ? `const sim = process.argv.slice(2).find((a) => !a.startsWith('-')) === 'sim';\nawait import(sim ? '../${SIM_BUNDLE}' : '../src/cli/main.js');\n`
+      : "await import('../src/cli/main.js');\n",
+  );
 }
 
 /**

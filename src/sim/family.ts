@@ -5,7 +5,7 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { DeviceProfile } from '../mhs/wire-types.js';
 import { BUILTIN_FAMILIES } from './builtin.js';
@@ -72,8 +72,22 @@ export interface FamilyDefinition {
   model: DeviceModel;
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-const validateFamily = ajv.compile(FAMILY_SCHEMA);
+/** Options of the family validator, here and when `npm run build` precompiles it (src/build/family-validator.ts). */
+export const FAMILY_AJV_OPTIONS = { allErrors: true, strict: false } as const;
+/** Where the compiled tree holds the precompiled validator (ajv standalone code), next to this module. */
+export const PRECOMPILED_FAMILY_VALIDATOR = 'family-validator.js';
+
+/**
+ * The validator precompiled by the build (compiling the schema costs a simulator child ~150 ms of CPU at start),
+ * else compiled here (running from the sources).
+ */
+async function familyValidator(): Promise<ValidateFunction> {
+  const url = new URL(PRECOMPILED_FAMILY_VALIDATOR, import.meta.url);
+  if (existsSync(url)) return ((await import(url.href)) as { default: ValidateFunction }).default;
+  const { Ajv2020 } = await import('ajv/dist/2020.js');
+  return new Ajv2020(FAMILY_AJV_OPTIONS).compile(FAMILY_SCHEMA);
+}
+const validateFamily = await familyValidator();
 
 /** Directory holding the bundled family files. */
 export const BUILTIN_FAMILY_DIR = join(dirname(fileURLToPath(import.meta.url)), 'devices');

@@ -26,3 +26,12 @@ export function entryArgs(file: string): string[] {
 export function cliEntry(): { command: string; args: string[] } {
   return { command: process.execPath, args: entryArgs('src/cli/main.ts') };
 }
+
+/**
+ * Command and arguments that start `mhs-host sim`; append `sim` and its arguments. From the compiled build: the
+ * simulator bundle that `bin/mhs-host.js` of a built tree starts for `sim` (src/build/sim-build.ts).
+ */
+export function simEntry(): { command: string; args: string[] } {
+  const build = process.env[TSX_ENV] === '1' ? undefined : process.env[BUILD_ENV];
+  return build ? { command: process.execPath, args: [join(build, 'src/sim/sim-bundle.js')] } : cliEntry();
+}

@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { REPO_ROOT, cliEntry } from './cli-entry.js';
+import { REPO_ROOT, simEntry } from './cli-entry.js';
 
 export { REPO_ROOT };
 
@@ -34,11 +34,11 @@ process.once('exit', () => {
 });
 
 function cliArgs(families: string, flags: string[]): string[] {
-  return [...cliEntry().args, 'sim', families, ...flags];
+  return [...simEntry().args, 'sim', families, ...flags];
 }
 
 /**
- * Spawns `mhs-host sim <families> ...flags --http 0` ({@link cliEntry}) and resolves once it
+ * Spawns `mhs-host sim <families> ...flags --http 0` ({@link simEntry}) and resolves once it
  * prints `listening <url>`. Rejects (with its stderr) if it exits first or is not ready in 90 s (machines under load start slowly).
  */
 export function startSimHttp(families: string, flags: string[] = []): Promise<SimHttp> {

@@ -14,7 +14,7 @@ import { createDeploymentGuard } from './deployment-guard.js';
 import type { DeploymentSource } from './deployment-guard.js';
 import { NO_DOCUMENT_DEPLOYMENT } from '../policy/deployment-policy.js';
 import { EndpointActor } from './endpoint-actor.js';
-import type { EngineEndpoint } from './endpoint-actor.js';
+import type { EndpointActorOptions, EngineEndpoint } from './endpoint-actor.js';
 import { collectEndpointEvidence, recordDisclosure, taskEvidence } from './endpoint-evidence.js';
 import type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 import { governedCall } from './governed-call.js';
@@ -113,6 +113,12 @@ export interface StartReport {
   approvalsWithoutIntent: Array<{ approvalId: string; permitId: string | null }>;
 }
 
+/** Options of {@link Engine.attach}. */
+export interface AttachOptions {
+  /** The endpoint-lease fence of its side effects (issue 19; {@link EndpointActorOptions.fence}). */
+  fence?: EndpointActorOptions['fence'];
+}
+
 /** The engine: endpoint actors, the governed call, tasks, reconciliation. */
 export interface Engine {
   /**
@@ -126,7 +132,7 @@ export interface Engine {
    */
   stop(opts?: { keepSessions?: boolean }): Promise<void>;
   /** Starts the actor of a connected endpoint; its unsettled commands shut their gates and are reconciled. */
-  attach(conn: EngineEndpoint): Promise<EndpointActor>;
+  attach(conn: EngineEndpoint, opts?: AttachOptions): Promise<EndpointActor>;
   /**
    * Connects a connector row with reconnect (backoff, calls fail fast while away) and attaches it: after a lost
    * connection the endpoint comes back by itself, its sessions are reopened on next use and its unsettled commands
@@ -297,9 +303,10 @@ export function createEngine(o: EngineOptions): Engine {
       actors.clear();
     },
 
-    async attach(conn) {
+    async attach(conn, aopts = {}) {
       if (!started) await engine.start();
       const ep: EndpointActor = new EndpointActor(conn, {
+        ...(aopts.fence ? { fence: aopts.fence } : {}),
         onManifestChange: o.onManifestChange ?? 'readmit',
         onReconnected: (a, e) => recoverAfterReconnect(a, e.manifestChanged),
         ...(o.onEndpointEvent ? { onConnectionEvent: (a, e) => o.onEndpointEvent?.(a.endpointId, e) } : {}),

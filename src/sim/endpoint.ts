@@ -40,6 +40,9 @@ export class SimEndpoint {
   private capabilityCalls = 0;
   /** Calls of `mhs__composition_run` this endpoint received, served or not (read in `_counters`). */
   compositionCalls = 0;
+  /** Manifest reads (`mhs__inspect` without a device: what a host does as it attaches) and explicit session
+   * opens and heartbeats, for the tests that count how many host processes attach this endpoint. */
+  private readonly attachCalls = { manifest_reads: 0, session_opens: 0, session_heartbeats: 0 };
 
   constructor(readonly opts: SimOptions) {
     // Ids are globally unique (CSPRNG), not seeded: two endpoints with the same --seed must never
@@ -186,6 +189,7 @@ export class SimEndpoint {
   }
 
   inspect(deviceId?: string): Record<string, unknown> {
+    if (deviceId === undefined) this.attachCalls.manifest_reads++;
     if (deviceId === undefined) return structuredClone(this.manifest) as unknown as Record<string, unknown>;
     this.device(deviceId);
     return structuredClone(this.manifest.devices.find((d) => d.device_id === deviceId)) as unknown as Record<
@@ -207,6 +211,7 @@ export class SimEndpoint {
         ...d.counters(),
         capability_calls: this.capabilityCalls,
         composition_calls: this.compositionCalls,
+        ...this.attachCalls,
       };
     else if (resource === undefined || d.profile.resources.includes(resource)) state = d.read(resource);
     else {
@@ -232,6 +237,8 @@ export class SimEndpoint {
   /** `mhs__session`; hardware devices need `allow_hardware` before a session opens (HOST-090). */
   session(args: Record<string, unknown>): Session {
     const action = args['action'];
+    if (action === 'open') this.attachCalls.session_opens++;
+    else if (action === 'heartbeat') this.attachCalls.session_heartbeats++;
     if (action === 'open') {
       const d = this.device(args['device_id'] as string);
       this.assertHardwareAllowed(d);

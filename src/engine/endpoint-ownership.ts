@@ -93,10 +93,8 @@ export class EndpointOwnership {
       try {
         await checkEndpointLease(t, connectorId, this.owner, h.token);
       } catch (err) {
-        if (err instanceof HostError && err.code === ErrorCode.HOST_ENDPOINT_LEASE_LOST) {
-          this.onError?.(err);
-          this.lose(connectorId, h.token);
-        }
+        if (err instanceof HostError && err.code === ErrorCode.HOST_ENDPOINT_LEASE_LOST)
+          this.lose(connectorId, h.token, 'fence', err);
         throw err;
       }
     };
@@ -112,11 +110,21 @@ export class EndpointOwnership {
 
   /** Sweeps now (a connector was just enabled) instead of at the next tick. */
   sweepSoon(): void {
+    void this.sweepNow(); // owned: `ticking`, awaited by close(); never rejects
+  }
+
+  /**
+   * Sweeps now, after the tick under way, and resolves once the connectors it claimed are attached (a call that
+   * needs an endpoint this process may take over waits for it).
+   */
+  async sweepNow(): Promise<void> {
     if (this.closed) return;
     if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = null;
     const previous = this.ticking;
     this.ticking = previous.then(() => this.tick(false));
+    await this.ticking;
+    await Promise.all(this.work);
   }
 
   private period(): number {
@@ -151,20 +159,32 @@ export class EndpointOwnership {
     try {
       renewed = await renewEndpointLeases(this.db, this.owner, list, now, this.ttlMs);
     } catch (err) {
-      this.onError?.(ledgerUnavailable(err, this.db.location, { operation: 'endpoint_lease_renewal', owner: this.owner }));
+      this.onError?.(
+        ledgerUnavailable(err, this.db.location, { operation: 'endpoint_lease_renewal', owner: this.owner }),
+      );
     }
     for (const { connectorId, token } of list) {
       const h = this.held.get(connectorId);
       if (!h || h.token !== token) continue;
       if (renewed?.has(connectorId)) h.expiresAt = now + this.ttlMs;
       // Taken over, or not renewed in time (another process may take it now): detach it.
-      else if (renewed || h.expiresAt <= now) this.lose(connectorId, token);
+      else if (renewed || h.expiresAt <= now) this.lose(connectorId, token, 'renewal');
     }
   }
 
-  private lose(connectorId: string, token: number): void {
+  /** Stops attaching a connector and says so (the log shows which check found it: a renewal or the fence). */
+  private lose(connectorId: string, token: number, detectedBy: 'renewal' | 'fence', cause?: HostError): void {
     if (this.held.get(connectorId)?.token !== token) return;
     this.held.delete(connectorId);
+    const e = cause ?? endpointLeaseLost(connectorId, this.owner, token);
+    this.onError?.(
+      new HostError(
+        e.code,
+        `connector ${connectorId}: ${e.message}; this process detaches it`,
+        { ...e.details, detectedBy },
+        { remediation: 'Nothing to do: the process holding the endpoint lease attaches it.' },
+      ),
+    );
     if (this.handlers) this.own(this.handlers.lost(connectorId));
   }
 
@@ -205,7 +225,9 @@ export class EndpointOwnership {
     const list = [...this.held].map(([connectorId, h]) => ({ connectorId, token: h.token }));
     this.held.clear();
     await releaseEndpointLeases(this.db, this.owner, list).catch((err: unknown) =>
-      this.onError?.(ledgerUnavailable(err, this.db.location, { operation: 'endpoint_lease_release', owner: this.owner })),
+      this.onError?.(
+        ledgerUnavailable(err, this.db.location, { operation: 'endpoint_lease_release', owner: this.owner }),
+      ),
     );
   }
 }

@@ -97,6 +97,12 @@ export interface EngineOptions {
    * it. Default off: a composition is refused with `MHS.HOST.COMPOSITION_DISABLED` before anything is sent.
    */
   experimentalComposition?: boolean;
+  /**
+   * Called before a call, task or reconciliation names an endpoint that is not attached: resolves once it is (or
+   * cannot be soon). Issue 19: a process that just took an endpoint lease over may still be attaching it when the
+   * run it also took over resumes; without it such a call fails `MHS.HOST.ENDPOINT_UNKNOWN` at once.
+   */
+  awaitEndpoint?: (endpointId: string) => Promise<void>;
 }
 
 /** What recovery found on start (HOST-091). */
@@ -224,6 +230,12 @@ export function createEngine(o: EngineOptions): Engine {
         connected: [...actors.keys()],
       });
     return ep;
+  };
+
+  const attachedActor = async (endpointId: string): Promise<EndpointActor> => {
+    if (!actors.has(endpointId) && o.awaitEndpoint)
+      await o.awaitEndpoint(endpointId).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
+    return actorOf(endpointId);
   };
 
   const assertLedgerWritable = (): void => {
@@ -388,7 +400,7 @@ export function createEngine(o: EngineOptions): Engine {
 
     async invoke(req) {
       assertLedgerWritable();
-      const ep = actorOf(req.endpointId);
+      const ep = await attachedActor(req.endpointId);
       if (ep.lastDrop?.terminal && ep.status$.value === 'disconnected') ep.assertConnected();
       const generation = ep.generation;
       try {
@@ -414,6 +426,8 @@ export function createEngine(o: EngineOptions): Engine {
 
     async runTask(spec, opts) {
       assertLedgerWritable();
+      for (const id of new Set((spec.steps ?? []).map((s) => s.endpoint)))
+        if (!actors.has(id)) await attachedActor(id).catch(() => undefined); // runTask reports a missing one
       const result = await runTask(
         {
           ledger: o.ledger,
@@ -466,7 +480,7 @@ export function createEngine(o: EngineOptions): Engine {
       if (sel.commandId) {
         let p = env.pending.get(sel.commandId);
         if (!p) return [];
-        let r = await reconcileCommand(env, actorOf(p.endpointId), p);
+        let r = await reconcileCommand(env, await attachedActor(p.endpointId), p);
         while (sel.untilSettled && r.retryAt !== undefined) {
           rearmed.cancel(sel.commandId); // this caller reconciles it at retryAt and reports the outcome
           await pause(env, Math.max(0, r.retryAt - clock.now()) + 1);
@@ -477,7 +491,7 @@ export function createEngine(o: EngineOptions): Engine {
         }
         return [r];
       }
-      const eps = sel.endpointId ? [actorOf(sel.endpointId)] : [...actors.values()];
+      const eps = sel.endpointId ? [await attachedActor(sel.endpointId)] : [...actors.values()];
       const out: ReconcileResult[] = [];
       for (const ep of eps)
         for (const r of await reconcileEndpoint(env, ep, sel.deviceId)) {

@@ -125,7 +125,10 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     const isEnabled = (id: string) => enablement.isEnabled(id);
     const policy = opts.policy ?? DEFAULT_POLICY;
     const recoveryMark = await openRecoveryMarkStore(db);
+    // Set once the endpoint leases exist (below); the engine asks it for an endpoint not attached (yet).
+    let awaitEndpoint: ((endpointId: string) => Promise<void>) | undefined;
     const engine = createEngine({
+      awaitEndpoint: (id) => awaitEndpoint?.(id) ?? Promise.resolve(),
       // Session snapshots live in the store, so a restarted host reuses or reopens them (HOST-036).
       sessionStore: await openSessionStore(db),
       // Start-up recovery reads only the ledger tail past the last settled intent.
@@ -168,6 +171,15 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         ? new EndpointOwnership(db, clock, { timing: opts.endpointLeases, ...(report ? { onError: report } : {}) })
         : undefined;
     const mayAttach = (connectorId: string) => !leased || leased.holds(connectorId);
+    if (leased)
+      awaitEndpoint = async (endpointId) => {
+        const row = (await connectors.list()).find((r) => r.endpoint_id === endpointId && r.enabled);
+        if (!row) return;
+        // Not held here: a sweep now takes it if its holder is gone (a run taken over from it resumes here).
+        if (!leased.holds(row.connector_id)) await leased.sweepNow();
+        if (!leased.holds(row.connector_id)) return;
+        await (connecting.get(row.connector_id) ?? retry.attach(row.connector_id));
+      };
 
     const connecting = new Map<string, Promise<EndpointActor>>();
     const connectEndpoint: HostRuntime['connectEndpoint'] = async (ref, copts = {}) => {

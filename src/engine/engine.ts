@@ -23,7 +23,7 @@ import { ReconcileTimers } from './reconcile-timers.js';
 import type { ReconcileResult } from './reconcile.js';
 import type { SessionSnapshotStore } from './session-store.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
-import { ownedElsewhere, recoveryScan, unknownEntry } from './recovery.js';
+import { ownedElsewhere, recoveryScan, unknownEntry, unsettledCommand } from './recovery.js';
 import { OrphanAdopter } from './orphan-adopter.js';
 import { commandOf, restoreCommand } from './command-actor.js';
 import { InputSchemaCache } from './schema-cache.js';
@@ -146,6 +146,11 @@ export interface Engine {
    */
   connect(row: ConnectorRow, opts?: Omit<ReconnectOptions, 'whileAway'>): Promise<EndpointActor>;
   detach(endpointId: string): Promise<void>;
+  /**
+   * Issue 19: after this process took `endpointId`'s lease over from `former`, adopts the device gates `former`
+   * holds on it and reconciles their commands by `command_id` (HOST-091) before it returns.
+   */
+  adoptFrom(endpointId: string, former: string): Promise<void>;
   endpoint(endpointId: string): EndpointActor | undefined;
   endpoints(): EndpointActor[];
   /** Whether the experimental composition flag is on (HOST-084; {@link EngineOptions.experimentalComposition}). */
@@ -280,6 +285,19 @@ export function createEngine(o: EngineOptions): Engine {
 
   const orphans = new OrphanAdopter(env, o.onBackgroundError);
 
+  /**
+   * Issue 19: a command another process journaled (a run taken over from it resumes here) is not tracked by this
+   * engine; once its endpoint is attached here (the lease taken over with the run) its gate is adopted, so the caller
+   * gets its reconciled outcome instead of `MHS.OUTCOME.UNKNOWN`.
+   */
+  const adoptUntracked = async (commandId: string): Promise<PendingCommand | undefined> => {
+    const up = unsettledCommand(await o.ledger.byCommand(commandId));
+    if (!up) return undefined;
+    const ep = await attachedActor(up.endpointId).catch(() => undefined);
+    if (ep && !env.pending.has(commandId)) await orphans.adoptById(ep, commandId);
+    return env.pending.get(commandId);
+  };
+
   /** Endpoints a task touched since their bundle was last collected (issue 21). */
   const uncollected = new Set<string>();
 
@@ -387,6 +405,10 @@ export function createEngine(o: EngineOptions): Engine {
       }
     },
 
+    async adoptFrom(endpointId, former) {
+      await orphans.adoptFrom(actorOf(endpointId), former);
+    },
+
     async detach(endpointId) {
       if (o.artifacts && uncollected.has(endpointId))
         await engine.collectEvidence(endpointId).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
@@ -478,7 +500,7 @@ export function createEngine(o: EngineOptions): Engine {
 
     async reconcile(sel = {}) {
       if (sel.commandId) {
-        let p = env.pending.get(sel.commandId);
+        let p = env.pending.get(sel.commandId) ?? (await adoptUntracked(sel.commandId));
         if (!p) return [];
         let r = await reconcileCommand(env, await attachedActor(p.endpointId), p);
         while (sel.untilSettled && r.retryAt !== undefined) {

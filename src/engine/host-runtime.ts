@@ -270,7 +270,12 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       await leased.start({
         enabled: async () => (await connectors.list()).filter((r) => r.enabled).map((r) => r.connector_id),
         claimed: async (leases) => {
-          for (const l of leases) await attachNow(l.connectorId);
+          for (const l of leases) {
+            await attachNow(l.connectorId);
+            const ep = engine.endpoints().find((e) => e.connectorId === l.connectorId);
+            // A takeover: the former holder's commands on it are reconciled before anything new is sent (HOST-091).
+            if (ep && l.previous && l.previous !== leased.owner) await engine.adoptFrom(ep.endpointId, l.previous);
+          }
         },
         lost: async (connectorId) => {
           retry.cancel(connectorId);

@@ -6,7 +6,7 @@
 import { ErrorCode, H, HostError, createIdFactory, isoAt, type IdFactory } from '../core/index.js';
 import { COMPOSITION_CAPABILITY, COMPOSITION_MAX_STEPS, COMPOSITION_TOOL } from '../mhs/composition.js';
 import type { DeviceProfile, Manifest, Receipt, SafetyStatus, Session } from '../mhs/wire-types.js';
-import { SimDevice, COUNTERS_RESOURCE, STAND_IN_NOTICE } from './device.js';
+import { SimDevice, ATTACH_COUNTERS_RESOURCE, COUNTERS_RESOURCE, STAND_IN_NOTICE } from './device.js';
 import { EvidenceLog } from './evidence.js';
 import { PermitStore } from './permits.js';
 import { ReplayCursor } from './replay.js';
@@ -40,8 +40,10 @@ export class SimEndpoint {
   private capabilityCalls = 0;
   /** Calls of `mhs__composition_run` this endpoint received, served or not (read in `_counters`). */
   compositionCalls = 0;
-  /** Manifest reads (`mhs__inspect` without a device: what a host does as it attaches) and explicit session
-   * opens and heartbeats, for the tests that count how many host processes attach this endpoint. */
+  /**
+   * Manifest reads (`mhs__inspect` without a device: what a host does as it attaches) and explicit session opens and
+   * heartbeats, read in `_attach_counters` by the tests that count how many host processes attach this endpoint.
+   */
   private readonly attachCalls = { manifest_reads: 0, session_opens: 0, session_heartbeats: 0 };
 
   constructor(readonly opts: SimOptions) {
@@ -211,14 +213,14 @@ export class SimEndpoint {
         ...d.counters(),
         capability_calls: this.capabilityCalls,
         composition_calls: this.compositionCalls,
-        ...this.attachCalls,
       };
+    else if (resource === ATTACH_COUNTERS_RESOURCE) state = { ...this.attachCalls };
     else if (resource === undefined || d.profile.resources.includes(resource)) state = d.read(resource);
     else {
       throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, `unknown resource ${resource}`, {
         device_id: deviceId,
         resource,
-        known: [...d.profile.resources, COUNTERS_RESOURCE],
+        known: [...d.profile.resources, COUNTERS_RESOURCE, ATTACH_COUNTERS_RESOURCE],
       });
     }
     return { device_id: deviceId, revision: d.revision, state, state_hash: d.stateHash() };

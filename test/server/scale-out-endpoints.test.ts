@@ -20,14 +20,13 @@ const CONNECTOR = 'eps-thermostat';
 const DEVICE = 'thermostat';
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The simulator's own counters (device `thermostat`). */
+/** The simulator's own counters (device `thermostat`): executions and calls, manifest reads and session opens. */
 async function counters(sim: SimHttp): Promise<Record<string, any>> {
   const c = await connectMcpClient({ mcpUrl: sim.mcpUrl });
   try {
-    return (await callMhs(c, 'mhs__read', { device_id: DEVICE, resource: '_counters' })).body.state as Record<
-      string,
-      any
-    >;
+    const read = async (resource: string) =>
+      (await callMhs(c, 'mhs__read', { device_id: DEVICE, resource })).body.state as Record<string, any>;
+    return { ...(await read('_counters')), ...(await read('_attach_counters')) };
   } finally {
     await c.close();
   }

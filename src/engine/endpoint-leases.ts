@@ -95,7 +95,12 @@ export interface EndpointClaimOptions {
  * and run leases judge it); a takeover raises the token by one. Several processes sweeping at once claim disjoint
  * connectors.
  */
-export function claimEndpoints(db: Db, owner: string, nowMs: number, o: EndpointClaimOptions): Promise<HeldEndpointLease[]> {
+export function claimEndpoints(
+  db: Db,
+  owner: string,
+  nowMs: number,
+  o: EndpointClaimOptions,
+): Promise<HeldEndpointLease[]> {
   const ids = o.connectorIds.filter((id) => !o.held.has(id));
   if (!ids.length) return Promise.resolve([]);
   return db.tx(async (t) => {

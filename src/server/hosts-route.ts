@@ -53,7 +53,11 @@ export async function hostsView(db: Db, clock: Clock, self: string | null = GATE
   const byOwner = new Map<string, HostProcessView>();
   const entry = (owner: string): HostProcessView => {
     let v = byOwner.get(owner);
-    if (!v) byOwner.set(owner, (v = { owner, self: owner === self, running: null, host_lease: null, runs: [], endpoints: [] }));
+    if (!v)
+      byOwner.set(
+        owner,
+        (v = { owner, self: owner === self, running: null, host_lease: null, runs: [], endpoints: [] }),
+      );
     return v;
   };
   if (self !== null) entry(self);

@@ -53,6 +53,7 @@ export class EndpointOwnership {
   private handlers: EndpointOwnershipHandlers | undefined;
   private closed = false;
   private claiming = true;
+  private readonly onError: ((err: HostError) => void) | undefined;
 
   constructor(
     private readonly db: Db,
@@ -64,8 +65,6 @@ export class EndpointOwnership {
     this.skewMs = o.timing?.skewMs ?? 5_000;
     this.onError = o.onError;
   }
-
-  private readonly onError: ((err: HostError) => void) | undefined;
 
   /** Whether this process holds `connectorId`'s lease (may attach it). */
   holds(connectorId: string): boolean {

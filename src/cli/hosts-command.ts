@@ -10,14 +10,18 @@ function render(list: readonly HostProcessView[]): string {
     const state = p.running === null ? 'unknown' : p.running ? 'running' : 'gone';
     const lease = p.host_lease ? ` host lease until ${p.host_lease.expires_at}` : '';
     const runs = p.runs.map((r) => `\n  ${r.run_id} token ${r.token} until ${r.expires_at}`).join('');
-    return `${p.owner}  ${state}  ${p.runs.length} run(s)${lease}${runs}`;
+    const eps = p.endpoints
+      .map((e) => `\n  endpoint ${e.endpoint_id ?? '?'} (${e.connector_id}) token ${e.token} until ${e.expires_at}`)
+      .join('');
+    return `${p.owner}  ${state}  ${p.runs.length} run(s) ${p.endpoints.length} endpoint(s)${lease}${runs}${eps}`;
   });
   return `${lines.join('\n')}\n`;
 }
 
 /**
  * `mhs-host hosts [--db LOCATION] [--json]`: the host processes of a store (issue 19): each process with a host or
- * run lease, whether it is running, and the runs it drives with their fencing tokens. Read-only.
+ * run lease, whether it is running, the runs it drives and the endpoints it attaches with their fencing tokens.
+ * Read-only.
  */
 export function hostsCommand(): Command {
   return new Command('hosts')

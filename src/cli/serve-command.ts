@@ -17,6 +17,7 @@ import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
 import { positiveMs } from './cli-runtime.js';
 import { runLeaseTimingFromEnv } from '../openwop/run-ownership.js';
+import { ENDPOINT_LEASES_ENV } from '../engine/endpoint-ownership.js';
 
 /** `serve`'s SQLite busy timeout unless `MHS_SQLITE_BUSY_MS` says otherwise (ms). */
 const SERVE_BUSY_MS = 500;
@@ -125,6 +126,8 @@ export function serveCommand(): Command {
               policy,
               attachEnabled: true,
               onBackgroundError: logBackgroundError(log),
+              // Issue 19 (opt-in until forwarding is built): one process at a time attaches each endpoint.
+              ...(process.env[ENDPOINT_LEASES_ENV] === 'on' ? { endpointLeases: runLeases } : {}),
             })
           : undefined;
         for (const f of mhs?.failed ?? [])

@@ -146,6 +146,14 @@ export const ErrorCode = {
    */
   HOST_RUN_LEASE_LOST: 'MHS.HOST.RUN_LEASE_LOST',
   /**
+   * An endpoint is attached by one host process at a time on a shared PostgreSQL store (issue 19, endpoint leases):
+   * this process does not hold the connector's lease (another holds it, or took it over). A ledger append that would
+   * start a side effect on the endpoint is refused (nothing written, nothing sent) and the endpoint is detached here;
+   * a connect asked of a non-holder is refused before anything is opened. data: connectorId, owner, token, heldBy?,
+   * heldToken?.
+   */
+  HOST_ENDPOINT_LEASE_LOST: 'MHS.HOST.ENDPOINT_LEASE_LOST',
+  /**
    * An interrupt answer or variable write sent to a process that does not drive the run was stored for the one that
    * does, which had not applied it within the wait (its owner died and no process took the run over yet; issue 19).
    * The request stays stored and is applied exactly once by the next owner: read the run, do not send it again.

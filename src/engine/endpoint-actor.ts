@@ -6,6 +6,7 @@ import { hasReconnectEvents } from '../mhs/reconnect.js';
 import type { ReconnectEvent } from '../mhs/reconnect.js';
 import type { CapabilityBinding, DeviceProfile, Manifest, Principal } from '../mhs/wire-types.js';
 import type { Ledger } from '../ledger/ledger-types.js';
+import type { Db } from '../ledger/db.js';
 import { CommandLane } from './command-lane.js';
 import type { LaneStats } from './command-lane.js';
 import type { DeploymentAdmit } from './deployment-guard.js';
@@ -67,6 +68,11 @@ export interface EndpointActorOptions {
   onReconnected?: (ep: EndpointActor, e: ReconnectedEvent) => Promise<void>;
   /** Every connection event of this actor (observability). */
   onConnectionEvent?: (ep: EndpointActor, e: ReconnectEvent) => void;
+  /**
+   * The endpoint-lease fence (issue 19, a shared PostgreSQL store): checked in the transaction of every intent this
+   * actor's commands journal, so a process that lost the endpoint journals and sends nothing.
+   */
+  fence?: (t: Db) => Promise<void>;
 }
 
 /**
@@ -269,6 +275,11 @@ export class EndpointActor {
   }
 
   // Messages: what callers ask of this actor. Its connection, lane, gates and sessions stay its own.
+
+  /** The endpoint-lease fence of this actor's side effects, when the endpoint is leased (issue 19). */
+  get fence(): ((t: Db) => Promise<void>) | undefined {
+    return this.o.fence;
+  }
 
   /** A tool call on this endpoint's connection: reads, `mhs__operations`, evidence, fixed tools. */
   callTool(name: string, args: Record<string, unknown>, opts?: CallOptions): Promise<ToolCallResult> {

@@ -14,7 +14,7 @@ import { createDeploymentGuard } from './deployment-guard.js';
 import type { DeploymentSource } from './deployment-guard.js';
 import { NO_DOCUMENT_DEPLOYMENT } from '../policy/deployment-policy.js';
 import { EndpointActor } from './endpoint-actor.js';
-import type { EngineEndpoint } from './endpoint-actor.js';
+import type { EndpointActorOptions, EngineEndpoint } from './endpoint-actor.js';
 import { collectEndpointEvidence, recordDisclosure, taskEvidence } from './endpoint-evidence.js';
 import type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 import { governedCall } from './governed-call.js';
@@ -23,7 +23,7 @@ import { ReconcileTimers } from './reconcile-timers.js';
 import type { ReconcileResult } from './reconcile.js';
 import type { SessionSnapshotStore } from './session-store.js';
 import type { RecoveryMarkStore } from './recovery-mark.js';
-import { ownedElsewhere, recoveryScan, unknownEntry } from './recovery.js';
+import { ownedElsewhere, recoveryScan, unknownEntry, unsettledCommand } from './recovery.js';
 import { OrphanAdopter } from './orphan-adopter.js';
 import { commandOf, restoreCommand } from './command-actor.js';
 import { InputSchemaCache } from './schema-cache.js';
@@ -97,6 +97,12 @@ export interface EngineOptions {
    * it. Default off: a composition is refused with `MHS.HOST.COMPOSITION_DISABLED` before anything is sent.
    */
   experimentalComposition?: boolean;
+  /**
+   * Called before a call, task or reconciliation names an endpoint that is not attached: resolves once it is (or
+   * cannot be soon). Issue 19: a process that just took an endpoint lease over may still be attaching it when the
+   * run it also took over resumes; without it such a call fails `MHS.HOST.ENDPOINT_UNKNOWN` at once.
+   */
+  awaitEndpoint?: (endpointId: string) => Promise<void>;
 }
 
 /** What recovery found on start (HOST-091). */
@@ -113,6 +119,12 @@ export interface StartReport {
   approvalsWithoutIntent: Array<{ approvalId: string; permitId: string | null }>;
 }
 
+/** Options of {@link Engine.attach}. */
+export interface AttachOptions {
+  /** The endpoint-lease fence of its side effects (issue 19; {@link EndpointActorOptions.fence}). */
+  fence?: EndpointActorOptions['fence'];
+}
+
 /** The engine: endpoint actors, the governed call, tasks, reconciliation. */
 export interface Engine {
   /**
@@ -126,7 +138,7 @@ export interface Engine {
    */
   stop(opts?: { keepSessions?: boolean }): Promise<void>;
   /** Starts the actor of a connected endpoint; its unsettled commands shut their gates and are reconciled. */
-  attach(conn: EngineEndpoint): Promise<EndpointActor>;
+  attach(conn: EngineEndpoint, opts?: AttachOptions): Promise<EndpointActor>;
   /**
    * Connects a connector row with reconnect (backoff, calls fail fast while away) and attaches it: after a lost
    * connection the endpoint comes back by itself, its sessions are reopened on next use and its unsettled commands
@@ -134,6 +146,11 @@ export interface Engine {
    */
   connect(row: ConnectorRow, opts?: Omit<ReconnectOptions, 'whileAway'>): Promise<EndpointActor>;
   detach(endpointId: string): Promise<void>;
+  /**
+   * Issue 19: after this process took `endpointId`'s lease over from `former`, adopts the device gates `former`
+   * holds on it and reconciles their commands by `command_id` (HOST-091) before it returns.
+   */
+  adoptFrom(endpointId: string, former: string): Promise<void>;
   endpoint(endpointId: string): EndpointActor | undefined;
   endpoints(): EndpointActor[];
   /** Whether the experimental composition flag is on (HOST-084; {@link EngineOptions.experimentalComposition}). */
@@ -220,6 +237,12 @@ export function createEngine(o: EngineOptions): Engine {
     return ep;
   };
 
+  const attachedActor = async (endpointId: string): Promise<EndpointActor> => {
+    if (!actors.has(endpointId) && o.awaitEndpoint)
+      await o.awaitEndpoint(endpointId).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
+    return actorOf(endpointId);
+  };
+
   const assertLedgerWritable = (): void => {
     const d = o.ledger as Partial<DurableLedger>;
     if (typeof d.status === 'function' && d.status().state === 'unavailable')
@@ -262,6 +285,19 @@ export function createEngine(o: EngineOptions): Engine {
 
   const orphans = new OrphanAdopter(env, o.onBackgroundError);
 
+  /**
+   * Issue 19: a command another process journaled (a run taken over from it resumes here) is not tracked by this
+   * engine; once its endpoint is attached here (the lease taken over with the run) its gate is adopted, so the caller
+   * gets its reconciled outcome instead of `MHS.OUTCOME.UNKNOWN`.
+   */
+  const adoptUntracked = async (commandId: string): Promise<PendingCommand | undefined> => {
+    const up = unsettledCommand(await o.ledger.byCommand(commandId));
+    if (!up) return undefined;
+    const ep = await attachedActor(up.endpointId).catch(() => undefined);
+    if (ep && !env.pending.has(commandId)) await orphans.adoptById(ep, commandId);
+    return env.pending.get(commandId);
+  };
+
   /** Endpoints a task touched since their bundle was last collected (issue 21). */
   const uncollected = new Set<string>();
 
@@ -297,9 +333,10 @@ export function createEngine(o: EngineOptions): Engine {
       actors.clear();
     },
 
-    async attach(conn) {
+    async attach(conn, aopts = {}) {
       if (!started) await engine.start();
       const ep: EndpointActor = new EndpointActor(conn, {
+        ...(aopts.fence ? { fence: aopts.fence } : {}),
         onManifestChange: o.onManifestChange ?? 'readmit',
         onReconnected: (a, e) => recoverAfterReconnect(a, e.manifestChanged),
         ...(o.onEndpointEvent ? { onConnectionEvent: (a, e) => o.onEndpointEvent?.(a.endpointId, e) } : {}),
@@ -368,6 +405,10 @@ export function createEngine(o: EngineOptions): Engine {
       }
     },
 
+    async adoptFrom(endpointId, former) {
+      await orphans.adoptFrom(actorOf(endpointId), former);
+    },
+
     async detach(endpointId) {
       if (o.artifacts && uncollected.has(endpointId))
         await engine.collectEvidence(endpointId).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
@@ -381,7 +422,7 @@ export function createEngine(o: EngineOptions): Engine {
 
     async invoke(req) {
       assertLedgerWritable();
-      const ep = actorOf(req.endpointId);
+      const ep = await attachedActor(req.endpointId);
       if (ep.lastDrop?.terminal && ep.status$.value === 'disconnected') ep.assertConnected();
       const generation = ep.generation;
       try {
@@ -407,6 +448,8 @@ export function createEngine(o: EngineOptions): Engine {
 
     async runTask(spec, opts) {
       assertLedgerWritable();
+      for (const id of new Set((spec.steps ?? []).map((s) => s.endpoint)))
+        if (!actors.has(id)) await attachedActor(id).catch(() => undefined); // runTask reports a missing one
       const result = await runTask(
         {
           ledger: o.ledger,
@@ -457,9 +500,9 @@ export function createEngine(o: EngineOptions): Engine {
 
     async reconcile(sel = {}) {
       if (sel.commandId) {
-        let p = env.pending.get(sel.commandId);
+        let p = env.pending.get(sel.commandId) ?? (await adoptUntracked(sel.commandId));
         if (!p) return [];
-        let r = await reconcileCommand(env, actorOf(p.endpointId), p);
+        let r = await reconcileCommand(env, await attachedActor(p.endpointId), p);
         while (sel.untilSettled && r.retryAt !== undefined) {
           rearmed.cancel(sel.commandId); // this caller reconciles it at retryAt and reports the outcome
           await pause(env, Math.max(0, r.retryAt - clock.now()) + 1);
@@ -470,7 +513,7 @@ export function createEngine(o: EngineOptions): Engine {
         }
         return [r];
       }
-      const eps = sel.endpointId ? [actorOf(sel.endpointId)] : [...actors.values()];
+      const eps = sel.endpointId ? [await attachedActor(sel.endpointId)] : [...actors.values()];
       const out: ReconcileResult[] = [];
       for (const ep of eps)
         for (const r of await reconcileEndpoint(env, ep, sel.deviceId)) {

@@ -1,6 +1,7 @@
 import { SpanKind } from '@opentelemetry/api';
 import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { MhsWireError } from '../core/index.js';
+import type { Db } from '../ledger/db.js';
 import type { LedgerAppend } from '../ledger/ledger-types.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import type { ControlFields } from '../mhs/wire-types.js';
@@ -201,7 +202,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
             ? { composition_digest: c.composition.digest, composition_steps: c.composition.steps, experimental: true }
             : {}),
         },
-        { claimGates: true, ...(req.runFence ? { fence: req.runFence } : {}) },
+        { claimGates: true, ...fenceOf(ep, req) },
       )
     ).seq;
   } catch (err) {
@@ -394,4 +395,22 @@ async function appendOrReport(
     env.onBackgroundError?.(le);
     return { ledger_error: le.toWire() };
   }
+}
+
+/**
+ * The fences of an intent's transaction (issue 19): the endpoint lease first (a process that lost the endpoint
+ * detaches it and sends nothing), then the run lease of the run making the call.
+ */
+function fenceOf(ep: EndpointActor, req: InvokeRequest): { fence?: (t: Db) => Promise<void> } {
+  const { fence } = ep;
+  const run = req.runFence;
+  if (fence && run)
+    return {
+      fence: async (t) => {
+        await fence(t);
+        await run(t);
+      },
+    };
+  const one = fence ?? run;
+  return one ? { fence: one } : {};
 }

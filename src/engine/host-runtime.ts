@@ -16,6 +16,9 @@ import type { AttachStatus } from './attach-retry.js';
 import { openOperatorRuntime } from './operator-runtime.js';
 import { openRecoveryMarkStore } from './recovery-mark.js';
 import { openSessionStore } from './session-store.js';
+import { EndpointOwnership } from './endpoint-ownership.js';
+import type { EndpointLeaseTiming } from './endpoint-ownership.js';
+import { endpointLeaseLost, nameEndpoint } from './endpoint-leases.js';
 import { RetentionActor } from './retention-actor.js';
 import type { OperatorRuntime, PolicySource } from './operator-runtime.js';
 
@@ -44,6 +47,11 @@ export interface HostRuntimeOptions {
    * its own, the engine's background work. `serve` logs them.
    */
   onBackgroundError?: (err: HostError) => void;
+  /**
+   * Issue 19, with `attachEnabled` on a PostgreSQL store: each enabled connector is attached only by the one process
+   * holding its endpoint lease (src/engine/endpoint-ownership.ts), with this timing. Ignored on SQLite.
+   */
+  endpointLeases?: EndpointLeaseTiming;
 }
 
 /**
@@ -67,6 +75,10 @@ export interface HostRuntime extends OperatorRuntime {
    * process or socket opens (HOST-068), an unknown one with `MHS.HOST.ENDPOINT_UNKNOWN`.
    */
   connectEndpoint(ref: string, opts?: Pick<ConnectOptions, 'stderr' | 'cwd'>): Promise<EndpointActor>;
+  /** Whether this process may attach `connectorId`: always, unless endpoints are leased and another holds it. */
+  mayAttach(connectorId: string): boolean;
+  /** The endpoint leases this process holds (issue 19), or undefined when endpoints are not leased. */
+  endpointOwnership: EndpointOwnership | undefined;
   /** Stops the engine (in-flight receipts written), closes connections, and the store when the runtime opened it. */
   close(): Promise<void>;
 }
@@ -113,7 +125,10 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     const isEnabled = (id: string) => enablement.isEnabled(id);
     const policy = opts.policy ?? DEFAULT_POLICY;
     const recoveryMark = await openRecoveryMarkStore(db);
+    // Set once the endpoint leases exist (below); the engine asks it for an endpoint not attached (yet).
+    let awaitEndpoint: ((endpointId: string) => Promise<void>) | undefined;
     const engine = createEngine({
+      awaitEndpoint: (id) => awaitEndpoint?.(id) ?? Promise.resolve(),
       // Session snapshots live in the store, so a restarted host reuses or reopens them (HOST-036).
       sessionStore: await openSessionStore(db),
       // Start-up recovery reads only the ledger tail past the last settled intent.
@@ -150,6 +165,22 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       return () => void watchers.delete(fn);
     };
 
+    // Issue 19: on a shared PostgreSQL store, one process at a time attaches each enabled connector.
+    const leased =
+      opts.attachEnabled && opts.endpointLeases && db.dialect === 'postgres'
+        ? new EndpointOwnership(db, clock, { timing: opts.endpointLeases, ...(report ? { onError: report } : {}) })
+        : undefined;
+    const mayAttach = (connectorId: string) => !leased || leased.holds(connectorId);
+    if (leased)
+      awaitEndpoint = async (endpointId) => {
+        const row = (await connectors.list()).find((r) => r.endpoint_id === endpointId && r.enabled);
+        if (!row) return;
+        // Not held here: a sweep now takes it if its holder is gone (a run taken over from it resumes here).
+        if (!leased.holds(row.connector_id)) await leased.sweepNow();
+        if (!leased.holds(row.connector_id)) return;
+        await (connecting.get(row.connector_id) ?? retry.attach(row.connector_id));
+      };
+
     const connecting = new Map<string, Promise<EndpointActor>>();
     const connectEndpoint: HostRuntime['connectEndpoint'] = async (ref, copts = {}) => {
       const rows = await connectors.list();
@@ -163,6 +194,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         );
       const existing = row.endpoint_id ? engine.endpoint(row.endpoint_id) : undefined;
       if (existing && existing.connectorId === row.connector_id) return existing;
+      if (!mayAttach(row.connector_id)) throw endpointLeaseLost(row.connector_id, leased!.owner, 0);
       // One connection per connector: a connect already under way (e.g. attach-on-enable) is shared.
       const pending = connecting.get(row.connector_id);
       if (pending) return pending;
@@ -190,7 +222,13 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         manifests.set(row.connector_id, conn.manifest);
         await connectors.recordManifest(row.connector_id, conn.manifest.endpoint_id, conn.manifest.manifest_digest);
         // A permit revoked, expired or used is never sent, even if the endpoint has not seen it (HOST-047, 070).
-        const ep = await engine.attach(guardPermits(conn, (id) => services.gate.claimPermit(id)));
+        const token = leased?.tokenOf(row.connector_id);
+        if (leased && token === undefined) throw endpointLeaseLost(row.connector_id, leased.owner, 0);
+        const ep = await engine.attach(
+          guardPermits(conn, (id) => services.gate.claimPermit(id)),
+          leased ? { fence: leased.fenceFor(row.connector_id) } : {},
+        );
+        if (leased && token !== undefined) await nameEndpoint(db, row.connector_id, token, ep.endpointId);
         const sub = ep.status$.subscribe(changed);
         conns.push({ close: async () => sub.unsubscribe() });
         conns.push(conn);
@@ -223,12 +261,43 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       : undefined;
     await retention?.start();
     let off = (): void => undefined;
-    if (opts.attachEnabled) {
+    const attachNow = async (connectorId: string) => {
+      await retry.attach(connectorId);
+      const e = retry.lastError(connectorId);
+      if (e) failed.push({ connectorId, code: e.code, message: e.message });
+    };
+    if (opts.attachEnabled && leased) {
+      await leased.start({
+        enabled: async () => (await connectors.list()).filter((r) => r.enabled).map((r) => r.connector_id),
+        claimed: async (leases) => {
+          for (const l of leases) {
+            await attachNow(l.connectorId);
+            const ep = engine.endpoints().find((e) => e.connectorId === l.connectorId);
+            // A takeover: the former holder's commands on it are reconciled before anything new is sent (HOST-091).
+            if (ep && l.previous && l.previous !== leased.owner) await engine.adoptFrom(ep.endpointId, l.previous);
+          }
+        },
+        lost: async (connectorId) => {
+          retry.cancel(connectorId);
+          const ep = engine.endpoints().find((e) => e.connectorId === connectorId);
+          if (!ep) return;
+          await engine.detach(ep.endpointId);
+          const at = attached.indexOf(ep.endpointId);
+          if (at >= 0) attached.splice(at, 1);
+          changed();
+        },
+      });
+      off = enablement.onChange((c) => {
+        if (c.enabled && !leased.holds(c.connector_id)) leased.sweepSoon();
+        else if (c.enabled)
+          void retry.attach(c.connector_id); // owned: attach never rejects
+        else retry.cancel(c.connector_id);
+        changed();
+      });
+    } else if (opts.attachEnabled) {
       for (const row of await connectors.list()) {
         if (!(await isEnabled(row.connector_id))) continue;
-        await retry.attach(row.connector_id);
-        const e = retry.lastError(row.connector_id);
-        if (e) failed.push({ connectorId: row.connector_id, code: e.code, message: e.message });
+        await attachNow(row.connector_id);
       }
       off = enablement.onChange((c) => {
         if (c.enabled)
@@ -244,15 +313,20 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       attached,
       failed,
       connectEndpoint,
+      mayAttach,
+      endpointOwnership: leased,
       attachments: () => retry.status(),
       connectionChanges,
       operatorDeps: () => ({ ...base.operatorDeps(), attachments: () => retry.status(), engine, connectionChanges }),
       async close() {
         off();
+        leased?.stopClaiming();
         retry.close();
         await retention?.stop();
         await engine.stop().catch(() => undefined);
         for (const c of conns) await c.close().catch(() => undefined);
+        // Issue 19: the endpoints go at once; the other processes attach them at their next sweep.
+        await leased?.close();
         // A clean stop ends this process's lease: hosts on other machines may take over its gates at once.
         await base.ledger.releaseLease().catch(() => undefined);
         await base.close();

@@ -36,6 +36,43 @@ export class OrphanAdopter {
     return true;
   }
 
+  /**
+   * Issue 19, an endpoint lease taken over from `former`: every device gate of this endpoint that `former` holds in
+   * the store is taken over and its command recorded unknown and reconciled by `command_id` (HOST-091), before this
+   * returns, whether `former` is gone or only paused (it lost the endpoint: its fence refuses any new intent).
+   */
+  async adoptFrom(ep: EndpointActor, former: string): Promise<void> {
+    const d = this.env.ledger as Partial<DurableLedger>;
+    if (typeof d.deviceGates !== 'function') return;
+    for (const g of await d.deviceGates(ep.endpointId)) {
+      if (g.owner !== former || this.adopting.has(g.command_id) || this.env.pending.has(g.command_id)) continue;
+      this.adopting.add(g.command_id);
+      try {
+        await this.takeOver(ep, g.command_id, former);
+      } finally {
+        this.adopting.delete(g.command_id);
+      }
+    }
+  }
+
+  /**
+   * A command this engine does not track that a caller wants settled (a run resumed here after its process died):
+   * taken over like {@link adopt} when its gate's process is gone, and reconciled before this returns.
+   */
+  async adoptById(ep: EndpointActor, commandId: string): Promise<void> {
+    const d = this.env.ledger as Partial<DurableLedger>;
+    if (typeof d.deviceGates !== 'function' || this.env.pending.has(commandId)) return;
+    const g = (await d.deviceGates(ep.endpointId)).find((x) => x.command_id === commandId);
+    if (!g || (await gateOwnership(this.env.ledger).running(g.owner)) !== false) return;
+    if (this.adopting.has(commandId)) return;
+    this.adopting.add(commandId);
+    try {
+      await this.takeOver(ep, commandId, g.owner);
+    } finally {
+      this.adopting.delete(commandId);
+    }
+  }
+
   private async takeOver(ep: EndpointActor, commandId: string, owner: string): Promise<void> {
     const { env } = this;
     const p = unsettledCommand(await env.ledger.byCommand(commandId));

@@ -36,7 +36,8 @@ const RECONNECT_SPACING_MS = 5_000;
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
   runtime: Pick<HostRuntime, 'engine' | 'ledger' | 'artifacts' | 'connectors' | 'enablement' | 'services' | 'clock'> &
-    Pick<HostRuntime, 'connectEndpoint'>;
+    Pick<HostRuntime, 'connectEndpoint'> &
+    Partial<Pick<HostRuntime, 'mayAttach'>>;
   /** Longest wait for an approval inside one call; then the call answers pending (the approval stays open). */
   approvalWaitMs?: number;
   /** Re-read of the connector rows for changes by other processes (0: only this process's changes). */
@@ -105,6 +106,8 @@ export function createGateway(o: GatewayOptions): Gateway {
     for (const row of enabled) {
       const ep = row.endpoint_id ? rt.engine.endpoint(row.endpoint_id) : undefined;
       if (ep && ep.connectorId === row.connector_id) continue;
+      // Issue 19: a connector another process holds the endpoint lease of is attached there, not here.
+      if (rt.mayAttach?.(row.connector_id) === false) continue;
       const failed = failedAt.get(row.connector_id);
       if (failed !== undefined && clock.now() - failed < RECONNECT_SPACING_MS) continue;
       try {

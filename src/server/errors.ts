@@ -14,6 +14,7 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.HOST_POLICY_DENIED]: 403,
   [ErrorCode.HOST_LEDGER_UNAVAILABLE]: 503,
   [ErrorCode.HOST_RUN_REQUEST_PENDING]: 503,
+  [ErrorCode.HOST_ENDPOINT_LEASE_LOST]: 503,
   [ErrorCode.CAPABILITY_NOT_PROVIDED]: 501,
   [ErrorCode.PROMPT_REF_INVALID]: 400,
   [ErrorCode.PROMPT_VARIABLE_UNRESOLVED]: 400,

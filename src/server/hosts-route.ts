@@ -4,6 +4,7 @@ import type { Clock } from '../core/index.js';
 import { GATE_OWNER, ownerStatus } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
 import { listRunLeases } from '../openwop/run-leases.js';
+import { listEndpointLeases } from '../engine/endpoint-leases.js';
 import { principalOf } from './auth.js';
 import type { BearerVerifier } from './auth.js';
 
@@ -19,6 +20,8 @@ export interface HostProcessView {
   host_lease: { started_at: string; renewed_at: string; expires_at: string; ended_at: string | null } | null;
   /** The runs whose lease it holds, with the fencing token its writes carry. */
   runs: Array<{ run_id: string; token: number; expires_at: string }>;
+  /** The connectors whose endpoint lease it holds (it attaches them), with the fencing token and expiry. */
+  endpoints: Array<{ connector_id: string; endpoint_id: string | null; token: number; expires_at: string }>;
 }
 
 interface HostLeaseRow {
@@ -50,7 +53,11 @@ export async function hostsView(db: Db, clock: Clock, self: string | null = GATE
   const byOwner = new Map<string, HostProcessView>();
   const entry = (owner: string): HostProcessView => {
     let v = byOwner.get(owner);
-    if (!v) byOwner.set(owner, (v = { owner, self: owner === self, running: null, host_lease: null, runs: [] }));
+    if (!v)
+      byOwner.set(
+        owner,
+        (v = { owner, self: owner === self, running: null, host_lease: null, runs: [], endpoints: [] }),
+      );
     return v;
   };
   if (self !== null) entry(self);
@@ -63,6 +70,13 @@ export async function hostsView(db: Db, clock: Clock, self: string | null = GATE
     };
   for (const l of await listRunLeases(db))
     entry(l.owner).runs.push({ run_id: l.run_id, token: l.token, expires_at: isoAt(l.expires_at_ms) });
+  for (const l of await listEndpointLeases(db))
+    entry(l.owner).endpoints.push({
+      connector_id: l.connector_id,
+      endpoint_id: l.endpoint_id,
+      token: l.token,
+      expires_at: isoAt(l.expires_at_ms),
+    });
   for (const v of byOwner.values()) {
     if (v.self) {
       v.running = true;
@@ -70,7 +84,8 @@ export async function hostsView(db: Db, clock: Clock, self: string | null = GATE
     }
     // By pid on this machine, else by the host lease, else by whether any of its run leases is unexpired.
     const byHost = await ownerStatus(db, v.owner, now).catch(() => null);
-    v.running = byHost ?? (v.runs.length ? v.runs.some((r) => Date.parse(r.expires_at) >= now) : null);
+    const leases = [...v.runs, ...v.endpoints];
+    v.running = byHost ?? (leases.length ? leases.some((r) => Date.parse(r.expires_at) >= now) : null);
   }
   return [...byOwner.values()].sort((a, b) => a.owner.localeCompare(b.owner));
 }
@@ -88,7 +103,7 @@ export const hostsOpenApiPaths = {
   '/v1/operator/hosts': {
     get: {
       summary:
-        'Host processes of this store (issue 19): each with its host lease, whether it is running, and the runs it drives with their fencing tokens',
+        'Host processes of this store (issue 19): each with its host lease, whether it is running, the runs it drives and the endpoints it attaches, with their fencing tokens',
       responses: {
         '200': { description: 'processes', content: { 'application/json': { schema: { type: 'object' } } } },
         '401': { description: 'unauthorized' },

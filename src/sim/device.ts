@@ -9,6 +9,8 @@ import { initialState, stateOfResource, type DeviceState } from './physics.js';
 
 /** Resource name of the execution counters. */
 export const COUNTERS_RESOURCE = '_counters';
+/** The endpoint's attach counters (manifest reads, session opens and heartbeats), read like `_counters`. */
+export const ATTACH_COUNTERS_RESOURCE = '_attach_counters';
 
 /** Words every stand-in profile carries (display name, summary, fidelity gap). */
 export const STAND_IN_NOTICE = 'simulator standing in for hardware (test option --stand-in-hardware)';

@@ -6,7 +6,7 @@
 import { ErrorCode, H, HostError, createIdFactory, isoAt, type IdFactory } from '../core/index.js';
 import { COMPOSITION_CAPABILITY, COMPOSITION_MAX_STEPS, COMPOSITION_TOOL } from '../mhs/composition.js';
 import type { DeviceProfile, Manifest, Receipt, SafetyStatus, Session } from '../mhs/wire-types.js';
-import { SimDevice, COUNTERS_RESOURCE, STAND_IN_NOTICE } from './device.js';
+import { SimDevice, ATTACH_COUNTERS_RESOURCE, COUNTERS_RESOURCE, STAND_IN_NOTICE } from './device.js';
 import { EvidenceLog } from './evidence.js';
 import { PermitStore } from './permits.js';
 import { ReplayCursor } from './replay.js';
@@ -40,6 +40,11 @@ export class SimEndpoint {
   private capabilityCalls = 0;
   /** Calls of `mhs__composition_run` this endpoint received, served or not (read in `_counters`). */
   compositionCalls = 0;
+  /**
+   * Manifest reads (`mhs__inspect` without a device: what a host does as it attaches) and explicit session opens and
+   * heartbeats, read in `_attach_counters` by the tests that count how many host processes attach this endpoint.
+   */
+  private readonly attachCalls = { manifest_reads: 0, session_opens: 0, session_heartbeats: 0 };
 
   constructor(readonly opts: SimOptions) {
     // Ids are globally unique (CSPRNG), not seeded: two endpoints with the same --seed must never
@@ -186,6 +191,7 @@ export class SimEndpoint {
   }
 
   inspect(deviceId?: string): Record<string, unknown> {
+    if (deviceId === undefined) this.attachCalls.manifest_reads++;
     if (deviceId === undefined) return structuredClone(this.manifest) as unknown as Record<string, unknown>;
     this.device(deviceId);
     return structuredClone(this.manifest.devices.find((d) => d.device_id === deviceId)) as unknown as Record<
@@ -208,12 +214,13 @@ export class SimEndpoint {
         capability_calls: this.capabilityCalls,
         composition_calls: this.compositionCalls,
       };
+    else if (resource === ATTACH_COUNTERS_RESOURCE) state = { ...this.attachCalls };
     else if (resource === undefined || d.profile.resources.includes(resource)) state = d.read(resource);
     else {
       throw new HostError(ErrorCode.SCHEMA_INVALID_INPUT, `unknown resource ${resource}`, {
         device_id: deviceId,
         resource,
-        known: [...d.profile.resources, COUNTERS_RESOURCE],
+        known: [...d.profile.resources, COUNTERS_RESOURCE, ATTACH_COUNTERS_RESOURCE],
       });
     }
     return { device_id: deviceId, revision: d.revision, state, state_hash: d.stateHash() };
@@ -232,6 +239,8 @@ export class SimEndpoint {
   /** `mhs__session`; hardware devices need `allow_hardware` before a session opens (HOST-090). */
   session(args: Record<string, unknown>): Session {
     const action = args['action'];
+    if (action === 'open') this.attachCalls.session_opens++;
+    else if (action === 'heartbeat') this.attachCalls.session_heartbeats++;
     if (action === 'open') {
       const d = this.device(args['device_id'] as string);
       this.assertHardwareAllowed(d);

@@ -124,7 +124,8 @@ async function exportAndVerify(
   out(
     `  files ${check.checked.files}, endpoint chains ${chains.length} (${chains.join(', ')}), ledger entries ${check.checked.ledger_entries}, receipts cross-checked ${check.checked.receipts_cross_checked}`,
   );
-  const status = check.ok && ex.status === 'verified' && !missing.length ? 'verified' : 'NOT verified';
+  const status =
+    check.status === 'verified' && ex.status === 'verified' && !missing.length ? 'verified' : 'NOT verified';
   out(`  status: ${status}  (check it again with: mhs-host ledger verify ${ex.dir})`);
   if (status !== 'verified')
     throw new HostError(ErrorCode.EVIDENCE_CHAIN_BROKEN, 'the exported evidence package does not verify', {

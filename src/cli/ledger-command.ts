@@ -115,12 +115,14 @@ export function ledgerCommand(): Command {
         const r = await verifyPackage(dir, await readAnchorOptions(o));
         if (o.json) print(JSON.stringify(r));
         if (r.ok) {
-          if (!o.json)
-            print(
-              `ok: ${dir} verifies (${r.checked.files} files, ${r.checked.ledger_entries} ledger entries, ${r.checked.endpoint_entries} endpoint entries, ${r.checked.manifests} manifests; ${r.checked.receipts_cross_checked} receipts cross-checked, ${r.checked.transcript_bound} transcript lines bound)`,
-            );
+          const counts = `${r.checked.files} files, ${r.checked.ledger_entries} ledger entries, ${r.checked.endpoint_entries} endpoint entries, ${r.checked.manifests} manifests; ${r.checked.receipts_cross_checked} receipts cross-checked, ${r.checked.transcript_bound} transcript lines bound`;
+          if (!o.json && r.status === 'verified') print(`ok: ${dir} verifies (${counts})`);
+          if (!o.json && r.status === 'partial')
+            print(`partial ${ErrorCode.EVIDENCE_PARTIAL}: ${dir}: every chain recomputes (${counts}); ${uncovered(r)}`);
           if (!o.json) printCaveats(r);
           if (!o.json) printDeviations(r.deviations);
+          // Exit 3: nothing is broken, but the package does not prove everything it records.
+          if (r.status === 'partial') process.exitCode = 3;
         } else {
           const f = r.first;
           process.stderr.write(
@@ -134,6 +136,8 @@ export function ledgerCommand(): Command {
               kind: 'evidence.verify',
               dir,
               ok: r.ok,
+              status: r.status,
+              ...(r.coverage ? { coverage: r.coverage } : {}),
               ...(r.first ? { break: r.first } : {}),
               ...(r.deviations.length ? { deviations: r.deviations } : {}),
               checked: r.checked,
@@ -210,6 +214,20 @@ function printDeviations(deviations: readonly PackageDeviation[]): void {
   for (const d of deviations) print(`warning ${d.code}: endpoint ${d.endpoint_id} ${d.file} seq ${d.seq}: ${d.detail}`);
 }
 
+/** What a partial package did not cover, in words (issue 21). */
+function uncovered(r: PackageVerification): string {
+  const c = r.coverage;
+  if (!c) return 'coverage unknown';
+  const parts: string[] = [];
+  if (c.receipts_unchecked)
+    parts.push(`${c.receipts_unchecked} of ${c.receipts} host receipt(s) not matched to endpoint evidence`);
+  if (c.endpoints_without_bundle.length)
+    parts.push(`no evidence bundle for endpoint(s) ${c.endpoints_without_bundle.join(', ')}`);
+  if (c.pruned_unchecked) parts.push(`${c.pruned_unchecked} item(s) whose recording entries were pruned`);
+  if (c.transcript_unbound) parts.push(`${c.transcript_unbound} transcript line(s) bound to nothing`);
+  return `not covered: ${parts.join('; ')}`;
+}
+
 /** What a verified package still leaves open, in words (HOST-055, issue 20). */
 function printCaveats(r: PackageVerification): void {
   const c = r.checked;
@@ -218,8 +236,4 @@ function printCaveats(r: PackageVerification): void {
     print('note: the anchor is signed, but by a key you did not pin (--public-key)');
   if (c.receipts_unreconciled)
     print(`note: ${c.receipts_unreconciled} endpoint receipt(s) of commands the host recorded as unknown`);
-  if (c.receipts_not_in_bundle)
-    print(`note: ${c.receipts_not_in_bundle} host receipt(s) of another chain epoch or newer than the bundle`);
-  if (c.transcript_unbound)
-    print(`note: ${c.transcript_unbound} transcript line(s) recorded before transcript binding`);
 }

@@ -57,20 +57,47 @@ export function storedChainLink(entry: Record<string, unknown>, line: string): s
   return linkOverText(line, digest, prev);
 }
 
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** Whether `at` lies at nesting depth 1 of the JSON text `text`, outside any string (a top-level member starts there). */
+function topLevelAt(text: string, at: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < at; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // A string: skip to its closing quote; one still open at `at` means `at` is inside it.
+      for (i++; ; i++) {
+        if (i >= at) return false;
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return depth === 1;
+}
+
 /**
- * sha256 of `line` without its one `"digest":"<digest>"` member, || `prev` (wire §1); null when that member is not
- * there exactly once. Equal to `digest` only if those bytes are what was hashed: for a line sealed by the host
- * (`sealWithText`, JCS) that proves the line is `JCS(entry)` and `prev` its `prev_digest`, without parsing it.
+ * sha256 of `line` without its top-level `"digest":"<digest>"` member, || `prev` (wire §1); null when the first such
+ * member is not a whole member of the top-level object (callers then parse and use {@link chainLink}). Equal to
+ * `digest` only if those bytes are what was hashed, so the line is the hashed entry with its digest member added
+ * at the top level: for a line sealed by the host (`sealWithText`, JCS), `JCS(entry)`, proven without parsing it.
  */
 export function linkOverText(line: string, digest: string, prev: string): string | null {
-  const member = `"digest":${JSON.stringify(digest)}`;
+  if (!HEX64.test(digest)) return null;
+  const member = `"digest":"${digest}"`;
   const at = line.indexOf(member);
-  if (at < 0 || line.indexOf(member, at + 1) >= 0) return null;
+  if (at < 1) return null;
   const end = at + member.length;
+  const before = line.charCodeAt(at - 1);
+  const after = line.charCodeAt(end);
+  // A member boundary: after `{` or `,`, before `,` or `}` (a member moved into a nested object is not one).
+  if ((before !== 0x2c && before !== 0x7b) || (after !== 0x2c && after !== 0x7d) || !topLevelAt(line, at)) return null;
   const stripped =
-    line[at - 1] === ','
+    before === 0x2c
       ? line.slice(0, at - 1) + line.slice(end)
-      : line[end] === ','
+      : after === 0x2c
         ? line.slice(0, at) + line.slice(end + 1)
         : line.slice(0, at) + line.slice(end);
   return sha256Hex(stripped + prev);

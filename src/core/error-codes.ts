@@ -45,6 +45,11 @@ export const ErrorCode = {
    * data: endpoint_id, file, seq, rule, reason.
    */
   EVIDENCE_NONCONFORMING: 'MHS.EVIDENCE.NONCONFORMING',
+  /**
+   * A package whose chains all recompute but whose evidence was not all checked (issue 21): receipts with no
+   * endpoint bundle to match, pruned or unbound lines; `ledger verify` exits 3. data: coverage.
+   */
+  EVIDENCE_PARTIAL: 'MHS.EVIDENCE.PARTIAL',
   REPLAY_DIVERGED: 'MHS.REPLAY.DIVERGED',
   HOST_ADAPTER_MISSING: 'MHS.HOST.ADAPTER_MISSING',
   /** The device has an unsettled command (HOST-091). data: device_id, command_id. */

@@ -57,6 +57,7 @@ export { verifyPackage } from './verify-package.js';
 export { checkEndpointChain, endpointChainBreak } from './package-checks.js';
 export type { EndpointChainCheck } from './package-checks.js';
 export type { PackageVerification, VerifyOptions } from './verify-package.js';
+export type { PackageCoverage } from './package-coverage.js';
 export { endpointSlug, NOT_PROVEN, PACKAGE_FORMAT } from './package-format.js';
 export type { PackageManifest, PackageBreak, PackageDeviation } from './package-format.js';
 export { ANCHOR_FORMAT, checkAnchor, makeAnchor, parseAnchor } from './ledger-anchor.js';

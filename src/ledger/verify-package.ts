@@ -8,6 +8,8 @@ import type { AnchorSignature, LedgerAnchor } from './ledger-anchor.js';
 import { bindBundles, crossCheckReceipts, crossCheckTranscript, emptyCounts } from './package-cross-check.js';
 import type { BundleView, CrossCheckCounts } from './package-cross-check.js';
 import { brk, checkEndpointChain, listFiles, parseCanonicalLines } from './package-checks.js';
+import { fullyCovered, packageCoverage } from './package-coverage.js';
+import type { PackageCoverage } from './package-coverage.js';
 import {
   LEDGER_FILE,
   MANIFEST_FILE,
@@ -20,9 +22,16 @@ import {
 } from './package-format.js';
 import type { PackageBreak, PackageDeviation } from './package-format.js';
 
-/** Result of {@link verifyPackage}. `first` is the first broken chain link if any, else the first problem. */
+/**
+ * Result of {@link verifyPackage}. `first` is the first broken chain link if any, else the first problem. `ok` is
+ * true when nothing is broken; `status` says whether everything was also covered (`verified`) or some evidence
+ * could not be checked (`partial`, `coverage` says what).
+ */
 export interface PackageVerification {
   ok: boolean;
+  status: 'verified' | 'partial' | 'broken';
+  /** Present when the chains are intact: what the cross-checks covered. */
+  coverage?: PackageCoverage;
   code?: 'MHS.EVIDENCE.CHAIN_BROKEN';
   first?: PackageBreak;
   problems: PackageBreak[];
@@ -87,12 +96,14 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
     ...emptyCounts(),
   };
   let anchored: PackageVerification['anchor'];
+  let coverage: PackageCoverage | undefined;
   const done = (): PackageVerification => {
     const first = problems.find((p) => p.seq !== null && CHAIN_REASONS.has(p.reason)) ?? problems[0];
     const extra = anchored ? { anchor: anchored } : {};
     return problems.length
       ? {
           ok: false,
+          status: 'broken',
           code: 'MHS.EVIDENCE.CHAIN_BROKEN',
           ...(first ? { first } : {}),
           problems,
@@ -100,7 +111,15 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
           checked,
           ...extra,
         }
-      : { ok: true, problems, deviations, checked, ...extra };
+      : {
+          ok: true,
+          status: coverage && fullyCovered(coverage) ? 'verified' : 'partial',
+          ...(coverage ? { coverage } : {}),
+          problems,
+          deviations,
+          checked,
+          ...extra,
+        };
   };
 
   // 1. manifest.json: canonical JSON, manifest_sha256.
@@ -288,6 +307,7 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
     crossCheckReceipts(host, bundles, boundAt, problems, checked);
     const session = typeof manifest['transcript_session'] === 'string' ? manifest['transcript_session'] : null;
     if (transcript) crossCheckTranscript(host, transcript, session, problems, checked);
+    coverage = packageCoverage(host, bundles, checked);
     if (opts.anchor) {
       const a = checkAnchor(opts.anchor, host, opts.publicKeyPem, manifest['manifest_sha256']);
       if (a.problem) problems.push(a.problem);

@@ -3,7 +3,7 @@
 // anywhere in any file kind is always detected (fast-check); a forger who also rewrites the file
 // hashes and manifest_sha256 is still caught by the chain, named with MHS.EVIDENCE.CHAIN_BROKEN,
 // the file and the seq; unlisted files and misnamed manifests are rejected.
-import { cpSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -227,4 +227,51 @@ describe('export package', () => {
       expect.arrayContaining([expect.objectContaining({ file: other, reason: 'manifest_digest' })]),
     );
   });
+
+  it('issue 21: a package whose endpoint bundle is gone verifies its chains but is partial: exit 3 with MHS.EVIDENCE.PARTIAL', async () => {
+    const v0 = await verifyPackage(pristine);
+    expect(v0).toMatchObject({ ok: true, status: 'verified' });
+    expect(v0.coverage?.receipts).toBeGreaterThan(0);
+    expect(v0.coverage).toMatchObject({
+      receipts_cross_checked: v0.coverage?.receipts,
+      receipts_unchecked: 0,
+      endpoints_without_bundle: [],
+    });
+
+    // A consistent package (every hash resealed) that no longer holds the endpoint's evidence.
+    const dir = copy('no-bundle');
+    const m = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8')) as PackageManifest;
+    const [ep] = m.endpoints;
+    rmSync(join(dir, ep!.path));
+    rmSync(join(dir, 'endpoints'), { recursive: true });
+    m.endpoints = [];
+    writeFileSync(join(dir, 'manifest.json'), jcs(m));
+    reseal(dir);
+    const v = await verifyPackage(dir);
+    expect(v).toMatchObject({ ok: true, status: 'partial', problems: [] });
+    expect(v.coverage).toMatchObject({
+      receipts: v0.coverage?.receipts,
+      receipts_cross_checked: 0,
+      receipts_unchecked: v0.coverage?.receipts,
+      endpoints_without_bundle: [ep!.endpoint_id],
+    });
+
+    const broken = copy('broken-status');
+    const lp = join(broken, 'ledger.jsonl');
+    writeFileSync(lp, readFileSync(lp, 'utf8').replace('"ses_1"', '"ses_2"'));
+    expect((await verifyPackage(broken)).status).toBe('broken');
+
+    const [ok, partial, json] = await Promise.all([
+      runCli(['ledger', 'verify', pristine]),
+      runCli(['ledger', 'verify', dir]),
+      runCli(['ledger', 'verify', dir, '--json']),
+    ]);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toMatch(/^ok: /);
+    expect(partial.code).toBe(3);
+    expect(partial.stdout).toMatch(new RegExp(`^partial ${ErrorCode.EVIDENCE_PARTIAL.replace(/\./g, '\\.')}: `));
+    expect(partial.stdout).toContain(`no evidence bundle for endpoint(s) ${ep!.endpoint_id}`);
+    expect(json.code).toBe(3);
+    expect(JSON.parse(json.stdout)).toMatchObject({ ok: true, status: 'partial' });
+  }, 120_000);
 });

@@ -240,6 +240,27 @@ describe.each(BACKENDS)('store suite: $name', (backend) => {
     expect(v.first).toMatchObject({ code: ErrorCode.EVIDENCE_CHAIN_BROKEN, file: 'ledger.jsonl', seq: 3 });
   });
 
+  it('HOST-051: a line whose digest member was moved into a nested object does not verify (hashed bytes unchanged)', async () => {
+    const { db, ledger } = await fresh();
+    for (let i = 0; i < 4; i++) await ledger.append({ kind: 'tool_call', command_id: `cmd_${i}`, args: { a: i } });
+    const row = await db.get<{ line: string; digest: string }>('SELECT line, digest FROM ledger_entries WHERE seq = 2');
+    const member = `"digest":${JSON.stringify(row?.digest)}`;
+    const line = row?.line as string;
+    // Without the member the bytes are exactly those hashed; re-inserted inside `args`, the line parses to another
+    // entry (a nested field added, the top-level digest gone) while stripping the member still gives those bytes.
+    const stripped = line.includes(`,${member}`) ? line.replace(`,${member}`, '') : line.replace(`${member},`, '');
+    const forged = stripped.replace('"args":{"a":1}', `"args":{"a":1,${member}}`);
+    expect(forged).not.toBe(stripped);
+    expect((JSON.parse(forged) as { digest?: string }).digest).toBeUndefined();
+    await db.exec(
+      db.dialect === 'sqlite'
+        ? 'DROP TRIGGER ledger_entries_no_update'
+        : 'DROP TRIGGER ledger_entries_no_update ON ledger_entries',
+    );
+    await db.run('UPDATE ledger_entries SET line = ? WHERE seq = 2', [forged]);
+    expect(await ledger.verify()).toEqual({ ok: false, broken_at: 2, reason: 'digest' });
+  });
+
   it('HOST-056: prune before a checkpoint leaves a ledger that still verifies, and its export verifies', async () => {
     const { db, ledger, clock } = await fresh();
     await fillSampleStore(db, clock, ledger);

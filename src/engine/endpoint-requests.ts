@@ -126,11 +126,7 @@ export class EndpointRequests {
    * lease is checked in that transaction and its token stored, so the holder journals the intent only while the
    * sender still drives the run.
    */
-  async store(
-    connectorId: string,
-    call: ForwardedCall,
-    runFence?: (t: Db) => Promise<void>,
-  ): Promise<string> {
+  async store(connectorId: string, call: ForwardedCall, runFence?: (t: Db) => Promise<void>): Promise<string> {
     const requestId = `erq_${this.ids.next('event').slice('evt_'.length)}`;
     await this.db.tx(async (t) => {
       let token: number | null = null;

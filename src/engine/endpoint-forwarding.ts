@@ -225,9 +225,16 @@ export class EndpointForwarding {
       const r = (await this.requests.get(requestId))!;
       const done = this.ended(r);
       if (done) return done;
-      if (await this.holderGone(connectorId)) {
+      // Claimed here (this process took the endpoint over and applied its own stored call): its settle wakes us.
+      if (r.status === 'sent' && r.appliedBy === this.o.ownership.owner && this.o.clock.now() < limit) continue;
+      // The holder is gone: this process takes the endpoint over (its own sweep may have done so already).
+      if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
         await this.o.ownership.sweepNow();
-        if (this.o.ownership.holds(connectorId)) return this.takeOver(requestId);
+      if (this.o.ownership.holds(connectorId)) return this.takeOver(requestId);
+      // Claimed by a holder that lost the endpoint since: its successor reconciles the command (HOST-091).
+      if (r.status === 'sent' && r.commandId && (await this.holderOf(connectorId))?.owner !== r.appliedBy) {
+        const settled = await this.fromLedger(r.commandId);
+        if (settled) return settled;
       }
       if (this.o.clock.now() >= limit) return this.timeout(requestId, holder.owner);
     }
@@ -277,19 +284,25 @@ export class EndpointForwarding {
     // Claimed by the former holder (its intent is durable): reconciled by command id, never sent again (HOST-091).
     const commandId = r.commandId!;
     await this.o.engine().reconcile({ commandId, untilSettled: true });
+    const settled = await this.fromLedger(commandId);
+    if (settled) return settled;
+    throw this.unknown(requestId, commandId, 'its former holder is gone and reconciliation did not settle it yet');
+  }
+
+  /** The outcome of a command as the ledger holds it once settled (its last receipt), else undefined. */
+  private async fromLedger(commandId: string): Promise<InvokeResult | undefined> {
     const entries = await this.o.ledger.byCommand(commandId);
     const intent = entries.find((e) => e.kind === 'command.intent');
     const receipt = entries.filter((e) => e.kind === 'receipt').at(-1);
-    if (intent && receipt)
-      return {
-        commandId,
-        outcome: 'final',
-        receipt: receipt.receipt as unknown as Receipt,
-        traceparent: String(intent.traceparent ?? ''),
-        intentSeq: intent.seq,
-        recorded: Promise.resolve(receipt.seq),
-      };
-    throw this.unknown(requestId, commandId, 'its former holder is gone and reconciliation did not settle it yet');
+    if (!intent || !receipt) return undefined;
+    return {
+      commandId,
+      outcome: 'final',
+      receipt: receipt.receipt as unknown as Receipt,
+      traceparent: String(intent.traceparent ?? ''),
+      intentSeq: intent.seq,
+      recorded: Promise.resolve(receipt.seq),
+    };
   }
 
   private async timeout(requestId: string, heldBy: string): Promise<InvokeResult> {

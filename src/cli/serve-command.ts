@@ -126,8 +126,8 @@ export function serveCommand(): Command {
               policy,
               attachEnabled: true,
               onBackgroundError: logBackgroundError(log),
-              // Issue 19 (opt-in until forwarding is built): one process at a time attaches each endpoint.
-              ...(process.env[ENDPOINT_LEASES_ENV] === 'on' ? { endpointLeases: runLeases } : {}),
+              // Issue 19: one process at a time attaches each endpoint (PostgreSQL; `MHS_ENDPOINT_LEASES=off` opts out).
+              ...(process.env[ENDPOINT_LEASES_ENV] !== 'off' ? { endpointLeases: runLeases } : {}),
             })
           : undefined;
         for (const f of mhs?.failed ?? [])

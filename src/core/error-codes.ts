@@ -159,6 +159,12 @@ export const ErrorCode = {
    */
   HOST_ENDPOINT_LEASE_LOST: 'MHS.HOST.ENDPOINT_LEASE_LOST',
   /**
+   * A governed call forwarded to the host process that holds the endpoint's lease (issue 19, `endpoint_requests`)
+   * was not started by it within the wait: the stored request was withdrawn, so nothing was or will be sent for it.
+   * Safe to send again. data: requestId, endpointId, connectorId, heldBy.
+   */
+  HOST_ENDPOINT_FORWARD_TIMEOUT: 'MHS.HOST.ENDPOINT_FORWARD_TIMEOUT',
+  /**
    * An interrupt answer or variable write sent to a process that does not drive the run was stored for the one that
    * does, which had not applied it within the wait (its owner died and no process took the run over yet; issue 19).
    * The request stays stored and is applied exactly once by the next owner: read the run, do not send it again.

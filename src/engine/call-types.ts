@@ -31,6 +31,11 @@ export interface InvokeRequest {
    * transaction that journals the command's intent, so a process that lost the run sends no new command.
    */
   runFence?: (t: Db) => Promise<void>;
+  /**
+   * Issue 19, a call forwarded by another process: claims its `endpoint_requests` row in the intent's transaction
+   * (after the endpoint and run fences), so the forwarded call is sent at most once.
+   */
+  intentFence?: (t: Db, commandId: string) => Promise<void>;
   expectedRevision?: number;
   resource?: string;
   /** MHS `deadline_ms`; default the binding's `max_duration_ms`; capped by the manifest's `max_deadline_ms`. */

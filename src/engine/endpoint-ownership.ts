@@ -13,8 +13,8 @@ import {
 import type { HeldEndpointLease } from './endpoint-leases.js';
 
 /**
- * `serve` leases its endpoints when this is `on` (issue 19; PostgreSQL only). Off by default: a governed call made by
- * a process that does not hold the endpoint is not forwarded to its holder yet, so it fails there.
+ * `serve` leases its endpoints on a PostgreSQL store unless this is `off` (issue 19; the off switch is kept for one
+ * release). A governed call made by a process that does not hold the endpoint is forwarded to its holder.
  */
 export const ENDPOINT_LEASES_ENV = 'MHS_ENDPOINT_LEASES';
 

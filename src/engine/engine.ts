@@ -103,6 +103,12 @@ export interface EngineOptions {
    * run it also took over resumes; without it such a call fails `MHS.HOST.ENDPOINT_UNKNOWN` at once.
    */
   awaitEndpoint?: (endpointId: string) => Promise<void>;
+  /**
+   * Issue 19: a call to an endpoint not attached here (after `awaitEndpoint`) is offered to this; it forwards the call
+   * to the process holding the endpoint's lease and returns that outcome, or undefined to make the call here. A
+   * forwarded call (`intentFence`) is never forwarded again.
+   */
+  forward?: (req: InvokeRequest) => Promise<InvokeResult | undefined>;
 }
 
 /** What recovery found on start (HOST-091). */
@@ -422,6 +428,12 @@ export function createEngine(o: EngineOptions): Engine {
 
     async invoke(req) {
       assertLedgerWritable();
+      if (o.forward && !req.intentFence && !actors.has(req.endpointId)) {
+        if (o.awaitEndpoint)
+          await o.awaitEndpoint(req.endpointId).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
+        const forwarded = actors.has(req.endpointId) ? undefined : await o.forward(req);
+        if (forwarded) return forwarded;
+      }
       const ep = await attachedActor(req.endpointId);
       if (ep.lastDrop?.terminal && ep.status$.value === 'disconnected') ep.assertConnected();
       const generation = ep.generation;

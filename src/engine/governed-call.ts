@@ -202,7 +202,7 @@ async function callOnLease(env: CallEnv, ep: EndpointActor, req: InvokeRequest, 
             ? { composition_digest: c.composition.digest, composition_steps: c.composition.steps, experimental: true }
             : {}),
         },
-        { claimGates: true, ...fenceOf(ep, req) },
+        { claimGates: true, ...fenceOf(ep, req, commandId) },
       )
     ).seq;
   } catch (err) {
@@ -399,18 +399,17 @@ async function appendOrReport(
 
 /**
  * The fences of an intent's transaction (issue 19): the endpoint lease first (a process that lost the endpoint
- * detaches it and sends nothing), then the run lease of the run making the call.
+ * detaches it and sends nothing), then the run lease of the run making the call, then a forwarded call's claim.
  */
-function fenceOf(ep: EndpointActor, req: InvokeRequest): { fence?: (t: Db) => Promise<void> } {
-  const { fence } = ep;
-  const run = req.runFence;
-  if (fence && run)
-    return {
-      fence: async (t) => {
-        await fence(t);
-        await run(t);
-      },
-    };
-  const one = fence ?? run;
-  return one ? { fence: one } : {};
+function fenceOf(ep: EndpointActor, req: InvokeRequest, commandId: string): { fence?: (t: Db) => Promise<void> } {
+  const fences = [ep.fence, req.runFence, req.intentFence && ((t: Db) => req.intentFence!(t, commandId))].filter(
+    (f): f is (t: Db) => Promise<void> => f !== undefined,
+  );
+  if (fences.length === 0) return {};
+  if (fences.length === 1) return { fence: fences[0]! };
+  return {
+    fence: async (t) => {
+      for (const f of fences) await f(t);
+    },
+  };
 }

@@ -16,6 +16,7 @@ import type { AttachStatus } from './attach-retry.js';
 import { openOperatorRuntime } from './operator-runtime.js';
 import { openRecoveryMarkStore } from './recovery-mark.js';
 import { openSessionStore } from './session-store.js';
+import { EndpointForwarding } from './endpoint-forwarding.js';
 import { EndpointOwnership } from './endpoint-ownership.js';
 import type { EndpointLeaseTiming } from './endpoint-ownership.js';
 import { endpointLeaseLost, nameEndpoint } from './endpoint-leases.js';
@@ -127,8 +128,10 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     const recoveryMark = await openRecoveryMarkStore(db);
     // Set once the endpoint leases exist (below); the engine asks it for an endpoint not attached (yet).
     let awaitEndpoint: ((endpointId: string) => Promise<void>) | undefined;
+    let forwarding: EndpointForwarding | undefined;
     const engine = createEngine({
       awaitEndpoint: (id) => awaitEndpoint?.(id) ?? Promise.resolve(),
+      forward: (req) => forwarding?.forward(req) ?? Promise.resolve(undefined),
       // Session snapshots live in the store, so a restarted host reuses or reopens them (HOST-036).
       sessionStore: await openSessionStore(db),
       // Start-up recovery reads only the ledger tail past the last settled intent.
@@ -171,6 +174,19 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         ? new EndpointOwnership(db, clock, { timing: opts.endpointLeases, ...(report ? { onError: report } : {}) })
         : undefined;
     const mayAttach = (connectorId: string) => !leased || leased.holds(connectorId);
+    // Issue 19: a call to an endpoint another live process holds goes through that process (endpoint_requests).
+    if (leased)
+      forwarding = new EndpointForwarding({
+        db,
+        clock,
+        ledger: base.ledger,
+        ownership: leased,
+        engine: () => engine,
+        connectorOf: async (endpointId) =>
+          (await connectors.list()).find((r) => r.endpoint_id === endpointId && r.enabled)?.connector_id,
+        ...(opts.engine?.transportMarginMs !== undefined ? { transportMarginMs: opts.engine.transportMarginMs } : {}),
+        ...(report ? { onError: report } : {}),
+      });
     if (leased)
       awaitEndpoint = async (endpointId) => {
         const row = (await connectors.list()).find((r) => r.endpoint_id === endpointId && r.enabled);
@@ -267,6 +283,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
       if (e) failed.push({ connectorId, code: e.code, message: e.message });
     };
     if (opts.attachEnabled && leased) {
+      await forwarding?.start();
       await leased.start({
         enabled: async () => (await connectors.list()).filter((r) => r.enabled).map((r) => r.connector_id),
         claimed: async (leases) => {
@@ -276,6 +293,8 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
             // A takeover: the former holder's commands on it are reconciled before anything new is sent (HOST-091).
             if (ep && l.previous && l.previous !== leased.owner) await engine.adoptFrom(ep.endpointId, l.previous);
           }
+          // Calls forwarded to the former holder that it never claimed are made here, once each.
+          forwarding?.applyHeld(leases.map((l) => l.connectorId));
         },
         lost: async (connectorId) => {
           retry.cancel(connectorId);
@@ -322,6 +341,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         off();
         leased?.stopClaiming();
         retry.close();
+        await forwarding?.close();
         await retention?.stop();
         await engine.stop().catch(() => undefined);
         for (const c of conns) await c.close().catch(() => undefined);

@@ -4,12 +4,15 @@
 // the one process, marked as the console's own. On one PostgreSQL store with two processes A and B (skipped without
 // MHS_TEST_PG_URL): a run started through B is listed under B with the token of its lease; once B is killed with
 // SIGKILL and its lease lapses, the run is listed under A with a higher token and B is no longer shown running,
-// without a reload.
+// without a reload. The endpoint A attaches (enabled while only A ran) is listed under A with its fencing token.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PG_URL, postgresBackend } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import { makeToken, serve, tempDb } from '../server/serve-helpers.js';
+import { enableSims } from '../server/scale-out-helpers.js';
+import { startSimHttp } from '../helpers/sim.js';
+import type { SimHttp } from '../helpers/sim.js';
 import type { Served } from '../server/serve-helpers.js';
 import {
   HAVE_CHROMIUM,
@@ -101,12 +104,15 @@ describe.skipIf(!HAVE_CHROMIUM)('the hosts panel (Chromium, real serve)', () => 
     let a: Served;
     let b: Served;
     let page: Page;
+    let sim: SimHttp;
     let token = '';
     beforeAll(async () => {
       store = await postgresBackend.fresh();
+      sim = await startSimHttp('thermostat');
       token = await makeToken(store.location, 'operator', 'alice');
-      // One after another: the first creates the schema, the second finds it.
+      // One after another: the first creates the schema, the second finds it. A claims the endpoint enabled meanwhile.
       a = await serve(store.location, ['--no-workflows'], LEASE_ENV);
+      await enableSims(store.location, { thermostat: sim }, 'hosts');
       b = await serve(store.location, ['--no-workflows'], LEASE_ENV);
       expect((await restAs(b.url, token)('POST', '/v1/workflows', SLOW)).status).toBe(201);
       page = await signIn(browser, a.url, token);
@@ -115,6 +121,7 @@ describe.skipIf(!HAVE_CHROMIUM)('the hosts panel (Chromium, real serve)', () => 
       await page?.close();
       await a?.stop();
       await b?.kill().catch(() => undefined);
+      await sim?.stop();
       await store?.cleanup();
     });
 
@@ -140,6 +147,11 @@ describe.skipIf(!HAVE_CHROMIUM)('the hosts panel (Chromium, real serve)', () => 
       await expect(row(page, ownerA).locator('td.id').textContent()).resolves.toContain("this console's process");
       await expect(row(page, ownerB).locator('td.id').textContent()).resolves.not.toContain('this console');
       await page.locator('#hosts-summary', { hasText: '2 host processes on this store, 2 running.' }).waitFor();
+      // The endpoint lease: the connector A attaches, listed under A with its endpoint id and fencing token.
+      await row(page, ownerA)
+        .locator('li[data-connector-id="hosts-thermostat"][data-token="1"]', { hasText: sim.endpointId })
+        .waitFor();
+      await expect(row(page, ownerB).locator('td.endpoints').textContent()).resolves.toBe('no endpoint lease');
       expect(await shootViews(page, 'hosts-pg-two')).toEqual([]);
 
       await b.kill();

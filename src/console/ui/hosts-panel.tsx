@@ -1,5 +1,5 @@
 // Hosts: the host processes of this store, from `GET /v1/operator/hosts` (issue 19 item 4): each process, running
-// or not, its host lease and the runs it drives with their fencing tokens. Re-read with the console's other records.
+// or not, its host lease, the runs it drives and the endpoints it attaches, with their fencing tokens. Re-read with the console's other records.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from './api.js';
 import { Table } from './record-tables.js';
@@ -11,6 +11,8 @@ export interface HostProcess {
   running: boolean | null;
   host_lease: { started_at: string; renewed_at: string; expires_at: string; ended_at: string | null } | null;
   runs: Array<{ run_id: string; token: number; expires_at: string }>;
+  /** Endpoint leases (issue 19): the connectors this process attaches; absent from an older host. */
+  endpoints?: Array<{ connector_id: string; endpoint_id: string | null; token: number; expires_at: string }>;
 }
 
 /** Said in words and a symbol, never by colour alone (issue 18 item 7). */
@@ -54,11 +56,20 @@ export function HostsPanel({ tick }: { tick: number }) {
             ? `${list.length} host process${list.length === 1 ? '' : 'es'} on this store, ${running} running.`
             : 'Reading host processes…'}
       </p>
-      <Table id="hosts" head={['Process', 'State', 'Host lease', 'Runs driven (fencing token)']}>
+      <Table
+        id="hosts"
+        head={['Process', 'State', 'Host lease', 'Runs driven (fencing token)', 'Endpoints attached (fencing token)']}
+      >
         {(list ?? []).map((p) => {
           const [state, text] = stateOf(p);
           return (
-            <tr key={p.owner} data-owner={p.owner} data-running={state} data-runs={p.runs.length}>
+            <tr
+              key={p.owner}
+              data-owner={p.owner}
+              data-running={state}
+              data-runs={p.runs.length}
+              data-endpoints={p.endpoints?.length ?? 0}
+            >
               <td class="id">
                 {p.owner}
                 {p.self ? (
@@ -83,6 +94,23 @@ export function HostsPanel({ tick }: { tick: number }) {
                   </ul>
                 ) : (
                   <span class="muted">no run lease</span>
+                )}
+              </td>
+              <td class="endpoints">
+                {p.endpoints?.length ? (
+                  <ul>
+                    {p.endpoints.map((e) => (
+                      <li key={e.connector_id} data-connector-id={e.connector_id} data-token={e.token}>
+                        <span class="id">{e.endpoint_id ?? e.connector_id}</span> token {e.token}
+                        <br />
+                        <span class="muted">
+                          connector {e.connector_id}, lease until {e.expires_at}
+                        </span>
+                      </li>
+                    ))}
+                  </ul>
+                ) : (
+                  <span class="muted">no endpoint lease</span>
                 )}
               </td>
             </tr>

@@ -1,0 +1,341 @@
+import { ErrorCode, HostError, toHostError } from '../core/index.js';
+import type { Clock, TimerHandle } from '../core/index.js';
+import { ownerAlive } from '../ledger/index.js';
+import type { Db, Ledger, PgListener } from '../ledger/index.js';
+import type { Receipt } from '../mhs/wire-types.js';
+import type { InvokeRequest, InvokeResult } from './call-types.js';
+import type { EndpointOwnership } from './endpoint-ownership.js';
+import { ENDPOINT_REQUESTS_CHANNEL, EndpointRequests, ensureEndpointRequests } from './endpoint-requests.js';
+import type { EndpointRequest, ForwardedCall } from './endpoint-requests.js';
+import type { Engine } from './engine.js';
+
+/** The default `deadline_ms` a forwarded call is awaited for when the caller names none (the holder knows the binding's). */
+export const FORWARD_DEFAULT_DEADLINE_MS = 30_000;
+/** Added to the deadline (and the transport margin) before a waiting sender gives up. */
+export const FORWARD_SLACK_MS = 5_000;
+
+type Listen = (channel: string, onNotify: (payload: string) => void) => Promise<PgListener>;
+
+/** What the result row holds: an `InvokeResult` without its promise (the receipt entry's seq instead). */
+interface StoredResult {
+  commandId: string;
+  outcome: InvokeResult['outcome'];
+  receipt: Receipt;
+  traceparent: string;
+  intentSeq: number;
+  receiptSeq: number | null;
+  disclosure?: InvokeResult['disclosure'];
+}
+
+/** Options of {@link EndpointForwarding}. */
+export interface EndpointForwardingOptions {
+  db: Db;
+  clock: Clock;
+  ledger: Ledger;
+  ownership: EndpointOwnership;
+  /** The engine (set once created): its `invoke` runs a claimed call here, `reconcile` settles an adopted one. */
+  engine: () => Pick<Engine, 'invoke' | 'reconcile'>;
+  /** The enabled connector of an endpoint id, if any. */
+  connectorOf: (endpointId: string) => Promise<string | undefined>;
+  transportMarginMs?: number;
+  onError?: (err: HostError) => void;
+}
+
+function toCall(req: InvokeRequest): ForwardedCall {
+  const trace = req.trace;
+  return {
+    endpointId: req.endpointId,
+    deviceId: req.deviceId,
+    capabilityId: req.capabilityId,
+    input: req.input,
+    ...(req.taskId !== undefined ? { taskId: req.taskId } : {}),
+    ...(req.sessionCapabilities ? { sessionCapabilities: req.sessionCapabilities } : {}),
+    ...(req.parentAction ? { parentAction: req.parentAction } : {}),
+    ...(trace ? { traceparent: trace.traceparent } : {}),
+    ...(trace?.tracestate ? { tracestate: trace.tracestate } : {}),
+    ...(req.runId !== undefined ? { runId: req.runId } : {}),
+    ...(req.nodeId !== undefined ? { nodeId: req.nodeId } : {}),
+    ...(req.expectedRevision !== undefined ? { expectedRevision: req.expectedRevision } : {}),
+    ...(req.resource !== undefined ? { resource: req.resource } : {}),
+    ...(req.deadlineMs !== undefined ? { deadlineMs: req.deadlineMs } : {}),
+    ...(req.principal ? { principal: req.principal } : {}),
+    ...(req.approvalKey !== undefined ? { approvalKey: req.approvalKey } : {}),
+    ...(req.disclosure !== undefined ? { disclosure: req.disclosure } : {}),
+  };
+}
+
+function fromCall(c: ForwardedCall): InvokeRequest {
+  const { traceparent, tracestate, disclosure, ...rest } = c;
+  return {
+    ...rest,
+    ...(traceparent ? { trace: { traceparent, ...(tracestate ? { tracestate } : {}) } } : {}),
+    ...(disclosure !== undefined ? { disclosure: disclosure as InvokeRequest['disclosure'] } : {}),
+  };
+}
+
+function resultOf(r: StoredResult): InvokeResult {
+  return {
+    commandId: r.commandId,
+    outcome: r.outcome,
+    receipt: r.receipt,
+    traceparent: r.traceparent,
+    intentSeq: r.intentSeq,
+    recorded: Promise.resolve(r.receiptSeq ?? r.intentSeq),
+    ...(r.disclosure ? { disclosure: r.disclosure } : {}),
+  };
+}
+
+function errorOf(result: unknown): HostError {
+  const r = (result ?? {}) as { code?: string; message?: string; details?: Record<string, unknown> };
+  return new HostError(
+    (r.code ?? ErrorCode.HOST_INTERNAL) as ErrorCode,
+    r.message ?? 'the forwarded call failed',
+    r.details ?? {},
+  );
+}
+
+/**
+ * Governed calls to endpoints another live host process holds (issue 19, `endpoint_requests`): a sender stores the
+ * call and waits; the holder claims it in the transaction of its intent (once), runs it through its own governed path
+ * and stores the outcome. A sender whose holder is gone takes the lease over: a call not claimed yet is withdrawn and
+ * made here, a claimed one is reconciled by its command id (never resent).
+ */
+export class EndpointForwarding {
+  readonly requests: EndpointRequests;
+  private listener: PgListener | undefined;
+  private timer: TimerHandle | null = null;
+  private closed = false;
+  private readonly waiters = new Map<string, () => void>();
+  private readonly applying = new Set<string>();
+  private readonly work = new Set<Promise<void>>();
+
+  constructor(private readonly o: EndpointForwardingOptions) {
+    this.requests = new EndpointRequests(o.db, o.clock, o.ownership.owner);
+  }
+
+  private period(): number {
+    return Math.max(1, Math.floor(this.o.ownership.ttlMs / 3));
+  }
+
+  /** Creates the table and listens; calls stored while no notice arrived are applied at each tick. */
+  async start(): Promise<void> {
+    await ensureEndpointRequests(this.o.db);
+    const listen = (this.o.db as Partial<{ listen: Listen }>).listen;
+    if (listen)
+      this.listener = await listen
+        .call(this.o.db, ENDPOINT_REQUESTS_CHANNEL, (p) => this.onNotice(p))
+        .catch((err: unknown) => {
+          this.o.onError?.(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE));
+          return undefined;
+        });
+    this.arm();
+  }
+
+  private arm(): void {
+    if (this.closed) return;
+    this.timer = this.o.clock.setTimeout(() => {
+      this.timer = null;
+      this.applyHeld();
+      for (const wake of this.waiters.values()) wake();
+      this.arm();
+    }, this.period());
+  }
+
+  private onNotice(payload: string): void {
+    let n: { k?: string; c?: string; id?: string };
+    try {
+      n = JSON.parse(payload) as typeof n;
+    } catch {
+      return;
+    }
+    if (n.k === 'd' && n.id) this.waiters.get(n.id)?.();
+    else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
+  }
+
+  /** Applies the pending calls of the connectors held here (or of `connectorIds`), each once, concurrently. */
+  applyHeld(connectorIds?: string[]): void {
+    if (this.closed) return;
+    const ids = connectorIds ?? this.o.ownership.leases().map((l) => l.connectorId);
+    this.own(
+      this.requests.pending(ids).then((reqs) => {
+        for (const r of reqs) {
+          if (this.applying.has(r.requestId) || !this.o.ownership.holds(r.connectorId)) continue;
+          this.applying.add(r.requestId);
+          this.own(this.apply(r).finally(() => this.applying.delete(r.requestId)));
+        }
+      }),
+    );
+  }
+
+  private own(p: Promise<void>): void {
+    const q = p.catch((err: unknown) => this.o.onError?.(toHostError(err)));
+    this.work.add(q);
+    void q.finally(() => this.work.delete(q));
+  }
+
+  /** The holder: the same governed call as a local one, its intent claiming the row (so it is sent at most once). */
+  private async apply(req: EndpointRequest): Promise<void> {
+    let res: InvokeResult;
+    try {
+      res = await this.o.engine().invoke({ ...fromCall(req.call), intentFence: this.requests.claimFence(req) });
+    } catch (err) {
+      const e = toHostError(err);
+      // Withdrawn, or this process no longer holds the endpoint / cannot write: nothing was sent; another holder
+      // (or the sender) takes it from here.
+      if (e.code === ErrorCode.CONFLICT && e.details.requestId === req.requestId) return;
+      if (e.code === ErrorCode.HOST_ENDPOINT_LEASE_LOST || e.code === ErrorCode.HOST_LEDGER_UNAVAILABLE) {
+        const now = await this.requests.get(req.requestId);
+        if (now?.status === 'pending') return;
+      }
+      await this.requests.settle(req.requestId, 'failed', { code: e.code, message: e.message, details: e.details });
+      return;
+    }
+    const receiptSeq = await Promise.resolve(res.recorded).catch(() => null);
+    const stored: StoredResult = {
+      commandId: res.commandId,
+      outcome: res.outcome,
+      receipt: res.receipt,
+      traceparent: res.traceparent,
+      intentSeq: res.intentSeq,
+      receiptSeq,
+      ...(res.disclosure ? { disclosure: res.disclosure } : {}),
+    };
+    await this.requests.settle(req.requestId, 'applied', stored);
+  }
+
+  /**
+   * The sender: forwards `req` when another process holds its endpoint's lease, and returns its outcome; undefined
+   * when the call should be made here (the endpoint has no lease elsewhere, or this process just took it over before
+   * the call was claimed).
+   */
+  async forward(req: InvokeRequest): Promise<InvokeResult | undefined> {
+    if (this.closed || req.intentFence) return undefined;
+    const connectorId = await this.o.connectorOf(req.endpointId);
+    if (!connectorId || this.o.ownership.holds(connectorId)) return undefined;
+    const holder = await this.holderOf(connectorId);
+    if (!holder || holder.owner === this.o.ownership.owner) return undefined;
+    const requestId = await this.requests.store(connectorId, toCall(req), req.runFence);
+    const limit =
+      this.o.clock.now() +
+      (req.deadlineMs ?? FORWARD_DEFAULT_DEADLINE_MS) +
+      (this.o.transportMarginMs ?? 2_000) +
+      FORWARD_SLACK_MS;
+    for (;;) {
+      await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())));
+      const r = (await this.requests.get(requestId))!;
+      const done = this.ended(r);
+      if (done) return done;
+      // Claimed here (this process took the endpoint over and applied its own stored call): its settle wakes us.
+      if (r.status === 'sent' && r.appliedBy === this.o.ownership.owner && this.o.clock.now() < limit) continue;
+      // The holder is gone: this process takes the endpoint over (its own sweep may have done so already).
+      if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
+        await this.o.ownership.sweepNow();
+      if (this.o.ownership.holds(connectorId)) return this.takeOver(requestId);
+      // Claimed by a holder that lost the endpoint since: its successor reconciles the command (HOST-091).
+      if (r.status === 'sent' && r.commandId && (await this.holderOf(connectorId))?.owner !== r.appliedBy) {
+        const settled = await this.fromLedger(r.commandId);
+        if (settled) return settled;
+      }
+      if (this.o.clock.now() >= limit) return this.timeout(requestId, holder.owner);
+    }
+  }
+
+  private ended(r: EndpointRequest): InvokeResult | undefined {
+    if (r.status === 'applied') return resultOf(r.result as StoredResult);
+    if (r.status === 'failed') throw errorOf(r.result);
+    return undefined;
+  }
+
+  private waitFor(requestId: string, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const t = this.o.clock.setTimeout(() => {
+        this.waiters.delete(requestId);
+        resolve();
+      }, ms);
+      this.waiters.set(requestId, () => {
+        this.o.clock.clearTimeout(t);
+        this.waiters.delete(requestId);
+        resolve();
+      });
+    });
+  }
+
+  private async holderOf(connectorId: string): Promise<{ owner: string; expiresAt: number } | undefined> {
+    const row = await this.o.db.get<{ owner: string; expires_at_ms: number }>(
+      'SELECT owner, expires_at_ms FROM endpoint_leases WHERE connector_id = ?',
+      [connectorId],
+    );
+    return row ? { owner: row.owner, expiresAt: Number(row.expires_at_ms) } : undefined;
+  }
+
+  /** Lapsed past the skew, or its process (on this machine) is gone: the sweep may take the lease. */
+  private async holderGone(connectorId: string): Promise<boolean> {
+    const h = await this.holderOf(connectorId);
+    if (!h) return true;
+    return h.expiresAt < this.o.clock.now() - this.o.ownership.skewMs || ownerAlive(h.owner) === false;
+  }
+
+  /** This process now holds the endpoint: an unclaimed call is withdrawn (made here), a claimed one reconciled. */
+  private async takeOver(requestId: string): Promise<InvokeResult | undefined> {
+    if (await this.requests.withdraw(requestId)) return undefined;
+    const r = (await this.requests.get(requestId))!;
+    const done = this.ended(r);
+    if (done) return done;
+    // Claimed by the former holder (its intent is durable): reconciled by command id, never sent again (HOST-091).
+    const commandId = r.commandId!;
+    await this.o.engine().reconcile({ commandId, untilSettled: true });
+    const settled = await this.fromLedger(commandId);
+    if (settled) return settled;
+    throw this.unknown(requestId, commandId, 'its former holder is gone and reconciliation did not settle it yet');
+  }
+
+  /** The outcome of a command as the ledger holds it once settled (its last receipt), else undefined. */
+  private async fromLedger(commandId: string): Promise<InvokeResult | undefined> {
+    const entries = await this.o.ledger.byCommand(commandId);
+    const intent = entries.find((e) => e.kind === 'command.intent');
+    const receipt = entries.filter((e) => e.kind === 'receipt').at(-1);
+    if (!intent || !receipt) return undefined;
+    return {
+      commandId,
+      outcome: 'final',
+      receipt: receipt.receipt as unknown as Receipt,
+      traceparent: String(intent.traceparent ?? ''),
+      intentSeq: intent.seq,
+      recorded: Promise.resolve(receipt.seq),
+    };
+  }
+
+  private async timeout(requestId: string, heldBy: string): Promise<InvokeResult> {
+    const r0 = (await this.requests.get(requestId))!;
+    if (await this.requests.withdraw(requestId))
+      throw new HostError(
+        ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
+        `the host process holding endpoint ${r0.endpointId} (${heldBy}) did not start the forwarded call in time; it was withdrawn and nothing was sent`,
+        { requestId, endpointId: r0.endpointId, connectorId: r0.connectorId, heldBy },
+        { remediation: 'Send the call again, or check the holder with `mhs-host hosts`.' },
+      );
+    const r = (await this.requests.get(requestId))!;
+    const done = this.ended(r);
+    if (done) return done;
+    throw this.unknown(requestId, r.commandId ?? '', `the holder ${heldBy} sent it and has not reported its outcome`);
+  }
+
+  private unknown(requestId: string, commandId: string, why: string): HostError {
+    return new HostError(
+      ErrorCode.OUTCOME_UNKNOWN,
+      `the outcome of forwarded command ${commandId} is unknown: ${why}`,
+      { command_id: commandId, requestId },
+      { remediation: 'Do not send it again: the endpoint holder reconciles it by command_id; read the ledger.' },
+    );
+  }
+
+  /** Stops listening and applying; waits for the calls being applied here. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) this.o.clock.clearTimeout(this.timer);
+    this.timer = null;
+    for (const wake of this.waiters.values()) wake();
+    await Promise.all(this.work);
+    await this.listener?.close();
+  }
+}

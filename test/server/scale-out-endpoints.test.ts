@@ -177,7 +177,7 @@ describe.skipIf(!PG_URL)('endpoint takeover with a command in flight', () => {
     const done = await client(b.url, token).until(runId, (s) =>
       ['completed', 'failed', 'cancelled'].includes(s.status),
     );
-    expect(done.status).toBe('completed');
+    expect(done.status, JSON.stringify(done.error ?? done)).toBe('completed');
     const c = await counters(sim);
     expect(c.executions).toEqual({ [String(intent!.command_id)]: 1 });
     // HOST-091 may confirm by a same-id retry (answered from retention, not executed): one or two calls, one execution.

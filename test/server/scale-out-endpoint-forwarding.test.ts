@@ -10,9 +10,9 @@ import { openDb } from '../../src/ledger/index.js';
 import type { LedgerEntry } from '../../src/ledger/index.js';
 import { PG_URL, postgresBackend } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
-import { callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
+import { startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
-import { enableSims, ledgerOf } from './scale-out-helpers.js';
+import { enableSims, ledgerOf, simAttachCounters } from './scale-out-helpers.js';
 import { client, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 import { chainNode as node, chainWorkflow as chain } from '../helpers/chain-workflow.js';
@@ -22,16 +22,7 @@ const CONNECTOR = 'epf-thermostat';
 const DEVICE = 'thermostat';
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function counters(sim: SimHttp): Promise<Record<string, any>> {
-  const c = await connectMcpClient({ mcpUrl: sim.mcpUrl });
-  try {
-    const read = async (resource: string) =>
-      (await callMhs(c, 'mhs__read', { device_id: DEVICE, resource })).body.state as Record<string, any>;
-    return { ...(await read('_counters')), ...(await read('_attach_counters')) };
-  } finally {
-    await c.close();
-  }
-}
+const counters = async (sim: SimHttp): Promise<Record<string, any>> => simAttachCounters(sim, DEVICE);
 
 async function requestsOf(location: string): Promise<any[]> {
   const db = await openDb(location);

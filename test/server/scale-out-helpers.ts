@@ -51,6 +51,18 @@ export async function simCounters(
   }
 }
 
+/** The simulator's own counters of `device` with its attach counters (manifest reads, session opens), unparsed. */
+export async function simAttachCounters(sim: SimHttp, device: string): Promise<Record<string, unknown>> {
+  const c = await connectMcpClient({ mcpUrl: sim.mcpUrl });
+  try {
+    const read = async (resource: string) =>
+      (await callMhs(c, 'mhs__read', { device_id: device, resource })).body.state as Record<string, unknown>;
+    return { ...(await read('_counters')), ...(await read('_attach_counters')) };
+  } finally {
+    await c.close();
+  }
+}
+
 /** Every ledger entry of the store at `location`, and whether the chain verifies. */
 export async function ledgerOf(location: string): Promise<{ entries: LedgerEntry[]; verified: boolean }> {
   const db = await openDb(location);

@@ -4,7 +4,8 @@
 // the vendored v2 capabilities schema; every `/v1/host/sample/…` seam answers at its `/conformance/seams/sample/…`
 // address under OpenWOP-Version 2 (bound v2 run ids, the v2 event projection, the v2 error envelope), negotiated and
 // authenticated like any v2 operation; the era-2 event-log seed stores the given v1-vocabulary rows verbatim and the v2
-// read translates them; such a run is forked through v2 with a byte-equivalent prefix and the legacy owner; a seed
+// read translates them; such a run is forked through v2 with a byte-equivalent prefix and the legacy owner; a seeded
+// row the codemap does not name fails the poll and the fork with `500 event_type_unmapped` (nothing forked); a seed
 // outside the published schema is refused with nothing written. Without the seams none of it is served or advertised.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -197,6 +198,26 @@ describe.each(BACKENDS)('the v2 conformance seams profile on $name', (backend) =
     expect(prefix(events)).toEqual(prefix(parent.body.events));
     const started = events.find((e: any) => e.type === 'run.started');
     expect(started.payload.owner.subject.issuer).toBe('urn:openwop:legacy');
+  });
+
+  it('a seeded row the codemap does not name fails the v2 read (poll and fork) with 500 event_type_unmapped', async () => {
+    const log = v1Log();
+    log.splice(1, 1, { type: 'foo.bar', sequence: 1, payload: {}, timestamp: log[1]!.timestamp });
+    const s = await v2('POST', SEED, { eventLogSchemaVersion: 2, status: 'completed', events: log });
+    expect(s.status).toBe(201);
+    const poll = await v2('GET', `/runs/${enc(s.body.runId)}/events/poll?timeout=1`);
+    expect(poll.status).toBe(500);
+    expect(poll.body).toMatchObject({ error: 'event_type_unmapped', details: { type: 'foo.bar', sequence: 1 } });
+    const before = await v2('GET', '/runs?limit=200');
+    const fork = await v2('POST', `/runs/${enc(s.body.runId)}:fork`, { mode: 'replay', fromSeq: 3 });
+    expect(fork.status).toBe(500);
+    expect(fork.body).toMatchObject({ error: 'event_type_unmapped', details: { type: 'foo.bar', sequence: 1 } });
+    expect(v2Problems('error-envelope', fork.body)).toEqual([]);
+    // Refused before anything of the fork was written.
+    expect((await v2('GET', '/runs?limit=200')).body.runs.length).toBe(before.body.runs.length);
+    // A fork point below the unmapped row reads only mapped rows, so it forks.
+    const early = await v2('POST', `/runs/${enc(s.body.runId)}:fork`, { mode: 'branch', fromSeq: 1 });
+    expect(early.status).toBe(201);
   });
 
   it('a seed outside the published schema is refused with the path named, and nothing is written', async () => {

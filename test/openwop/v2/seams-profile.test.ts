@@ -24,7 +24,9 @@ const enc = encodeURIComponent;
 const engineId = (v2: string) => v2.replace(/^local\//, '').replace('-', '_');
 
 /** The scenarios' era-2 log (conformance lib/era2-seed.ts `v1FixtureLog`): two renamed rows between start and end. */
-function v1Log(workflowId = 'conformance-noop') {
+function v1Log(
+  workflowId = 'conformance-noop',
+): Array<{ type: string; sequence: number; payload: Record<string, unknown>; timestamp: string }> {
   const t0 = Date.parse('2026-01-15T10:00:00.000Z');
   const ts = (i: number) => new Date(t0 + i * 1000).toISOString();
   return [

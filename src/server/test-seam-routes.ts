@@ -45,8 +45,10 @@ function invalid(message: string, path: string): HostError {
 }
 
 /**
- * The conformance test seams under `/v1/host/sample/*` (host-sample-test-seams.md): registered only when the
- * operator enables them (`AppDeps.testSeams`, `serve --enable-test-seams`); otherwise they are unknown routes (404).
+ * The conformance test seams under `/v1/host/sample/*` (host-sample-test-seams.md), or under `o.mount` (the v2
+ * seams profile, `/conformance/seams/sample/*`: bound v2 run ids, the v2 event projection; src/server/v2/seam-routes.ts):
+ * registered only when the operator enables them (`AppDeps.testSeams`, `serve --enable-test-seams`); otherwise they
+ * are unknown routes (404). The paths below are the v1 ones.
  * An enabled seam still needs a bearer token.
  * - `GET /v1/host/sample/replay/effect-count?runId=` → `{runId, effectCount}`: effects the conformance effect seam
  *   counted for a run (§20, RFC 0140).

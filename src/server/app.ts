@@ -18,6 +18,7 @@ import { hostsOpenApiPaths, registerHostsRoute } from './hosts-route.js';
 import { registerRunRoutes } from './run-routes.js';
 import { registerForkRoutes } from './fork-routes.js';
 import { registerTestSeamRoutes } from './test-seam-routes.js';
+import { CapabilityOverlay } from './capability-overlay.js';
 import { registerLlmCacheKeyRoute } from './llm-cache-key-route.js';
 import { registerRunListRoute } from './run-list-route.js';
 import { promptOpenApiPaths, registerPromptRoutes } from './prompt-routes.js';
@@ -158,7 +159,9 @@ export async function buildApp(
   // Issue 20: every route below is allowed by its row in the route × role table, or the app does not start.
   const grants = enforceRouteRoles(app, deps.auth);
   // OpenWOP major 2; its version negotiation runs before the auth hook below, and it records every route from here on.
-  const routes = registerOpenwopV2(app, deps);
+  // The capability toggle's overlay, one per app: the v1 seams and the v2 seams profile read the same entries.
+  const seamOverlay = new CapabilityOverlay();
+  const routes = registerOpenwopV2(app, { ...deps, seamOverlay });
 
   app.addHook('onRequest', async (req: FastifyRequest & { principal?: Principal }) => {
     const path = req.url.split('?')[0] ?? '';
@@ -181,7 +184,8 @@ export async function buildApp(
   });
   registerRunRoutes(app, deps.host);
   registerForkRoutes(app, deps.host);
-  if (deps.testSeams === true) registerTestSeamRoutes(app, deps.host, { envelopes: envelopeCatalogOf(deps.families) });
+  if (deps.testSeams === true)
+    registerTestSeamRoutes(app, deps.host, { envelopes: envelopeCatalogOf(deps.families), overlay: seamOverlay });
   if (deps.testSeams === true) registerLlmCacheKeyRoute(app);
   registerRunListRoute(app, deps.host);
   registerAncestryRoute(app, deps.host);

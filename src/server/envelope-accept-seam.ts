@@ -6,9 +6,11 @@ import type { EnvelopeCatalog } from '../openwop/services/envelope-validation.js
 import { UNIVERSAL_ENVELOPES } from '../openwop/services/envelope-validation.js';
 import { callerOf } from './auth.js';
 import type { CapabilityOverlay } from './capability-overlay.js';
+import { V1_SEAMS } from './seam-mount.js';
+import type { SeamMount } from './seam-mount.js';
 
 /** The seam's path (RFC 0021 §A; the conformance aiEnvelope.* scenarios). */
-export const ENVELOPE_ACCEPT_SEAM_PATH = '/v1/host/sample/envelope/accept';
+export const ENVELOPE_ACCEPT_SEAM_PATH = `${V1_SEAMS.prefix}/envelope/accept`;
 
 type RefusalMode = 'fail-node' | 'discard-and-warn';
 interface ValidationDetail {
@@ -98,8 +100,9 @@ export function registerEnvelopeAcceptSeam(
   host: OpenwopHost,
   catalog: EnvelopeCatalog,
   overlay: CapabilityOverlay,
+  mount: SeamMount = V1_SEAMS,
 ): void {
-  app.post(ENVELOPE_ACCEPT_SEAM_PATH, async (req) => {
+  app.post(`${mount.prefix}/envelope/accept`, async (req) => {
     callerOf(req);
     const body = req.body;
     if (!isJsonObject(body) || body.envelope === undefined)

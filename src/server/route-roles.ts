@@ -82,6 +82,16 @@ export const ROUTE_ROLES: readonly RouteRoleRow[] = [
     ['POST', '/v1/host/sample/envelope/accept'],
     ['POST', '/v1/host/sample/test/llm-cache-key'],
     ['POST', '/v1/host/sample/workflows'],
+    // The same seams under the v2 seams profile (api/seams-v2.yaml), and its era-2 event-log seed (RFC 0176 §A).
+    ['GET', '/conformance/seams/sample/replay/effect-count'],
+    ['POST', '/conformance/seams/sample/test/mock-ai/program'],
+    ['GET', '/conformance/seams/sample/test/runs/:runId/events'],
+    ['POST', '/conformance/seams/sample/test/runs/:runId/variables'],
+    ['POST', '/conformance/seams/sample/test/capability-toggle'],
+    ['POST', '/conformance/seams/sample/envelope/accept'],
+    ['POST', '/conformance/seams/sample/test/llm-cache-key'],
+    ['POST', '/conformance/seams/sample/workflows'],
+    ['POST', '/conformance/seams/sample/event-log/seed'],
   ]),
   // OpenWOP major 2 (unversioned paths).
   ...rows(READ, [

@@ -9,6 +9,11 @@ import { CAPABILITY_TOGGLE_SEAM_PATH, registerCapabilityToggleSeam } from './cap
 import { ENVELOPE_ACCEPT_SEAM_PATH, registerEnvelopeAcceptSeam } from './envelope-accept-seam.js';
 import { WORKFLOW_REGISTER_SEAM_PATH, registerWorkflowRegisterSeam } from './workflow-register-seam.js';
 import type { EnvelopeCatalog } from '../openwop/services/envelope-validation.js';
+import { projectEvent } from '../openwop/v2/index.js';
+import type { RunEvent } from '../openwop/types.js';
+import { runOwner } from './v2/run-owner.js';
+import { V1_SEAMS, v2SeamPath } from './seam-mount.js';
+import type { SeamMount } from './seam-mount.js';
 
 /** The conformance-only seam paths this host serves when the operator turns them on. */
 export const TEST_SEAM_PATHS = [
@@ -22,6 +27,9 @@ export const TEST_SEAM_PATHS = [
   // Only where the host claims the aiEnvelope family.
   ENVELOPE_ACCEPT_SEAM_PATH,
 ] as const;
+
+/** The same seams under the v2 seams profile (api/seams-v2.yaml; `/v1/host/sample/` → `/conformance/seams/sample/`). */
+export const V2_TEST_SEAM_PATHS = TEST_SEAM_PATHS.map(v2SeamPath);
 
 /** The filters of the event-log seam; each given one must match (`correlationId` is read from the payload). */
 const EVENT_FILTERS = ['type', 'nodeId', 'causationId', 'correlationId'] as const;
@@ -37,8 +45,10 @@ function invalid(message: string, path: string): HostError {
 }
 
 /**
- * The conformance test seams under `/v1/host/sample/*` (host-sample-test-seams.md): registered only when the
- * operator enables them (`AppDeps.testSeams`, `serve --enable-test-seams`); otherwise they are unknown routes (404).
+ * The conformance test seams under `/v1/host/sample/*` (host-sample-test-seams.md), or under `o.mount` (the v2
+ * seams profile, `/conformance/seams/sample/*`: bound v2 run ids, the v2 event projection; src/server/v2/seam-routes.ts):
+ * registered only when the operator enables them (`AppDeps.testSeams`, `serve --enable-test-seams`); otherwise they
+ * are unknown routes (404). The paths below are the v1 ones.
  * An enabled seam still needs a bearer token.
  * - `GET /v1/host/sample/replay/effect-count?runId=` → `{runId, effectCount}`: effects the conformance effect seam
  *   counted for a run (§20, RFC 0140).
@@ -58,25 +68,29 @@ function invalid(message: string, path: string): HostError {
 export function registerTestSeamRoutes(
   app: FastifyInstance,
   host: OpenwopHost,
-  o: { envelopes?: EnvelopeCatalog | undefined } = {},
+  o: { envelopes?: EnvelopeCatalog | undefined; overlay?: CapabilityOverlay; mount?: SeamMount } = {},
 ): void {
-  const overlay = new CapabilityOverlay();
-  registerCapabilityToggleSeam(app, overlay);
-  registerWorkflowRegisterSeam(app, host, overlay);
-  if (o.envelopes) registerEnvelopeAcceptSeam(app, host, o.envelopes, overlay);
+  // One overlay per app: a toggle through either major's seam is what both majors' seams read.
+  const overlay = o.overlay ?? new CapabilityOverlay();
+  const mount = o.mount ?? V1_SEAMS;
+  const at = (path: string): string => `${mount.prefix}${path}`;
+  registerCapabilityToggleSeam(app, overlay, mount);
+  registerWorkflowRegisterSeam(app, host, overlay, mount);
+  if (o.envelopes) registerEnvelopeAcceptSeam(app, host, o.envelopes, overlay, mount);
 
-  app.get<{ Querystring: { runId?: string } }>('/v1/host/sample/replay/effect-count', async (req) => {
+  app.get<{ Querystring: { runId?: string } }>(at('/replay/effect-count'), async (req) => {
     callerOf(req);
-    const runId = req.query.runId;
-    if (typeof runId !== 'string' || !runId) {
+    const param = req.query.runId;
+    if (typeof param !== 'string' || !param) {
       throw new HostError(ErrorCode.VALIDATION_ERROR, 'runId is required', { path: 'query:runId' });
     }
+    const runId = mount.runId(param);
     if (!(await host.store.getRun(runId)))
-      throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
-    return { runId, effectCount: host.replay.effectCount(runId) };
+      throw new HostError(ErrorCode.NOT_FOUND, `run ${param} not found`, { runId: param });
+    return { runId: mount.wireRunId(runId), effectCount: host.replay.effectCount(runId) };
   });
 
-  app.post('/v1/host/sample/test/mock-ai/program', async (req: FastifyRequest) => {
+  app.post(at('/test/mock-ai/program'), async (req: FastifyRequest) => {
     callerOf(req);
     const body = req.body as { nodeId?: unknown; program?: unknown } | null;
     if (!isJsonObject(body)) throw invalid('a JSON object body', '');
@@ -87,30 +101,37 @@ export function registerTestSeamRoutes(
   });
 
   app.get<{ Params: { runId: string }; Querystring: Record<string, string | undefined> }>(
-    '/v1/host/sample/test/runs/:runId/events',
+    at('/test/runs/:runId/events'),
     async (req) => {
       callerOf(req);
-      const { runId } = req.params;
-      if (!(await host.store.getRun(runId)))
-        throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+      const runId = mount.runId(req.params.runId);
+      const run = await host.store.getRun(runId);
+      if (!run)
+        throw new HostError(ErrorCode.NOT_FOUND, `run ${req.params.runId} not found`, { runId: req.params.runId });
+      const stored = await host.store.events(runId);
+      // Under major 2 the log is read as the v2 projection, so the filters name v2 types and ids.
+      const owner = mount.major === 2 ? await runOwner(host, run) : undefined;
+      const read: ReadonlyArray<RunEvent | ReturnType<typeof projectEvent>> = owner
+        ? stored.map((e) => projectEvent(e, owner))
+        : stored;
       const field = (e: Record<string, unknown>, f: (typeof EVENT_FILTERS)[number]): unknown =>
         f === 'correlationId' ? (e.payload as Record<string, unknown>).correlationId : e[f];
-      const events = (await host.store.events(runId)).filter((e) =>
+      const events = read.filter((e) =>
         EVENT_FILTERS.every((f) => req.query[f] === undefined || field(e as never, f) === req.query[f]),
       );
       return { events };
     },
   );
 
-  app.post<{ Params: { runId: string } }>('/v1/host/sample/test/runs/:runId/variables', async (req) => {
+  app.post<{ Params: { runId: string } }>(at('/test/runs/:runId/variables'), async (req) => {
     const who = callerOf(req);
     const body = req.body as { variables?: unknown } | null;
     if (!isJsonObject(body)) throw invalid('a JSON object body', '');
     const extra = Object.keys(body).find((k) => k !== 'variables');
     if (extra) throw invalid('only variables is accepted', `/${extra}`);
     if (!isJsonObject(body.variables)) throw invalid('variables is an object of name → value', '/variables');
-    const { runId } = req.params;
+    const runId = mount.runId(req.params.runId);
     const variables = await host.runs.setVariables(runId, body.variables, who);
-    return { runId, variables };
+    return { runId: mount.wireRunId(runId), variables };
   });
 }

@@ -3,9 +3,11 @@ import { ErrorCode, HostError, isJsonObject } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import { callerOf } from './auth.js';
 import type { CapabilityOverlay } from './capability-overlay.js';
+import { V1_SEAMS } from './seam-mount.js';
+import type { SeamMount } from './seam-mount.js';
 
 /** The seam's path (the conformance scenarios' runtime workflow registration). */
-export const WORKFLOW_REGISTER_SEAM_PATH = '/v1/host/sample/workflows';
+export const WORKFLOW_REGISTER_SEAM_PATH = `${V1_SEAMS.prefix}/workflows`;
 
 /** Mapping fields per node type that need a capability claim at registration (RFC 0022 §C). */
 const MAPPING_RULES: ReadonlyArray<{ typeIds: readonly string[]; fields: readonly string[]; capability: string }> = [
@@ -69,8 +71,9 @@ export function registerWorkflowRegisterSeam(
   app: FastifyInstance,
   host: OpenwopHost,
   overlay: CapabilityOverlay,
+  mount: SeamMount = V1_SEAMS,
 ): void {
-  app.post(WORKFLOW_REGISTER_SEAM_PATH, async (req, reply) => {
+  app.post(`${mount.prefix}/workflows`, async (req, reply) => {
     const who = callerOf(req);
     if (!isJsonObject(req.body))
       throw new HostError(ErrorCode.VALIDATION_ERROR, 'a workflow definition object', { errors: [] });

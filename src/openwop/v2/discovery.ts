@@ -59,6 +59,9 @@ const PLAIN = ['fixtures'] as const;
 
 const RECORD = { status: 'stable', since: '2.0' } as const;
 
+/** The v2 conformance seams profile (conformance.md §The seams profile, RFC 0168 §C.1). */
+export const SEAMS_PROFILE_ID = 'openwop-conformance-seams-v2';
+
 function isObject(v: unknown): v is Doc {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -89,10 +92,15 @@ function catalogRecord(kinds: unknown, witness: Witness): Doc | undefined {
  * The closed v2 discovery root (`OpenWOP-Version: 2`; v2 capabilities.md §1, §3, RFC 0169 §A), projected from the v1
  * document: the metadata keys, the `runList` record of `GET /runs`, and a record for every family in
  * {@link CARRIED} the v1 document advertises, each `{status, since, witness, …facets}` without `supported` flags, and
- * the `replay` record when `served` (the mounted v2 operation ids) holds every surface it binds.
+ * the `replay` record when `served` (the mounted v2 operation ids) holds every surface it binds, and
+ * `conformance.seamsProfile` when the seams profile is mounted (`o.seamsProfile`).
  * No v1-only key (`supportedTransports`, `protocolVersion`, …; §4).
  */
-export function v2DiscoveryRoot(v1: Doc, served: ReadonlySet<string> = new Set()): Doc {
+export function v2DiscoveryRoot(
+  v1: Doc,
+  served: ReadonlySet<string> = new Set(),
+  o: { seamsProfile?: boolean } = {},
+): Doc {
   const root: Doc = {
     protocolVersions: [...PROTOCOL_VERSIONS],
     preferredVersion: PREFERRED_VERSION,
@@ -117,8 +125,12 @@ export function v2DiscoveryRoot(v1: Doc, served: ReadonlySet<string> = new Set()
     maxPageSize: RUN_LIST_MAX_PAGE,
     filters: ['workflowId', 'status'],
   };
+  const conformance: Doc = {};
   if (isObject(v1.conformance) && typeof v1.conformance.mockAgent === 'boolean')
-    root.conformance = { mockAgent: v1.conformance.mockAgent };
+    conformance.mockAgent = v1.conformance.mockAgent;
+  // The seams profile is metadata, never a capability flag (no `testSeams`): advertised while it is mounted.
+  if (o.seamsProfile) conformance.seamsProfile = SEAMS_PROFILE_ID;
+  if (Object.keys(conformance).length) root.conformance = conformance;
   for (const k of PLAIN) if (v1[k] !== undefined) root[k] = v1[k];
   return root;
 }

@@ -21,7 +21,7 @@ export { negotiate, classifyPath, PROTOCOL_VERSIONS, PREFERRED_VERSION, VERSION_
 export type { Major, Negotiated, PathKind } from './negotiation.js';
 export { toV2Error, v2StatusOf } from './wire-errors.js';
 export type { V2ErrorEnvelope } from './wire-errors.js';
-export { v2DiscoveryRoot, RUN_LIST_MAX_PAGE } from './discovery.js';
+export { v2DiscoveryRoot, RUN_LIST_MAX_PAGE, SEAMS_PROFILE_ID } from './discovery.js';
 export { manifestOperations, manifestOperation, manifestSegments, manifestHostPaths } from './path-manifest.js';
 export { effectSeamManifest, EFFECT_SEAMS } from './effect-seams.js';
 export type { EffectSeam, HostBuild } from './effect-seams.js';

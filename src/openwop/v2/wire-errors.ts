@@ -38,6 +38,8 @@ const RENAMED: Partial<Record<string, string>> = {
  * not registered is not a protocol error).
  */
 const FOLDED: Partial<Record<string, string>> = {
+  // The conformance seams' refusal of a malformed body (host-sample-test-seams.md), a caller fault.
+  [ErrorCode.INVALID_ARGUMENT]: 'validation_error',
   [ErrorCode.PROMPT_NOT_FOUND]: 'not_found',
   [ErrorCode.PROMPT_REF_INVALID]: 'validation_error',
   [ErrorCode.PROMPT_REF_UNPINNED]: 'validation_error',

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { ErrorCode, HostError } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
 import type { OpenwopHost } from '../../openwop/host.js';
-import { bindRunId, runIdFromParam, runPathSegment, toForkRequest } from '../../openwop/v2/index.js';
+import { bindRunId, runIdFromParam, runPathSegment, toForkRequest, v2TypeOf } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
 import { pauseOrResume } from './pause-route.js';
 import { v2IdempotencyKey } from './request-idempotency.js';
@@ -11,7 +11,8 @@ import type { RequestIdempotency } from './request-idempotency.js';
 /**
  * `POST /runs/{runId}:fork` (v2 runs.md §Fork) over the engine's fork (replay.md, RFC 0140): `201 { runId,
  * sourceRunId, fromSeq, mode, status, eventsUrl }` with bound ids; the source may be a run created under either major.
- * `fromSeq` outside the source log is `422 fork_point_invalid`. The same segment serves `:pause` and `:resume`
+ * `fromSeq` outside the source log is `422 fork_point_invalid`; a prefix row the codemap does not name is
+ * `500 event_type_unmapped`, nothing forked. The same segment serves `:pause` and `:resume`
  * (pause-route.ts), whose `Idempotency-Key` is honoured through `idem`; any other `{runId}:{action}` is `404`.
  */
 export function registerV2ForkRoute(
@@ -45,6 +46,9 @@ export function registerV2ForkRoute(
       const source = await host.store.getRun(sourceRunId);
       if (!source) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
       const body = toForkRequest(req.body, source.lastSequence);
+      // The reader rule binds the fork (v2 persistence.md §The reader rule): a prefix row the codemap does not name
+      // fails it with `event_type_unmapped` before anything of the fork is written.
+      for (const e of await host.store.events(sourceRunId, -1, body.fromSeq ?? 0)) v2TypeOf(e.type, e.sequence);
       const key = v2IdempotencyKey(req);
       const { fork, created } = await host.replay.fork(sourceRunId, body, who, key);
       const seg = runPathSegment(fork.runId);

@@ -5,6 +5,7 @@ import type { OpenwopHost } from '../../openwop/host.js';
 import { VERSION_OF, classifyPath, negotiate, toV2Error, v2DiscoveryRoot } from '../../openwop/v2/index.js';
 import type { Major } from '../../openwop/v2/index.js';
 import type { ServedRoute } from './route-table.js';
+import { V2_SEAM_SPACE, v1SeamPath } from '../seam-mount.js';
 
 /** The response and request header of major negotiation (v2 versioning.md §1.3, §1.4). */
 export const VERSION_HEADER = 'openwop-version';
@@ -62,11 +63,15 @@ export function registerNegotiation(
   host: OpenwopHost,
   served: readonly Major[] = [1, 2],
   routes: readonly ServedRoute[] = [],
+  o: { seams?: boolean } = {},
 ): void {
   app.decorateRequest('openwopMajor', undefined);
   app.addHook('onRequest', async (req, reply) => {
     const path = req.url.split('?')[0] ?? '';
-    const kind = classifyPath(path);
+    const seam = path.startsWith(V2_SEAM_SPACE);
+    // The seams profile is a major-2 surface while it is mounted; otherwise its paths are unknown routes.
+    if (seam && !o.seams) return;
+    const kind = seam ? 'unversioned' : classifyPath(path);
     if (kind === 'other') return;
     const n = negotiate(kind, headerValue(req), served);
     (req as FastifyRequest & { openwopMajor?: Major }).openwopMajor = n.major;
@@ -76,7 +81,11 @@ export function registerNegotiation(
     if (kind === 'discovery') void reply.header('vary', 'OpenWOP-Version');
     if ('refuse' in n) return refuse(reply, n.refuse);
     if (kind === 'discovery' && n.major === 2 && (req.method === 'GET' || req.method === 'HEAD'))
-      return sendWithEtag(req, reply, v2DiscoveryRoot(host.capabilities(), servedOperations(routes)));
+      return sendWithEtag(
+        req,
+        reply,
+        v2DiscoveryRoot(host.capabilities(), servedOperations(routes), { seamsProfile: o.seams === true }),
+      );
     if (kind === 'unversioned' && n.major === 1)
       return refuse(
         reply,
@@ -85,7 +94,7 @@ export function registerNegotiation(
           'unversioned paths are the major-2 surface: send OpenWOP-Version: 2',
           {
             path,
-            v1Path: `/v1${path}`,
+            v1Path: seam ? v1SeamPath(path) : `/v1${path}`,
           },
         ),
       );

@@ -26,6 +26,9 @@ import { recordRoutes } from './route-table.js';
 import type { ServedRoute } from './route-table.js';
 import { registerV2RunRoutes } from './run-routes.js';
 import { registerV2WorkflowRoutes } from './workflow-routes.js';
+import { registerV2SeamRoutes } from './seam-routes.js';
+import { CapabilityOverlay } from '../capability-overlay.js';
+import { envelopeCatalogOf } from '../../openwop/services/ai-envelope-family.js';
 
 /** Dependencies of {@link registerOpenwopV2}. */
 export interface OpenwopV2Deps {
@@ -44,6 +47,13 @@ export interface OpenwopV2Deps {
   openwopV2?: boolean;
   /** The host ledger (`serve` with the MHS runtime): `GET /runs/{runId}/effects` projects its governed commands. */
   ledger?: EffectLedger;
+  /**
+   * Mount the v2 conformance seams profile under `/conformance/seams/` and advertise it (`conformance.seamsProfile`;
+   * `serve --enable-test-seams`). Default false: those paths are unknown routes (404).
+   */
+  testSeams?: boolean;
+  /** The capability overlay the v1 seams toggle, shared with the v2 ones (one per app). */
+  seamOverlay?: CapabilityOverlay;
 }
 
 // Framework refusals whose v2 code has no host twin (v2 errors.json rows).
@@ -78,7 +88,8 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
   // Without major 2, `OpenWOP-Version: 2` is answered 406 with protocolVersions ["1.0"] (versioning.md §1.3).
   const served = servedMajors(deps);
   const v2On = served.includes(2);
-  registerNegotiation(app, deps.host, served, routes);
+  const seams = v2On && deps.testSeams === true;
+  registerNegotiation(app, deps.host, served, routes, { seams });
   if (!v2On) return routes;
   void app.register(async (v2) => {
     v2.setErrorHandler(v2ErrorHandler);
@@ -95,6 +106,11 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
     if (deps.ledger) registerV2EffectsRoute(v2, deps.host, deps.ledger);
     registerV2AgentRoutes(v2, agentInventoryOf(deps.families));
     registerV2PromptRoutes(v2, promptLibraryApiOf(deps.families));
+    if (seams)
+      registerV2SeamRoutes(v2, deps.host, {
+        overlay: deps.seamOverlay ?? new CapabilityOverlay(),
+        envelopes: envelopeCatalogOf(deps.families),
+      });
     registerV2EventRoutes(v2, {
       host: deps.host,
       clock: deps.clock,

@@ -31,11 +31,15 @@ export interface InterruptHost {
   settleAlone(settle: SettledRequest): Promise<void>;
 }
 
+/** The `waiting-*` status a pending interrupt of `kind` shows. */
+export function waitingStatusOfKind(kind: string): RunStatus {
+  return WAITING[kind] ?? 'waiting-input';
+}
+
 /** Status to show while interrupts are pending (`waiting-*`, from the first pending one), else `running`. */
 export function waitingStatusOf(pending: Map<string, PendingInterrupt>): RunStatus {
   const first = pending.values().next();
-  if (first.done) return 'running';
-  return WAITING[first.value.kind] ?? 'waiting-input';
+  return first.done ? 'running' : waitingStatusOfKind(first.value.kind);
 }
 
 /**

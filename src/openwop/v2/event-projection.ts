@@ -44,8 +44,8 @@ export function projectEvent(e: RunEvent, owner: V2Owner): V2RunEvent {
   return out;
 }
 
-/** The `streamMode` filters this host serves (v2 events.md §The events channel). */
-export type StreamMode = 'updates' | 'debug';
+/** The `streamMode` filters of v2 events.md §The events channel (`values` never combines with another). */
+export type StreamMode = 'updates' | 'values' | 'messages' | 'debug';
 
 const UPDATE_TYPES = new Set([
   'node.completed',
@@ -58,13 +58,17 @@ const UPDATE_TYPES = new Set([
   'workspace.updated',
 ]);
 const UPDATE_DOMAINS = new Set(['run', 'interrupt', 'approval', 'clarification', 'eval', 'deployment']);
+/** The persisted type of a streamed AI output chunk, framed `ai.message.chunk` in `messages` (§SSE frames). */
+export const OUTPUT_CHUNK_TYPE = 'output.chunk';
 
 /**
- * Whether a v2 event belongs to a mode: `debug` admits every event; `updates` admits run transitions, terminal node
- * transitions, suspensions, `node.dispatched`, interrupt events, `artifact.created`, `eval.*`, `deployment.*` and
- * `workspace.updated` (events.md, the mode table).
+ * Whether a v2 event belongs to a mode (events.md, the mode table): `debug` admits every event; `updates` run
+ * transitions, terminal node transitions, suspensions, `node.dispatched`, interrupt events, `artifact.created`,
+ * `eval.*`, `deployment.*` and `workspace.updated`; `values` is triggered by the same `updates`-tier transitions (it
+ * emits a synthesized snapshot after each); `messages` admits the AI output chunks (`output.chunk`) only.
  */
 export function admits(mode: StreamMode, type: string): boolean {
   if (mode === 'debug') return true;
+  if (mode === 'messages') return type === OUTPUT_CHUNK_TYPE;
   return UPDATE_TYPES.has(type) || UPDATE_DOMAINS.has(type.slice(0, type.indexOf('.')));
 }

@@ -4,12 +4,12 @@ import type { StreamMode } from './event-projection.js';
 const PATTERN = /^(values|(updates|messages|debug)(,(updates|messages|debug))*)$/;
 
 /** Each individual mode this host serves (`details.supported` of `unsupported_stream_mode`). */
-export const SUPPORTED_STREAM_MODES: readonly StreamMode[] = ['updates', 'debug'];
+export const SUPPORTED_STREAM_MODES: readonly StreamMode[] = ['updates', 'values', 'messages', 'debug'];
 
 /**
  * The modes a `streamMode` query names (default `updates`), deduplicated in request order. A value outside the v2
- * pattern, or naming a mode not served here (`values`, `messages`), raises `unsupported_stream_mode` with
- * `details.supported` (v2 events.md §The events channel).
+ * pattern (which also keeps `values` alone), or naming a mode not served here, raises `unsupported_stream_mode`
+ * with `details.supported` (v2 events.md §The events channel).
  */
 export function parseStreamMode(raw: unknown): StreamMode[] {
   if (raw === undefined || raw === '') return ['updates'];

@@ -1,0 +1,29 @@
+import { OUTPUT_CHUNK_TYPE, admits } from '../../openwop/v2/index.js';
+import type { StreamMode, V2RunEvent } from '../../openwop/v2/index.js';
+
+// The frames of v2 events.md §SSE frames: `id:` the sequence, `event:` a type or one of the three frame names that
+// are not types (`state.snapshot`, `batch`, `ai.message.chunk`), `data:` one JSON document.
+
+function sse(id: number, event: string, data: unknown): string {
+  return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * One run event: an AI output chunk admitted by `messages` is `ai.message.chunk` with its `outputChunk` payload;
+ * otherwise `event:` is the v2 type in a single mode and, in a mixed mode, the mode that admitted it.
+ */
+export function eventFrame(e: V2RunEvent, modes: readonly StreamMode[]): string {
+  if (e.type === OUTPUT_CHUNK_TYPE && modes.includes('messages')) return sse(e.sequence, 'ai.message.chunk', e.payload);
+  const name = modes.length === 1 ? e.type : (modes.find((m) => admits(m, e.type)) ?? e.type);
+  return sse(e.sequence, name, e);
+}
+
+/** `values`: the run as it stood after the event at `sequence` (a v2 `RunSnapshot`). */
+export function snapshotFrame(sequence: number, snapshot: unknown): string {
+  return sse(sequence, 'state.snapshot', snapshot);
+}
+
+/** `bufferMs`: the events gathered in one window, `id:` the highest sequence so `Last-Event-ID` resumes after it. */
+export function batchFrame(events: readonly V2RunEvent[]): string {
+  return sse(events[events.length - 1]!.sequence, 'batch', events);
+}

@@ -26,6 +26,7 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.ENVELOPE_INVALID]: 422,
   [ErrorCode.FORK_POINT_INVALID]: 422,
   [ErrorCode.INTERRUPT_INVALIDATED]: 410,
+  [ErrorCode.UNSUPPORTED_STREAM_MODE]: 400,
 };
 
 /** HTTP status for an error code on the OpenWOP REST surface (unknown codes: 500). */

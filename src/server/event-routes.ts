@@ -1,10 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode, HostError } from '../core/index.js';
+import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
-import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '../openwop/types.js';
+import { TERMINAL_STATUSES } from '../openwop/types.js';
+import { snapshotAt } from '../openwop/snapshot-at.js';
+import { parseBufferMs, parseStreamMode } from '../openwop/stream-modes.js';
+import { streamRunEvents } from './run-event-stream.js';
 import { longPollEvents } from './long-poll.js';
-import type { RunEvent } from '../openwop/types.js';
 
 /** Options of the event routes. */
 export interface EventRouteDeps {
@@ -49,14 +51,11 @@ async function requireRun(host: OpenwopHost, runId: string): Promise<void> {
   if (!(await host.store.getRun(runId))) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
 }
 
-function sseFrame(e: RunEvent): string {
-  return `id: ${e.sequence}\nevent: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`;
-}
-
 /**
- * `GET /v1/runs/{runId}/events`: the log as JSON `{events}`, or as SSE for `Accept: text/event-stream`
- * (`id` = sequence, resumes after `Last-Event-ID`, keep-alive comments, closes after the terminal
- * event). `GET /v1/runs/{runId}/events/poll?lastSequence=&timeout=` (or `afterSequence=`): returns new events at
+ * `GET /v1/runs/{runId}/events`: the log as JSON `{events}`, or as SSE for `Accept: text/event-stream` in the
+ * `streamMode` of stream-modes.md (`updates` by default; `values`, `messages`, `debug`, mixes; `bufferMs` batches),
+ * `id` = sequence, resumes after `Last-Event-ID`, keep-alive comments, closes after the terminal event
+ * (run-event-stream.ts). Both query parameters are validated for the JSON read too, which returns the whole log. `GET /v1/runs/{runId}/events/poll?lastSequence=&timeout=` (or `afterSequence=`): returns new events at
  * once, or waits up to `timeout` and returns `{events: [], isComplete, timedOut: true}`.
  */
 export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps): void {
@@ -71,51 +70,30 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps):
       reply: FastifyReply,
     ) => {
       const { runId } = req.params;
-      await requireRun(host, runId);
+      // Validation before the content-shape branch (stream-modes.md §Content negotiation).
+      const modes = parseStreamMode(req.query.streamMode);
+      const bufferMs = parseBufferMs(req.query.bufferMs, modes);
+      const run = await host.store.getRun(runId);
+      if (!run) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
       const lastId = req.headers['last-event-id'];
       const after = intParam(typeof lastId === 'string' ? lastId : req.query.afterSequence, 'afterSequence', -1);
       const accept = String(req.headers.accept ?? '');
       if (!accept.includes('text/event-stream')) {
         return { events: await host.store.events(runId, after) };
       }
-      reply.hijack();
-      const raw = reply.raw;
-      raw.writeHead(200, {
-        'content-type': 'text/event-stream',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
+      await streamRunEvents(reply, {
+        host,
+        clock,
+        keepAliveMs,
+        runId,
+        modes,
+        bufferMs,
+        after,
+        headers: {},
+        project: (e) => e,
+        snapshot: (events) => snapshotAt(run, events),
+        errorBody: (err) => toHostError(err, ErrorCode.INTERNAL).toEnvelope(),
       });
-      let last = after;
-      let closed = false;
-      const buffered: RunEvent[] = [];
-      let live = false;
-      const write = (e: RunEvent): void => {
-        if (closed || e.sequence <= last) return;
-        last = e.sequence;
-        raw.write(sseFrame(e));
-        if (TERMINAL_EVENT_TYPES.has(e.type)) close();
-      };
-      const unsubscribe = host.store.subscribe(runId, (e) => (live ? write(e) : buffered.push(e)));
-      let timer = clock.setTimeout(function tick() {
-        if (closed) return;
-        raw.write(': keep-alive\n\n');
-        timer = clock.setTimeout(tick, keepAliveMs);
-      }, keepAliveMs);
-      const close = (): void => {
-        if (closed) return;
-        closed = true;
-        unsubscribe();
-        clock.clearTimeout(timer);
-        raw.end();
-      };
-      raw.on('close', close);
-      raw.write(': connected\n\n');
-      for (const e of await host.store.events(runId, after)) write(e);
-      live = true;
-      for (const e of buffered.sort((a, b) => a.sequence - b.sequence)) write(e);
-      // A stored terminal run whose terminal event was already sent before Last-Event-ID: nothing more will come.
-      const run = await host.store.getRun(runId);
-      if (run && ['completed', 'failed', 'cancelled'].includes(run.status) && last >= run.lastSequence) close();
     },
   );
 

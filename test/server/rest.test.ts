@@ -49,16 +49,18 @@ describe('runs over REST', () => {
     const { body } = await api.post('/v1/runs', { workflowId: 'conformance-subworkflow-parent' });
     await api.until(body.runId, terminal);
     const json = await api.events(body.runId);
-    const sse = await readSse(`${srv.url}/v1/runs/${body.runId}/events`, token);
+    const sse = await readSse(`${srv.url}/v1/runs/${body.runId}/events?streamMode=debug`, token);
     expect(sse.events).toEqual(json);
     expect(sse.ids).toEqual(json.map((e) => String(e.sequence)));
-    const resumed = await readSse(`${srv.url}/v1/runs/${body.runId}/events`, token, { 'last-event-id': '3' });
+    const resumed = await readSse(`${srv.url}/v1/runs/${body.runId}/events?streamMode=debug`, token, {
+      'last-event-id': '3',
+    });
     expect(resumed.events).toEqual(json.slice(4));
   });
 
   it('SSE streams a live run to its terminal event with keep-alive comments', async () => {
     const { body } = await api.post('/v1/runs', { workflowId: 'conformance-approval' });
-    const stream = readSse(`${srv.url}/v1/runs/${body.runId}/events`, token);
+    const stream = readSse(`${srv.url}/v1/runs/${body.runId}/events?streamMode=debug`, token);
     await api.until(body.runId, (s) => s.status === 'waiting-approval');
     expect((await api.post(`/v1/runs/${body.runId}/interrupts/gate`, { action: 'accept' })).status).toBe(200);
     const got = await stream;

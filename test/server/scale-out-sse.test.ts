@@ -49,7 +49,7 @@ describe.skipIf(!PG_URL)('live events of a run driven by another process', () =>
     const before = (await client(a.url, token).get(`/v1/runs/${runId}`)).body;
     expect(TERMINAL).not.toContain(before.status);
     // The stream ends only on the terminal event, which B appends after A's stream has read the stored log.
-    const streamed = await readSse(`${a.url}/v1/runs/${runId}/events`, token);
+    const streamed = await readSse(`${a.url}/v1/runs/${runId}/events?streamMode=debug`, token);
     const log = await client(a.url, token).events(runId);
     expect(TERMINAL).toContain((await client(a.url, token).get(`/v1/runs/${runId}`)).body.status);
     expect(logProblems(log)).toEqual([]);

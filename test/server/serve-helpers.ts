@@ -121,13 +121,16 @@ export function client(url: string, token: string) {
   };
 }
 
-/** Reads an SSE response until it ends (or `max` events arrived); returns the parsed frames. */
+/**
+ * Reads an SSE response until it ends (or `max` events arrived); returns the parsed frames: `events` their `data:`
+ * (a run event, except for the stream modes' synthesized frames), `ids` and `names` their `id:` and `event:`.
+ */
 export async function readSse(
   url: string,
   token: string,
   headers: Record<string, string> = {},
   max = Infinity,
-): Promise<{ events: RunEvent[]; ids: string[]; comments: number }> {
+): Promise<{ events: RunEvent[]; ids: string[]; names: string[]; comments: number; status: number }> {
   const ctl = new AbortController();
   const res = await fetch(url, {
     headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', ...headers },
@@ -138,6 +141,7 @@ export async function readSse(
   let buf = '';
   const events: RunEvent[] = [];
   const ids: string[] = [];
+  const names: string[] = [];
   let comments = 0;
   try {
     for (;;) {
@@ -153,8 +157,10 @@ export async function readSse(
           continue;
         }
         const id = /^id: (.*)$/m.exec(frame)?.[1];
+        const name = /^event: (.*)$/m.exec(frame)?.[1];
         const data = /^data: (.*)$/m.exec(frame)?.[1];
         if (id !== undefined) ids.push(id);
+        if (name !== undefined) names.push(name);
         if (data) events.push(JSON.parse(data) as RunEvent);
       }
       if (events.length >= max) break;
@@ -162,7 +168,7 @@ export async function readSse(
   } finally {
     ctl.abort();
   }
-  return { events, ids, comments };
+  return { events, ids, names, comments, status: res.status };
 }
 
 /** Asserts the log invariants: sequences 0..n-1 in order, exactly one terminal event and it is last, every event valid. */

@@ -41,7 +41,7 @@ afterAll(async () => {
 
 it('keep-alive comments flow while the run waits; events follow; the stream ends after the terminal event', async () => {
   const { run } = await host.runs.createRun({ workflowId: 'conformance-approval' }, { principal: 't' });
-  const res = await fetch(`${url}/v1/runs/${run.runId}/events`, {
+  const res = await fetch(`${url}/v1/runs/${run.runId}/events?streamMode=debug`, {
     headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' },
   });
   expect(res.headers.get('content-type')).toBe('text/event-stream');

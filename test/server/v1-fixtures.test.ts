@@ -49,7 +49,7 @@ describe.each(BACKENDS)('seeded v1 fixtures run as documented ($name)', (backend
 
   it('conformance-delay: running in flight; SSE to the terminal event; Last-Event-ID resumes after it', async () => {
     const { body } = await api.post('/v1/runs', { workflowId: 'conformance-delay', inputs: { delayMs: 400 } });
-    const stream = readSse(`${srv.url}/v1/runs/${body.runId}/events`, token);
+    const stream = readSse(`${srv.url}/v1/runs/${body.runId}/events?streamMode=debug`, token);
     const inFlight = await api.until(body.runId, (s) => s.nodeStates?.wait?.status === 'running' || terminal(s));
     expect(inFlight.status).toBe('running');
     const got = await stream;
@@ -61,7 +61,7 @@ describe.each(BACKENDS)('seeded v1 fixtures run as documented ($name)', (backend
     expect(logProblems(log)).toEqual([]);
     expect(got.events).toEqual(log);
     const started = log.find((e) => e.type === 'node.started')!;
-    const resumed = await readSse(`${srv.url}/v1/runs/${body.runId}/events`, token, {
+    const resumed = await readSse(`${srv.url}/v1/runs/${body.runId}/events?streamMode=debug`, token, {
       'last-event-id': String(started.sequence),
     });
     expect(resumed.events).toEqual(log.filter((e) => e.sequence > started.sequence));

@@ -43,32 +43,3 @@ export function projectEvent(e: RunEvent, owner: V2Owner): V2RunEvent {
   if (e.causationId !== undefined) out.causationId = v2EventId(e.causationId);
   return out;
 }
-
-/** The `streamMode` filters of v2 events.md §The events channel (`values` never combines with another). */
-export type StreamMode = 'updates' | 'values' | 'messages' | 'debug';
-
-const UPDATE_TYPES = new Set([
-  'node.completed',
-  'node.failed',
-  'node.skipped',
-  'node.cancelled',
-  'node.suspended',
-  'node.dispatched',
-  'artifact.created',
-  'workspace.updated',
-]);
-const UPDATE_DOMAINS = new Set(['run', 'interrupt', 'approval', 'clarification', 'eval', 'deployment']);
-/** The persisted type of a streamed AI output chunk, framed `ai.message.chunk` in `messages` (§SSE frames). */
-export const OUTPUT_CHUNK_TYPE = 'output.chunk';
-
-/**
- * Whether a v2 event belongs to a mode (events.md, the mode table): `debug` admits every event; `updates` run
- * transitions, terminal node transitions, suspensions, `node.dispatched`, interrupt events, `artifact.created`,
- * `eval.*`, `deployment.*` and `workspace.updated`; `values` is triggered by the same `updates`-tier transitions (it
- * emits a synthesized snapshot after each); `messages` admits the AI output chunks (`output.chunk`) only.
- */
-export function admits(mode: StreamMode, type: string): boolean {
-  if (mode === 'debug') return true;
-  if (mode === 'messages') return type === OUTPUT_CHUNK_TYPE;
-  return UPDATE_TYPES.has(type) || UPDATE_DOMAINS.has(type.slice(0, type.indexOf('.')));
-}

@@ -9,9 +9,8 @@ export {
   unprojectPathSegment,
 } from './ids.js';
 export { v2TypeOf, isV2Type } from './codemap.js';
-export { projectEvent, admits, V2_TERMINAL_TYPES, OUTPUT_CHUNK_TYPE } from './event-projection.js';
-export type { V2RunEvent, StreamMode } from './event-projection.js';
-export { parseStreamMode, SUPPORTED_STREAM_MODES } from './stream-mode.js';
+export { projectEvent, V2_TERMINAL_TYPES } from './event-projection.js';
+export type { V2RunEvent } from './event-projection.js';
 export { projectSnapshot, SNAPSHOT_EXTENSION, V2_READ_ERA } from './snapshot-projection.js';
 export { ownerOf, API_KEY_ISSUER } from './owner.js';
 export type { V2Owner, V2Subject } from './owner.js';

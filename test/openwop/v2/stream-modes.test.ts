@@ -3,7 +3,7 @@
 // - `values` sends one `state.snapshot` frame after each transition of the `updates` tier, `id:` that event's
 //   sequence, `data:` the run as it stood at that point of its log (status, node states, pending interrupts), the
 //   last one the run as `GET /runs/{runId}` shows it; a resumption starts with the snapshot at the resumption point;
-// - `bufferMs` gathers the events into `batch` frames (`data:` an array of RunEventDoc, `id:` its highest sequence),
+// - `bufferMs` (1..5000; 0 is none) gathers the events into `batch` frames (`data:` an array of RunEventDoc, `id:` its highest sequence),
 //   flushed on the terminal event and on `node.suspended`, which lose and repeat nothing and resume after their id;
 // - `messages` combines with the others; `bufferMs` out of range, or beside `values`, is 400 validation_error.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
@@ -146,11 +146,13 @@ describe.each(BACKENDS)('v2 stream modes on $name', (backend) => {
     expect(resumed.frames.flatMap((f) => f.data)).toEqual(gated.events.filter((e) => e.sequence > Number(first)));
   });
 
-  it('bufferMs: updates filtered into batches are the updates stream', async () => {
+  it('bufferMs: updates filtered into batches are the updates stream; bufferMs=0 is no batching', async () => {
     const plain = await readV2Sse(`${srv.url}${multi.eventsUrl}`, token);
-    const s = await readV2Sse(`${srv.url}${multi.eventsUrl}?bufferMs=0`, token);
+    const s = await readV2Sse(`${srv.url}${multi.eventsUrl}?bufferMs=1`, token);
     expect(s.frames.every((f) => f.event === 'batch')).toBe(true);
     expect(s.frames.flatMap((f) => f.data)).toEqual(plain.frames.map((f) => f.data));
+    const zero = await readV2Sse(`${srv.url}${multi.eventsUrl}?bufferMs=0`, token);
+    expect(zero.frames).toEqual(plain.frames);
   });
 
   it('messages combines with updates and the stream still ends after the terminal event', async () => {

@@ -1,8 +1,16 @@
-import { OUTPUT_CHUNK_TYPE, admits } from '../../openwop/v2/index.js';
-import type { StreamMode, V2RunEvent } from '../../openwop/v2/index.js';
+import { OUTPUT_CHUNK_TYPE, admits } from '../openwop/stream-modes.js';
+import type { StreamMode } from '../openwop/stream-modes.js';
 
-// The frames of v2 events.md §SSE frames: `id:` the sequence, `event:` a type or one of the three frame names that
-// are not types (`state.snapshot`, `batch`, `ai.message.chunk`), `data:` one JSON document.
+// The frames of a run's event stream (v1 stream-modes.md, v2 events.md §SSE frames): `id:` the sequence, `event:` a
+// type or one of the three frame names that are not types (`state.snapshot`, `batch`, `ai.message.chunk`), `data:`
+// one JSON document.
+
+/** A run event as one major renders it (v1 `RunEventDoc`, v2 `RunEventDoc`). */
+export interface EventDoc {
+  type: string;
+  sequence: number;
+  payload: unknown;
+}
 
 function sse(id: number, event: string, data: unknown): string {
   return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -12,18 +20,18 @@ function sse(id: number, event: string, data: unknown): string {
  * One run event: an AI output chunk admitted by `messages` is `ai.message.chunk` with its `outputChunk` payload;
  * otherwise `event:` is the v2 type in a single mode and, in a mixed mode, the mode that admitted it.
  */
-export function eventFrame(e: V2RunEvent, modes: readonly StreamMode[]): string {
+export function eventFrame(e: EventDoc, modes: readonly StreamMode[]): string {
   if (e.type === OUTPUT_CHUNK_TYPE && modes.includes('messages')) return sse(e.sequence, 'ai.message.chunk', e.payload);
   const name = modes.length === 1 ? e.type : (modes.find((m) => admits(m, e.type)) ?? e.type);
   return sse(e.sequence, name, e);
 }
 
-/** `values`: the run as it stood after the event at `sequence` (a v2 `RunSnapshot`). */
+/** `values`: the run as it stood after the event at `sequence` (the major's `RunSnapshot`). */
 export function snapshotFrame(sequence: number, snapshot: unknown): string {
   return sse(sequence, 'state.snapshot', snapshot);
 }
 
 /** `bufferMs`: the events gathered in one window, `id:` the highest sequence so `Last-Event-ID` resumes after it. */
-export function batchFrame(events: readonly V2RunEvent[]): string {
+export function batchFrame(events: readonly EventDoc[]): string {
   return sse(events[events.length - 1]!.sequence, 'batch', events);
 }

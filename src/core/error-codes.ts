@@ -200,6 +200,13 @@ export const ErrorCode = {
    * data: requested, min, max.
    */
   UNSUPPORTED_FORCE_ENGINE_VERSION: 'unsupported_force_engine_version',
+  /**
+   * `configurable.mockProvider` on a run of a host whose test seams are off (run-options.md §"Mock provider
+   * extension" §Authorization: test keys only): 403. data: requestedProvider, supportedProviders.
+   */
+  MOCK_PROVIDER_FORBIDDEN: 'mock_provider_forbidden',
+  /** `configurable.mockProvider.id` not in `testing.mockProviders` (run-options.md): 400. data: requestedProvider, supportedProviders. */
+  UNSUPPORTED_MOCK_PROVIDER: 'unsupported_mock_provider',
   NOT_FOUND: 'not_found',
   UNAUTHORIZED: 'unauthorized',
   FORBIDDEN: 'forbidden',

@@ -1,7 +1,9 @@
 import { ErrorCode, HostError, H, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { ChildRuns, NodeRegistry } from './node-registry.js';
+import { mergeCapabilities } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
+import { checkMockProvider } from './services/mock-providers.js';
 import { RunActor } from './run-actor.js';
 import { RunHalted } from './run-context.js';
 import type { RunOwnership } from './run-ownership.js';
@@ -91,9 +93,14 @@ export class RunManager {
   /** Request applications started by lease sweeps, awaited on shutdown. */
   private readonly sweeping = new Set<Promise<void>>();
   private closed = false;
+  /** `testing.mockProviders` as the installed families advertise it (undefined: none, mock providers forbidden). */
+  private readonly mockProviders: readonly string[] | undefined;
 
   constructor(private readonly o: RunManagerOptions) {
     this.maxNodeExecutions = o.maxNodeExecutions ?? 1000;
+    const testing = mergeCapabilities(...(o.families ?? []).map((f) => f.capabilities())).testing as
+      { mockProviders?: string[] } | undefined;
+    this.mockProviders = testing?.mockProviders;
     this.forwarding = o.requests
       ? new RunRequestForwarding({
           store: o.store,
@@ -119,6 +126,7 @@ export class RunManager {
       throw new HostError(ErrorCode.NOT_FOUND, `workflow ${req.workflowId} is not registered`, {
         workflowId: req.workflowId,
       });
+    checkMockProvider(req.configurable, this.mockProviders);
     const inputs = req.inputs ?? {};
     return this.insertAndStart({
       def,

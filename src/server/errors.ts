@@ -7,6 +7,8 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.INVALID_ARGUMENT]: 400,
   [ErrorCode.FORCE_ENGINE_VERSION_FORBIDDEN]: 403,
   [ErrorCode.UNSUPPORTED_FORCE_ENGINE_VERSION]: 400,
+  [ErrorCode.MOCK_PROVIDER_FORBIDDEN]: 403,
+  [ErrorCode.UNSUPPORTED_MOCK_PROVIDER]: 400,
   [ErrorCode.UNAUTHORIZED]: 401,
   [ErrorCode.FORBIDDEN]: 403,
   [ErrorCode.NOT_FOUND]: 404,

@@ -6,6 +6,7 @@ import { createOpenwopHost } from '../openwop/host.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import type { RunLeaseTiming } from '../openwop/run-ownership.js';
 import type { NodeModule } from '../openwop/node-registry.js';
+import { mockProviderFamily } from '../openwop/services/mock-provider-family.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { buildApp } from './app.js';
@@ -80,12 +81,14 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
         })
       : []),
   ];
+  // The mock provider extension is for test keys, and the test seams are this host's only test mode (run-options.md).
+  const families = [...(o.families ?? []), ...(o.testSeams ? [mockProviderFamily()] : [])];
   const host = await createOpenwopHost({
     db: o.db,
     clock: o.clock,
     nodes,
     ...(o.capabilities ? { capabilities: o.capabilities } : {}),
-    ...(o.families ? { families: o.families } : {}),
+    families,
     ...(o.workflows === false ? { workflowsDir: false as const } : {}),
     ...(o.hostId ? { hostId: o.hostId } : {}),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
@@ -100,7 +103,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     host,
     auth: o.tokens,
     clock: o.clock,
-    ...(o.families ? { families: o.families } : {}),
+    families,
     operator: {
       db: o.db,
       clock: o.clock,

@@ -17,13 +17,14 @@ function sse(id: number, event: string, data: unknown): string {
 }
 
 /**
- * One run event: an AI output chunk admitted by `messages` is `ai.message.chunk` with its `outputChunk` payload;
- * otherwise `event:` is the v2 type in a single mode and, in a mixed mode, the mode that admitted it.
+ * One run event. In a single mode `event:` is its type, except that `messages` frames an AI output chunk as
+ * `ai.message.chunk` with the `outputChunk` payload as `data:`; in a mixed mode `event:` names the mode that admitted
+ * it (the first listed) and `data:` is the event (v1 stream-modes.md §Mixed mode, v2 events.md §The events channel).
  */
 export function eventFrame(e: EventDoc, modes: readonly StreamMode[]): string {
-  if (e.type === OUTPUT_CHUNK_TYPE && modes.includes('messages')) return sse(e.sequence, 'ai.message.chunk', e.payload);
-  const name = modes.length === 1 ? e.type : (modes.find((m) => admits(m, e.type)) ?? e.type);
-  return sse(e.sequence, name, e);
+  if (modes.length > 1) return sse(e.sequence, modes.find((m) => admits(m, e.type)) ?? e.type, e);
+  if (modes[0] === 'messages' && e.type === OUTPUT_CHUNK_TYPE) return sse(e.sequence, 'ai.message.chunk', e.payload);
+  return sse(e.sequence, e.type, e);
 }
 
 /** `values`: the run as it stood after the event at `sequence` (the major's `RunSnapshot`). */

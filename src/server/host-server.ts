@@ -8,6 +8,7 @@ import type { RunLeaseTiming } from '../openwop/run-ownership.js';
 import type { NodeModule } from '../openwop/node-registry.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
+import { ensureMhsEffectIndex } from '../openwop/effects/mhs-effect-index.js';
 import { buildApp } from './app.js';
 import { workflowRecorder } from './workflow-record.js';
 import { isAddressInUse, portInUse } from './port-probe.js';
@@ -80,6 +81,8 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
         })
       : []),
   ];
+  // Issue 17: the run-id index of governed commands (a trigger on the host ledger, filled once from its intents).
+  if (o.mhs) await ensureMhsEffectIndex(o.db);
   const host = await createOpenwopHost({
     db: o.db,
     clock: o.clock,

@@ -193,6 +193,13 @@ describe.each(BACKENDS)('MCP and model effects on the v2 effect ledger on $name'
     expect(seen).toMatchObject([{ nodeId: 'tool', attempt: 1, state: 'claimed' }]);
     await srv!.kill();
     srv = await serve(h.location, args);
+    // Until the resumed run ends, the server must never see the call again.
+    for (;;) {
+      expect(await calls('hang')).toBe(1);
+      const s = await call(srv.url, 'GET', run.statusUrl, { token, version: '2' });
+      if (['completed', 'failed', 'cancelled'].includes(s.body.status)) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
     const { events, last } = await pollToEnd(srv.url, run.eventsUrl, token);
     expect(last.status).toBe('failed');
     const failed = events.find((e: any) => e.type === 'node.failed' && e.nodeId === 'tool');

@@ -93,7 +93,10 @@ describe.each(BACKENDS)('effect records on $name', (backend) => {
     const hang = new Promise<never>(() => undefined);
     // The executor "dies" mid-call: its send never settles.
     void effectGuard(records, scope, notReplay).perform(call(), () => hang);
-    void effectGuard(records, scope, notReplay).perform(call({ seam: 'provider.model-call', name: 'turn:0' }), () => hang);
+    void effectGuard(records, scope, notReplay).perform(
+      call({ seam: 'provider.model-call', name: 'turn:0' }),
+      () => hang,
+    );
     await expect.poll(async () => (await records.forRun('run_a')).length).toBe(2);
     let sends = 0;
     const refused = await failureOf(

@@ -9,7 +9,10 @@ export interface RunEffect {
   nodeId: string;
   /** 1, or higher for a retry of the same effect after a released (or, for a model call, dead) attempt. */
   attempt: number;
-  /** A governed command's id as the endpoint receives it (`_mhs.command_id`); none for MCP and model calls. */
+  /**
+   * The identity the provider receives: a governed command's id (`_mhs.command_id`), a remote run's `Idempotency-Key`;
+   * none for MCP and model calls (they receive no key).
+   */
   providerKey?: string;
   state: EffectState;
   /** When the attempt reached its state. */
@@ -81,6 +84,7 @@ export async function runEffects(
       seam: row.seam,
       nodeId: row.nodeId,
       attempt: row.attempt,
+      ...(row.providerKey !== null ? { providerKey: row.providerKey } : {}),
       state: row.state,
       at: row.at,
     });

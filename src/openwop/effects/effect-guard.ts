@@ -18,6 +18,8 @@ export interface EffectCall {
   request: unknown;
   /** True when sending again changes nothing outside the run (a model call): a dead attempt is retried. */
   idempotent: boolean;
+  /** The identity the provider receives for the effect (an idempotency key it dedupes on); never a credential. */
+  providerKey?: string;
   /** How a failed send ended its attempt: `released` (nothing was performed) or `unknown` (it may have been). */
   failed(err: unknown): 'released' | 'unknown';
 }
@@ -82,7 +84,14 @@ export function effectGuard(
           });
         return d.outcome as T;
       }
-      const claim = { ...scope, effectId, attempt: d.attempt, seam: call.seam, requestDigest };
+      const claim = {
+        ...scope,
+        effectId,
+        attempt: d.attempt,
+        seam: call.seam,
+        requestDigest,
+        ...(call.providerKey !== undefined ? { providerKey: call.providerKey } : {}),
+      };
       const won = await records.claim(claim, d.kind === 'retry' ? { effectId, attempt: d.release } : undefined);
       if (!won) throw unknown(d.attempt);
       let out: T;

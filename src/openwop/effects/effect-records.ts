@@ -14,7 +14,7 @@ import { migrate } from '../../ledger/index.js';
 import type { Db } from '../../ledger/index.js';
 
 /** The effect seams recorded here (names as in the effect-seam manifest, effect-seams.ts). */
-export type EffectSeamName = 'mhs.governed-call' | 'mcp.client-call' | 'provider.model-call';
+export type EffectSeamName = 'mhs.governed-call' | 'mcp.client-call' | 'provider.model-call' | 'http.remote-run';
 
 /** An attempt's lifecycle state (effect-ledger-projection.schema.json `state`). */
 export type EffectState = 'claimed' | 'completed' | 'released' | 'escaped';

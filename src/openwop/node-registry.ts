@@ -105,8 +105,9 @@ export interface NodeContext {
   readonly agentRuntime?: NodeServices['agentRuntime'];
   readonly mcp?: NodeServices['mcp'];
   /**
-   * The Layer-2 effect guard of this execution (effects/effect-guard.ts): a model-provider call is made through it so
-   * it is claimed before it is sent and answered from its record when the node is re-executed. Set by the host.
+   * The Layer-2 effect guard of this execution (effects/effect-guard.ts): a model-provider call or a remote run is made
+   * through it, so it is claimed before it is sent and answered from its record when the node is re-executed
+   * (`ctx.mcp.callTool` is routed through it already). Set by the host.
    */
   readonly effects?: EffectGuard;
 }

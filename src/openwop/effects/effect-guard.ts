@@ -1,6 +1,6 @@
 /**
- * The Layer-2 guard of one node execution (v2 idempotency.md §"Layer 2: effect identity"): every MCP tool call and
- * model-provider call the node makes is claimed durably before it is sent and completed (with its outcome) or released
+ * The Layer-2 guard of one node execution (v2 idempotency.md §"Layer 2: effect identity"): every MCP tool call,
+ * model-provider call and remote run the node makes is claimed durably before it is sent and completed (with its outcome) or released
  * after, under an identity stable across re-executions, so the effect surface lists it and a node re-executed after a
  * crash never sends a completed or possibly-performed effect again.
  */

@@ -1,7 +1,7 @@
 /**
  * The Layer-2 effect records of runs (v2 idempotency.md §"Layer 2: effect identity"), one table on the shared store
  * beside the run's events, `openwop_run_effects`, read by run through its `(run_id, id)` index:
- * - one row per attempt of an MCP tool call or model-provider call a node made: claimed (insert-if-absent on
+ * - one row per attempt of an MCP tool call, model-provider call or remote run a node made: claimed (insert-if-absent on
  *   `(effect_id, attempt)`, the atomic claim) before the call, then `completed` with its outcome or `released`;
  * - one row per governed MHS command a node journaled, written by the database in the transaction of its
  *   `command.intent` (mhs-effect-index.ts); its state is read from the host ledger, never kept here.

@@ -139,8 +139,9 @@ async function runManifestAgent(ctx: NodeContext, d: ManifestAgentDeps): Promise
     else {
       let reply: Turn;
       try {
-        reply = await modelEffect(ctx, name, { model: d.model.name, messages, tools: surface }, () =>
-          d.model.next({ messages, tools: surface, signal: ctx.signal }),
+        // The effect record keeps the answer redacted, as the log does.
+        reply = await modelEffect(ctx, name, { model: d.model.name, messages, tools: surface }, async () =>
+          clean(await d.model.next({ messages, tools: surface, signal: ctx.signal })),
         );
       } catch (err) {
         if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's

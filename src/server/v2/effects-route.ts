@@ -8,9 +8,10 @@ import { callerOf } from '../auth.js';
 
 /**
  * `GET /runs/{runId}/effects` (v2 `getRunEffects`, idempotency.md §"Witness", runs.md §Surface gates): the run's
- * Layer-2 effect ledger, `{ runId, effects[] }` in claim order: the run's MCP tool calls, model calls and governed
- * commands, read by run id (a run created under either major). Mounted only with the host ledger; while the discovery document does not advertise
- * `idempotency` (the gate) it answers `404`, as an unadvertised gated operation does. `404 not_found` for no such run.
+ * Layer-2 effect ledger, `{ runId, effects[] }` in claim order: the run's MCP tool calls, model calls, remote runs and
+ * governed commands, read by run id (a run created under either major). Mounted only with the host ledger; while the
+ * discovery document does not advertise `idempotency` (the gate) it answers `404`, as an unadvertised gated operation
+ * does. `404 not_found` for no such run.
  */
 export function registerV2EffectsRoute(app: FastifyInstance, host: OpenwopHost, ledger: EffectLedger): void {
   app.get<{ Params: { runId: string } }>(

@@ -219,6 +219,13 @@ export const ErrorCode = {
   /** ctx.mcp (RFC 0144): the MCP server could not be reached or its reply was unusable (connect, send, timeout). data: serverId, sdkCode?. */
   MCP_TRANSPORT: 'mcp_transport_error',
   INTERNAL: 'internal_error',
+  /**
+   * A node re-executed after a crash found its effect (an MCP tool call) claimed and never completed: whether the
+   * provider performed it is unknown, so it is not sent again (v2 idempotency.md Layer 2: a retried node MUST NOT
+   * issue a second external effect); the effect record stays `claimed`. Also raised when another executor holds the
+   * claim. data: effectId, seam, nodeId, attempt.
+   */
+  EFFECT_OUTCOME_UNKNOWN: 'effect_outcome_unknown',
   /** A replay fork reached a side-effecting node the source run recorded no outcome for; the effect was not performed (replay.md RFC 0140 rule 3). data: sourceRunId, nodeId, execution. */
   REPLAY_SOURCE_MISSING: 'replay_source_missing',
   /** A replay fork's model answer is a refusal where the source's was valid, or the reverse; `replay.divergedAtRefusal` is in the log (RFC 0041 §B). data: sourceRunId, atSequence, nodeId, originalEnvelopeKind, replayEnvelopeKind. */

@@ -9,6 +9,8 @@ import { delayNode, failNode, identityNode, noopNode } from './nodes/core-nodes.
 import { approvalGateNode, clarificationGateNode, interruptNode } from './nodes/interrupt-nodes.js';
 import { conversationGateNode } from './nodes/conversation-gate.js';
 import { conformanceReplayNodes, EffectSeam } from './nodes/conformance-replay-nodes.js';
+import { RunEffectRecords } from './effects/effect-records.js';
+import { effectsFamily } from './effects/effects-family.js';
 import { MockAiPrograms, structuredOutputNode } from './nodes/structured-output-node.js';
 import { forkRun } from './fork.js';
 import type { ForkRequest, ForkResponse } from './fork.js';
@@ -71,6 +73,8 @@ export interface OpenwopHostOptions {
 /** The assembled OpenWOP host: store, registry, catalog, run manager and the discovery document. */
 export interface OpenwopHost {
   store: OpenwopStore;
+  /** The Layer-2 effect records of runs (MCP tool calls, model calls; MHS commands when the ledger index is installed). */
+  effects: RunEffectRecords;
   registry: NodeRegistry;
   catalog: WorkflowCatalog;
   runs: RunManager;
@@ -147,7 +151,13 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
   );
   const effects = new EffectSeam((runId) => replay.isReplay(runId), o.effectCounts);
   const mockAi = new MockAiPrograms();
-  const families = [...(o.families ?? []), replay.family()];
+  const effectRecords = new RunEffectRecords(o.db, o.clock);
+  // The effect layer wraps inside the replay layer: a replay fork's side-effecting nodes never reach it.
+  const families = [
+    ...(o.families ?? []),
+    effectsFamily(effectRecords, (runId) => replay.isReplay(runId)),
+    replay.family(),
+  ];
   const registry = new NodeRegistry().register(
     ...CORE_NODES,
     ...conformanceReplayNodes(effects),
@@ -195,6 +205,7 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
   const fixtureIds = fixtures.map((f) => f.id);
   return {
     store,
+    effects: effectRecords,
     registry,
     catalog,
     runs,

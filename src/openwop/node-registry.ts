@@ -1,5 +1,6 @@
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
+import type { EffectGuard } from './effects/effect-guard.js';
 import type { RecordedExecution } from './replay-outcomes.js';
 import type { NodeServices, ServiceName } from './service-family.js';
 import type { Db } from '../ledger/db.js';
@@ -103,6 +104,12 @@ export interface NodeContext {
   readonly promptLibrary?: NodeServices['promptLibrary'];
   readonly agentRuntime?: NodeServices['agentRuntime'];
   readonly mcp?: NodeServices['mcp'];
+  /**
+   * The Layer-2 effect guard of this execution (effects/effect-guard.ts): a model-provider call or a remote run is made
+   * through it, so it is claimed before it is sent and answered from its record when the node is re-executed
+   * (`ctx.mcp.callTool` is routed through it already). Set by the host.
+   */
+  readonly effects?: EffectGuard;
 }
 
 /** A node's success. `variables` are written to the run's variables (`variable.changed`). */

@@ -1,39 +1,29 @@
 import type { Ledger, LedgerEntry } from '../ledger/index.js';
-import type { RunEvent } from './types.js';
+import type { EffectAttempt, EffectSeamName, EffectState, RunEffectRecords } from './effects/effect-records.js';
 
 /** One Layer-2 effect record of a run (v2 idempotency.md §"Layer 2", effect-ledger-projection.schema.json). */
 export interface RunEffect {
-  /** The governed command's id: the identity journaled before the send and sent to the endpoint as `_mhs.command_id`. */
-  commandId: string;
+  /** The effect's identity: a governed command's id, or the `eff-…` id of an MCP tool call or model call. */
+  effectId: string;
+  seam: EffectSeamName;
   nodeId: string;
-  /** Always 1: a command is sent at most once and, after a restart, reconciled rather than resent (HOST-081/091). */
-  attempt: 1;
-  state: 'claimed' | 'completed' | 'released';
-  /** When the record reached its state (the ledger entry's `ts`). */
+  /** 1, or higher for a retry of the same effect after a released (or, for a model call, dead) attempt. */
+  attempt: number;
+  /**
+   * The identity the provider receives: a governed command's id (`_mhs.command_id`), a remote run's `Idempotency-Key`;
+   * none for MCP and model calls (they receive no key).
+   */
+  providerKey?: string;
+  state: EffectState;
+  /** When the attempt reached its state. */
   at: string;
-  /** The ledger `seq` of the `command.intent` (the claim): the projection's order. */
-  intentSeq: number;
 }
 
-/** The ledger reads the projection makes: pages of entries and one command's entries (both indexed). */
-export type EffectLedger = Pick<Ledger, 'head' | 'range' | 'byCommand'>;
+/** The ledger read the projection makes for a governed command's state (indexed by command id). */
+export type EffectLedger = Pick<Ledger, 'byCommand'>;
 
-const PAGE = 500;
-/** The checkpoint an MHS node records before its first send (mhs-nodes.ts `ledgerMark`): the ledger head then. */
-const LEDGER_MARK = 'mhs.ledgerFrom';
 // Receipt statuses of a command still executing or not yet known (src/mhs/wire-types.ts ReceiptStatus).
 const OPEN_RECEIPT = new Set(['accepted', 'running', 'unknown']);
-
-/** The lowest ledger head any MHS node of this run recorded before sending, or undefined when none did. */
-export function firstLedgerMark(events: readonly RunEvent[]): number | undefined {
-  let min: number | undefined;
-  for (const e of events) {
-    if (e.type !== 'log.appended') continue;
-    const f = e.payload.fields as { checkpoint?: unknown; value?: unknown } | undefined;
-    if (f?.checkpoint === LEDGER_MARK && typeof f.value === 'number') min = Math.min(min ?? f.value, f.value);
-  }
-  return min;
-}
 
 /**
  * Where one command stands from its ledger entries: a final receipt `completed` (the device executed it, whatever its
@@ -55,34 +45,48 @@ export function commandState(intent: LedgerEntry, entries: readonly LedgerEntry[
   return out;
 }
 
+/** A governed command's record, its state read from its ledger entries; undefined when a prune removed its intent. */
+async function mhsEffect(ledger: EffectLedger, row: EffectAttempt): Promise<RunEffect | undefined> {
+  const entries = await ledger.byCommand(row.effectId);
+  const intent = entries.find((e) => e.kind === 'command.intent');
+  if (!intent) return undefined;
+  return {
+    effectId: row.effectId,
+    seam: row.seam,
+    nodeId: row.nodeId,
+    attempt: 1,
+    providerKey: row.effectId,
+    ...commandState(intent, entries),
+  };
+}
+
 /**
- * The effect ledger of run `runId`: every governed MHS command a node of the run journaled (the `command.intent`
- * carrying `run_id`, the atomic claim of HOST-091), in ledger order, with its state from the command's own entries.
- * The scan starts at the first ledger mark the run's MHS nodes recorded, so a run that sent nothing reads no ledger
- * page; a fork's copied prefix holds its source's marks, whose intents carry the source's run id and are not its own.
+ * The effect ledger of run `runId`, in claim order, from the run's rows of the effect index (`openwop_run_effects`,
+ * read through its run-id index: no other run's records and no ledger scan): each attempt of an MCP tool call or model
+ * call with its stored state, and each governed MHS command a node of the run journaled (the index row the database
+ * wrote with its `command.intent`, HOST-091's atomic claim) with its state from the host ledger. Without `ledger`
+ * (no host ledger on this host) governed commands are not listed.
  */
 export async function runEffects(
-  ledger: EffectLedger,
+  records: Pick<RunEffectRecords, 'forRun'>,
+  ledger: EffectLedger | undefined,
   runId: string,
-  events: readonly RunEvent[],
 ): Promise<RunEffect[]> {
-  const mark = firstLedgerMark(events);
-  if (mark === undefined) return [];
-  const intents: LedgerEntry[] = [];
-  const head = (await ledger.head()).seq;
-  // Page by sequence up to the head read first (a retention prune may leave gaps; later intents are a later read's).
-  for (let from = mark + 1; from <= head; from += PAGE)
-    for (const e of await ledger.range(from, Math.min(head, from + PAGE - 1)))
-      if (e.kind === 'command.intent' && e.run_id === runId && typeof e.node_id === 'string') intents.push(e);
   const out: RunEffect[] = [];
-  for (const intent of intents) {
-    const commandId = intent.command_id as string;
+  for (const row of await records.forRun(runId)) {
+    if (row.seam === 'mhs.governed-call') {
+      const e = ledger ? await mhsEffect(ledger, row) : undefined;
+      if (e) out.push(e);
+      continue;
+    }
     out.push({
-      commandId,
-      nodeId: intent.node_id as string,
-      attempt: 1,
-      intentSeq: intent.seq,
-      ...commandState(intent, await ledger.byCommand(commandId)),
+      effectId: row.effectId,
+      seam: row.seam,
+      nodeId: row.nodeId,
+      attempt: row.attempt,
+      ...(row.providerKey !== null ? { providerKey: row.providerKey } : {}),
+      state: row.state,
+      at: row.at,
     });
   }
   return out;

@@ -1,5 +1,6 @@
 import { appendOnlyDdl, migrate } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
+import { ensureRunEffects } from './effects/effect-records.js';
 import { ensureRunLeases } from './run-leases.js';
 import { ensureRunRequests } from './run-requests.js';
 import { ensureWorkflowVersions } from './workflow-versions.js';
@@ -66,6 +67,8 @@ export function ensureOpenwopTables(db: Db): Promise<void> {
       .then(() => ensureRunRequests(db))
       // Issue 20: every registered definition is kept as a version with its digest.
       .then(() => ensureWorkflowVersions(db))
+      // Issue 17: the Layer-2 effect records of runs, read by run id.
+      .then(() => ensureRunEffects(db))
       .then(() => undefined);
     done.set(db, p);
     p.catch(() => done.delete(db));

@@ -9,6 +9,7 @@ import type { NodeModule } from '../openwop/node-registry.js';
 import { mockProviderFamily } from '../openwop/services/mock-provider-family.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
+import { ensureMhsEffectIndex } from '../openwop/effects/mhs-effect-index.js';
 import { buildApp } from './app.js';
 import { workflowRecorder } from './workflow-record.js';
 import { isAddressInUse, portInUse } from './port-probe.js';
@@ -83,6 +84,8 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
   ];
   // The mock provider extension is for test keys, and the test seams are this host's only test mode (run-options.md).
   const families = [...(o.families ?? []), ...(o.testSeams ? [mockProviderFamily()] : [])];
+  // Issue 17: the run-id index of governed commands (a trigger on the host ledger, filled once from its intents).
+  if (o.mhs) await ensureMhsEffectIndex(o.db);
   const host = await createOpenwopHost({
     db: o.db,
     clock: o.clock,

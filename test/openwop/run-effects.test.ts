@@ -2,12 +2,12 @@
 // command's state follows its own ledger entries after the intent — `claimed` while in flight, after
 // `command.unknown` and under a receipt still `accepted`/`running`/`unknown`; `completed` on a final receipt
 // (`completed` or `failed`: the device executed it); `released` on `command.not_sent`, an endpoint fault that executed
-// nothing, or a `rejected` receipt; `at` is the deciding entry's time; and the scan starts at the run's lowest
-// `mhs.ledgerFrom` checkpoint (none: no ledger read at all).
+// nothing, or a `rejected` receipt; `at` is the deciding entry's time; and a run's effect ledger is its own index rows
+// in claim order (MCP and model attempts as stored, governed commands with their ledger state, a pruned one left out).
 import { describe, expect, it } from 'vitest';
 import type { LedgerEntry } from '../../src/ledger/index.js';
-import { commandState, firstLedgerMark, runEffects } from '../../src/openwop/run-effects.js';
-import type { RunEvent } from '../../src/openwop/types.js';
+import type { EffectAttempt } from '../../src/openwop/effects/effect-records.js';
+import { commandState, runEffects } from '../../src/openwop/run-effects.js';
 
 let seq = 10;
 const entry = (kind: string, extra: Record<string, unknown> = {}): LedgerEntry =>
@@ -44,31 +44,53 @@ describe('the state of a governed command in the effect ledger', () => {
     expect(commandState(later, [early, later]).state).toBe('claimed');
   });
 
-  it('the scan starts at the lowest ledger mark of the run; a run with none reads no ledger page', async () => {
-    const mark = (value: number, sequence: number): RunEvent =>
-      ({
-        type: 'log.appended',
-        sequence,
-        payload: { level: 'debug', fields: { checkpoint: 'mhs.ledgerFrom', value } },
-      }) as unknown as RunEvent;
-    expect(firstLedgerMark([])).toBeUndefined();
-    expect(firstLedgerMark([mark(40, 1), mark(7, 2), mark(12, 3)])).toBe(7);
-    const reads: Array<[number, number | undefined]> = [];
-    const ledger = {
-      head: async () => ({ seq: 1200 }) as LedgerEntry,
-      range: async (from: number, to?: number) => {
-        reads.push([from, to]);
-        return [];
+  it('a run reads its own index rows only: attempts with their stored state, commands with their ledger state', async () => {
+    const intent = entry('command.intent', { command_id: 'cmd_02' });
+    const done = entry('receipt', { command_id: 'cmd_02', status: 'completed', receipt: { status: 'completed' } });
+    const row = (over: Partial<EffectAttempt>): EffectAttempt => ({
+      id: 1,
+      runId: 'run_x',
+      nodeId: 'n',
+      effectId: 'eff-0',
+      attempt: 1,
+      seam: 'mcp.client-call',
+      providerKey: null,
+      state: 'completed',
+      claimedAt: 't0',
+      at: 't1',
+      requestDigest: 'd',
+      outcome: { secret: 'never projected' },
+      ...over,
+    });
+    const asked: string[] = [];
+    const records = {
+      forRun: async (runId: string) => {
+        asked.push(runId);
+        return [
+          row({ id: 1, effectId: 'eff-a', state: 'claimed', at: 'ta' }),
+          row({ id: 2, effectId: 'cmd_02', seam: 'mhs.governed-call', nodeId: 'm', state: 'claimed' }),
+          row({ id: 3, effectId: 'cmd_gone', seam: 'mhs.governed-call' }),
+          row({ id: 4, effectId: 'eff-b', seam: 'provider.model-call', attempt: 2, at: 'tb' }),
+        ];
       },
-      byCommand: async () => [],
     };
-    expect(await runEffects(ledger, 'run_x', [])).toEqual([]);
-    expect(reads).toEqual([]);
-    await runEffects(ledger, 'run_x', [mark(7, 1)]);
-    expect(reads).toEqual([
-      [8, 507],
-      [508, 1007],
-      [1008, 1200],
+    const ledger = { byCommand: async (id: string) => (id === 'cmd_02' ? [intent, done] : []) };
+    const out = await runEffects(records, ledger, 'run_x');
+    expect(asked).toEqual(['run_x']);
+    expect(out).toEqual([
+      { effectId: 'eff-a', seam: 'mcp.client-call', nodeId: 'n', attempt: 1, state: 'claimed', at: 'ta' },
+      {
+        effectId: 'cmd_02',
+        seam: 'mhs.governed-call',
+        nodeId: 'm',
+        attempt: 1,
+        providerKey: 'cmd_02',
+        state: 'completed',
+        at: done.ts,
+      },
+      { effectId: 'eff-b', seam: 'provider.model-call', nodeId: 'n', attempt: 2, state: 'completed', at: 'tb' },
     ]);
+    // Without the host ledger no governed command is listed.
+    expect((await runEffects(records, undefined, 'run_x')).map((e) => e.effectId)).toEqual(['eff-a', 'eff-b']);
   });
 });

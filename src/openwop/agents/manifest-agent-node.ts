@@ -2,6 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode } from '../../core/index.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
+import { modelEffect } from '../services/model-effect.js';
 import { recallCheckpoint } from '../services/recorded.js';
 import { checkpointEvent, usageEvents, withoutUsage } from '../services/provider-usage.js';
 import type { ModelUsage, UsageMeter } from '../services/provider-usage.js';
@@ -138,8 +139,12 @@ async function runManifestAgent(ctx: NodeContext, d: ManifestAgentDeps): Promise
     else {
       let reply: Turn;
       try {
-        reply = await d.model.next({ messages, tools: surface, signal: ctx.signal });
+        // The effect record keeps the answer redacted, as the log does.
+        reply = await modelEffect(ctx, name, { model: d.model.name, messages, tools: surface }, async () =>
+          clean(await d.model.next({ messages, tools: surface, signal: ctx.signal })),
+        );
       } catch (err) {
+        if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's
         throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `model ${d.model.name} failed`, {
           provider: d.model.name,
           cause: clean(err instanceof Error ? err.message : String(err)),

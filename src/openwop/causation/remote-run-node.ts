@@ -17,6 +17,13 @@ export interface RemoteRunDeps {
 
 const REQUESTED = 'cross-host run requested';
 
+/** What the peer answered `POST /v1/runs` (kept as the effect's outcome). */
+interface PeerAnswer {
+  status: number;
+  json: Record<string, unknown>;
+  traceresponse: string | null;
+}
+
 /** The `log.appended` event that records the request (the causation event on this host), reused on a resume. */
 async function causeEvent(ctx: NodeContext, peer: string, workflowId: string): Promise<string> {
   const prior = ctx.history.find((e) => e.type === 'log.appended' && e.payload.message === REQUESTED);
@@ -68,27 +75,48 @@ export function remoteRunNode(d: RemoteRunDeps): NodeModule {
           },
         },
       };
+      const key = `${d.hostId}:${ctx.runId}:${ctx.node.id}:${ctx.activation}`;
       const headers: Record<string, string> = {
         authorization: `Bearer ${peer.token}`,
         'content-type': 'application/json',
-        'idempotency-key': `${d.hostId}:${ctx.runId}:${ctx.node.id}:${ctx.activation}`,
+        'idempotency-key': key,
         ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
       };
-      let res: Response;
+      let res: PeerAnswer;
       try {
-        res = await fetch(new URL('/v1/runs', peer.url), {
-          method: 'POST',
-          headers,
-          body: JSON.stringify(body),
-          signal: ctx.signal,
-        });
+        const send = async (): Promise<PeerAnswer> => {
+          const r = await fetch(new URL('/v1/runs', peer.url), {
+            method: 'POST',
+            headers,
+            body: JSON.stringify(body),
+            signal: ctx.signal,
+          });
+          const json = (await r.json().catch(() => ({}))) as Record<string, unknown>;
+          return { status: r.status, json, traceresponse: r.headers.get('traceresponse') };
+        };
+        // A Layer-2 effect (seam http.remote-run): the peer dedupes on the Idempotency-Key, a deterministic derivative
+        // of the effect's activity recipe, so a dead attempt is sent again under the same key (idempotency.md).
+        res = ctx.effects
+          ? await ctx.effects.perform(
+              {
+                seam: 'http.remote-run',
+                name: `${name}:${workflowId}`,
+                request: { peer: name, body },
+                idempotent: true,
+                providerKey: key,
+                failed: () => 'unknown',
+              },
+              send,
+            )
+          : await send();
       } catch (err) {
+        if (err instanceof NodeFailure) throw err; // the effect guard's refusal
         throw new NodeFailure('external_call_failed', `peer ${name} could not be reached`, {
           peer: name,
           cause: err instanceof Error ? err.message : String(err),
         });
       }
-      const json = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+      const json = res.json;
       if (res.status !== 201 && res.status !== 200)
         throw new NodeFailure('external_call_failed', `peer ${name} refused the run (${res.status})`, {
           peer: name,
@@ -101,7 +129,7 @@ export function remoteRunNode(d: RemoteRunDeps): NodeModule {
           remoteStatus: json.status,
           ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
           // The peer run's own span context (W3C `traceresponse`): in this trace when the peer honoured it.
-          ...(res.headers.get('traceresponse') ? { remoteTraceparent: res.headers.get('traceresponse') } : {}),
+          ...(res.traceresponse ? { remoteTraceparent: res.traceresponse } : {}),
         },
       };
     },

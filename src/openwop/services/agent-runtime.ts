@@ -6,6 +6,7 @@ import type { RunEvent, RunEventInput } from '../types.js';
 import type { EnvelopeModel, EnvelopeOutputFormat } from './ai-envelope-model.js';
 import { choiceFormat, VOTE_FORMAT } from './agent-runtime-formats.js';
 import type { AgentRefLike, AgentRuntimeSurface } from './agent-runtime-surface.js';
+import { modelEffect } from './model-effect.js';
 import { usageEvents } from './provider-usage.js';
 import { recallCheckpoint } from './recorded.js';
 
@@ -75,6 +76,7 @@ function agentRefs(list: unknown, path: string): AgentRefLike[] {
 async function ask(
   ctx: NodeContext,
   model: EnvelopeModel,
+  name: string,
   system: string,
   user: string,
   output?: EnvelopeOutputFormat,
@@ -85,8 +87,11 @@ async function ask(
   ];
   let r: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
-    r = await model.next({ messages, tools: [], signal: ctx.signal, ...(output ? { output } : {}) });
+    r = await modelEffect(ctx, name, { model: model.name, messages, output }, () =>
+      model.next({ messages, tools: [], signal: ctx.signal, ...(output ? { output } : {}) }),
+    );
   } catch (err) {
+    if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's
     throw fail(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
       provider: model.name,
       cause: err instanceof Error ? err.message : String(err),
@@ -137,7 +142,7 @@ export function agentRuntimeSurface(ctx: NodeContext, deps: AgentRuntimeDeps): A
   ): Promise<unknown> {
     const prior = recallCheckpoint(ctx, name);
     if (prior.found) return prior.value;
-    const answer = await ask(ctx, deps.model, system, user, output);
+    const answer = await ask(ctx, deps.model, name, system, user, output);
     const v = answer.value ?? null;
     await ctx.emit([
       ...answer.usage,

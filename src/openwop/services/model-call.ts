@@ -9,6 +9,7 @@ import { NodeFailure } from '../node-registry.js';
 import type { NodeContext } from '../node-registry.js';
 import type { RunEventInput } from '../types.js';
 import type { EnvelopeFinish, EnvelopeModel, EnvelopeModelMessage, EnvelopeOutputFormat } from './ai-envelope-model.js';
+import { modelEffect } from './model-effect.js';
 import { checkpointEvent, recordedUsage, usageEvents, usageTokens } from './provider-usage.js';
 import type { ModelUsage } from './provider-usage.js';
 import { recallCheckpoint } from './recorded.js';
@@ -77,14 +78,17 @@ export async function recordedCall(
   }
   let reply: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
-    reply = await model.next({
-      messages: [...req.messages],
-      tools: [],
-      signal: ctx.signal,
-      ...(req.output ? { output: req.output } : {}),
-      ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
-    });
+    reply = await modelEffect(ctx, name, { model: model.name, ...req }, () =>
+      model.next({
+        messages: [...req.messages],
+        tools: [],
+        signal: ctx.signal,
+        ...(req.output ? { output: req.output } : {}),
+        ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
+      }),
+    );
   } catch (err) {
+    if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's
     throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
       provider: model.name,
       cause: err instanceof Error ? err.message : String(err),

@@ -7,26 +7,27 @@ export interface V2EffectRecord {
   nodeId: string;
   attempt: number;
   keying: 'activity-recipe';
-  providerKey: string;
+  providerKey?: string;
   state: RunEffect['state'];
   at: string;
 }
 
 /**
  * The v2 effect-ledger projection of a run (idempotency.md §"Witness", RFC 0173 §C.2): identity, state and time of
- * each record, never a command's input or receipt. `effectId` is the command id, tenant-bound (`local/cmd-01…`), so
- * a re-read names the same effect and a reconciled retry after a restart stays the one record. `keying` is
- * `activity-recipe`: an MHS device command has no business key, so the host mints its identity once per governed call
- * of a node execution and persists it before the send. `providerKey` is that id as the endpoint receives it
- * (`_mhs.command_id`, the key its receipts answer to): an identifier, no credential.
+ * each attempt, never a request, reply, receipt or credential. `effectId` is tenant-bound (`local/cmd-01…` for a
+ * governed command, `local/eff-…` for an MCP tool call or model call), the same on every read and for every attempt
+ * of one effect. `keying` is `activity-recipe`: none of these providers has a business key, so the identity is the
+ * host's recipe (tenant, run, node and activation, and the call's ordinal name), minted once and persisted before the
+ * send. `providerKey` is a governed command's id as the endpoint receives it (`_mhs.command_id`); an MCP server and a
+ * model provider receive no key, so their records carry none.
  */
 export function projectRunEffects(engineRunId: string, effects: readonly RunEffect[]): Record<string, unknown> {
   const rows: V2EffectRecord[] = effects.map((e) => ({
-    effectId: `${V2_TENANT}/${toOpaque(e.commandId)}`,
+    effectId: `${V2_TENANT}/${toOpaque(e.effectId)}`,
     nodeId: e.nodeId,
     attempt: e.attempt,
     keying: 'activity-recipe',
-    providerKey: e.commandId,
+    ...(e.providerKey !== undefined ? { providerKey: e.providerKey } : {}),
     state: e.state,
     at: e.at,
   }));

@@ -8,9 +8,10 @@ import { callerOf } from '../auth.js';
 
 /**
  * `GET /runs/{runId}/effects` (v2 `getRunEffects`, idempotency.md §"Witness", runs.md §Surface gates): the run's
- * Layer-2 effect ledger, `{ runId, effects[] }` in ledger order, over the host ledger's governed commands (a run
- * created under either major). Mounted only with the host ledger; while the discovery document does not advertise
- * `idempotency` (the gate) it answers `404`, as an unadvertised gated operation does. `404 not_found` for no such run.
+ * Layer-2 effect ledger, `{ runId, effects[] }` in claim order: the run's MCP tool calls, model calls, remote runs and
+ * governed commands, read by run id (a run created under either major). Mounted only with the host ledger; while the
+ * discovery document does not advertise `idempotency` (the gate) it answers `404`, as an unadvertised gated operation
+ * does. `404 not_found` for no such run.
  */
 export function registerV2EffectsRoute(app: FastifyInstance, host: OpenwopHost, ledger: EffectLedger): void {
   app.get<{ Params: { runId: string } }>(
@@ -22,7 +23,7 @@ export function registerV2EffectsRoute(app: FastifyInstance, host: OpenwopHost, 
         throw new HostError(ErrorCode.NOT_FOUND, 'idempotency is not advertised: no effect ledger is served');
       const runId = runIdFromParam(req.params.runId);
       if (!(await host.store.getRun(runId))) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
-      return projectRunEffects(runId, await runEffects(ledger, runId, await host.store.events(runId)));
+      return projectRunEffects(runId, await runEffects(host.effects, ledger, runId));
     },
   );
 }

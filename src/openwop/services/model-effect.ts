@@ -1,0 +1,17 @@
+/**
+ * A model-provider call as a Layer-2 effect (v2 idempotency.md §"Layer 2"; seam `provider.model-call`): claimed
+ * through the node's effect guard before it is sent and completed with the reply, under the name the call site records
+ * its answer under, so a node re-executed after a crash answers a completed call from its record. A model call changes
+ * nothing outside the run, so it is idempotent: an attempt whose process died mid-call is released and sent again as
+ * the next attempt of the same effect; a failed call is released (no answer was obtained).
+ */
+import type { NodeContext } from '../node-registry.js';
+
+/** Runs `send` (one `model.next`) through `ctx.effects` when the host installs it, else directly. */
+export function modelEffect<T>(ctx: NodeContext, name: string, request: unknown, send: () => Promise<T>): Promise<T> {
+  if (!ctx.effects) return send();
+  return ctx.effects.perform(
+    { seam: 'provider.model-call', name, request, idempotent: true, failed: () => 'released' },
+    send,
+  );
+}

@@ -211,6 +211,12 @@ export const ErrorCode = {
   MCP_ERROR: 'mcp_error',
   /** ctx.mcp (RFC 0144): the MCP server could not be reached or its reply was unusable (connect, send, timeout). data: serverId, sdkCode?. */
   MCP_TRANSPORT: 'mcp_transport_error',
+  /**
+   * ctx.mcp: the server's revision is below `minimumRevision` or outside the ladder the host offers (v2 interop.md
+   * §The floor): the connection fails closed before any request is sent; 400 (v2 errors.json). data: serverId,
+   * offered, minimumRevision, revisions.
+   */
+  INTEROP_VERSION_UNSUPPORTED: 'interop_version_unsupported',
   INTERNAL: 'internal_error',
   /** A replay fork reached a side-effecting node the source run recorded no outcome for; the effect was not performed (replay.md RFC 0140 rule 3). data: sourceRunId, nodeId, execution. */
   REPLAY_SOURCE_MISSING: 'replay_source_missing',

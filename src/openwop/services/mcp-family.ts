@@ -12,6 +12,9 @@ import type { ServiceFamily } from '../service-family.js';
 import { contextFrom, startSpan } from '../tracing.js';
 import { McpConnections } from './mcp-connections.js';
 import type { McpConnectionsOptions, McpMethod } from './mcp-connections.js';
+import { NEGOTIATION_DECIDED } from './mcp-negotiation.js';
+import type { NegotiationRecorder } from './mcp-negotiation.js';
+import type { RunEventInput } from '../types.js';
 import { McpHealth } from './mcp-health.js';
 import type { McpServersConfig } from './mcp-servers-config.js';
 import type { McpSurface } from './mcp-surface.js';
@@ -80,19 +83,29 @@ async function traced<T>(
 export function mcpSurface(
   connections: McpConnections,
   health: McpHealth,
-  ctx: { signal?: AbortSignal; traceparent?: string | undefined } = {},
+  ctx: {
+    signal?: AbortSignal;
+    traceparent?: string | undefined;
+    emit?: (events: RunEventInput[]) => Promise<unknown>;
+  } = {},
 ): McpSurface {
-  const { signal, traceparent } = ctx;
+  const { signal, traceparent, emit } = ctx;
+  // RFC 0242 §B.1: a negotiation made inside a run is recorded on that run's log (node-scoped).
+  const record: NegotiationRecorder | undefined = emit
+    ? async (decision) => {
+        await emit([{ type: NEGOTIATION_DECIDED, payload: { ...decision } }]);
+      }
+    : undefined;
   const send = (serverId: string, method: McpMethod, params: Record<string, unknown>) =>
     traced(connections, method, serverId, traceparent, (tp) =>
-      connections.request(serverId, method, withTrace(params, tp), signal),
+      connections.request(serverId, method, withTrace(params, tp), signal, record),
     );
   return {
     callTool: (serverId, name, args) =>
       send(serverId, 'tools/call', { name, ...(args !== undefined ? { arguments: args } : {}) }),
     listTools: (serverId, cursor) => send(serverId, 'tools/list', cursor !== undefined ? { cursor } : {}),
     readResource: (serverId, uri) => send(serverId, 'resources/read', { uri }),
-    serverHealth: (serverId) => health.check(serverId, signal),
+    serverHealth: (serverId) => health.check(serverId, signal, record),
   };
 }
 
@@ -101,7 +114,7 @@ export function mcpSurface(
  * nodes and runs and closed by `close()` (stdio children exit).
  */
 export function createMcpFamily(o: McpFamilyOptions): McpFamily {
-  const connections = new McpConnections(o.config, o);
+  const connections = new McpConnections(o.config, { now: () => new Date(o.clock.now()), ...o });
   const health = new McpHealth(connections, o.clock, o.config.failedHealthTtlMs ?? 0);
   const nodes: NodeModule[] = [mcpClientConformanceNode];
   if (o.callPromptNode ?? o.config.defaultServer !== undefined) nodes.push(mcpCallPromptNode(o.config.defaultServer));

@@ -118,7 +118,7 @@ function unsupported(serverId: string, offered: string | undefined, ladder: McpR
   const below = offered !== undefined && belowFloor(offered, ladder.minimumRevision);
   return new HostError(
     ErrorCode.INTEROP_VERSION_UNSUPPORTED,
-    `MCP server ${serverId} answered with revision ${offered ?? '(none)'}, ${below ? `below the floor ${ladder.minimumRevision}` : 'which this host does not offer'}; nothing was sent to it`,
+    `MCP server ${serverId} answered with revision ${offered ?? '(none)'}, ${below ? `below the floor ${ladder.minimumRevision}` : 'which this host does not offer'}; the connection was closed before any request`,
     {
       serverId,
       ...(offered !== undefined ? { offered } : {}),

@@ -5,6 +5,7 @@
  */
 import { TRACEPARENT_META_KEY } from '@modelcontextprotocol/client';
 import { SpanStatusCode } from '@opentelemetry/api';
+import { isoAt } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
 import type { NodeModule } from '../node-registry.js';
 import { mcpCallPromptNode, mcpClientConformanceNode } from '../nodes/mcp-nodes.js';
@@ -16,6 +17,7 @@ import { NEGOTIATION_DECIDED } from './mcp-negotiation.js';
 import type { NegotiationRecorder } from './mcp-negotiation.js';
 import type { RunEventInput } from '../types.js';
 import { McpHealth } from './mcp-health.js';
+import type { McpRevisionLadder } from './mcp-revisions.js';
 import type { McpServersConfig } from './mcp-servers-config.js';
 import type { McpSurface } from './mcp-surface.js';
 
@@ -110,6 +112,23 @@ export function mcpSurface(
 }
 
 /**
+ * The v2 `mcp` record of the client facet (`schemas/v2/capabilities.schema.json#/properties/mcp`, RFC 0204 `client`,
+ * interop.md §The facets; witness `seam-gated` as the v2 declaration gives it): the ladder `ctx.mcp` negotiates within
+ * and `refreshedAt`, the UTC date the ladder was read from the SDK (each read of the root re-reads it). No inbound
+ * facet fields (`serverUrls`, `serverMount`): the host serves no MCP server to OpenWOP clients.
+ */
+export function mcpV2Record(ladder: McpRevisionLadder, refreshedAt: string): Record<string, unknown> {
+  return {
+    witness: 'seam-gated',
+    revisions: ladder.revisions,
+    preferredVersion: ladder.preferredVersion,
+    minimumRevision: ladder.minimumRevision,
+    refreshedAt,
+    client: true,
+  };
+}
+
+/**
  * Builds the `mcp` family. Nothing connects until a node calls `ctx.mcp` (lazy); connections are reused across
  * nodes and runs and closed by `close()` (stdio children exit).
  */
@@ -124,6 +143,7 @@ export function createMcpFamily(o: McpFamilyOptions): McpFamily {
     health,
     nodes,
     capabilities: () => ({ mcp: { supported: true } }),
+    v2Records: () => ({ mcp: mcpV2Record(connections.ladder(), isoAt(o.clock.now()).slice(0, 10)) }),
     bind: (ctx) => ({ mcp: mcpSurface(connections, health, ctx) }),
     surface: () => mcpSurface(connections, health),
     close: () => connections.close(),

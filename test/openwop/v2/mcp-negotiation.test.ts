@@ -11,7 +11,6 @@
 // - a server that speaks only a revision below the floor is refused: the node fails `interop_version_unsupported`,
 //   the log carries `negotiation.decided {outcome: refused, reason: below-floor}`, and the server received nothing but
 //   the handshake (no tools/call, no message at a revision below the floor).
-/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -8,6 +8,9 @@ import {
   LATEST_PROTOCOL_VERSION,
   SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/client';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
 import { createMcpFamily } from '../../src/openwop/services/mcp-family.js';
@@ -39,10 +42,11 @@ describe('the revision ladder', () => {
 });
 
 describe('negotiation outcomes against real servers', () => {
+  const midLog = join(mkdtempSync(join(tmpdir(), 'mhs-mcp-rev-')), 'mid.log');
   let mid: EchoHttp;
   let old: EchoHttp;
   beforeAll(async () => {
-    mid = await startEchoHttp(['--only-revision', '2025-06-18']);
+    mid = await startEchoHttp(['--only-revision', '2025-06-18', '--log', midLog]);
     old = await startEchoHttp(['--only-revision', '2024-11-05']);
   });
   afterAll(async () => {
@@ -50,7 +54,7 @@ describe('negotiation outcomes against real servers', () => {
     await old?.stop();
   });
 
-  function family(recorded: NegotiationDecided[]) {
+  function family(recorded: NegotiationDecided[], refuseRecord: () => boolean = () => false) {
     return createMcpFamily({
       config: {
         servers: {
@@ -61,6 +65,7 @@ describe('negotiation outcomes against real servers', () => {
       clock: new SimulatedClock(Date.parse('2026-12-01T00:00:00Z')),
       onNegotiated: async (d) => {
         recorded.push(d);
+        if (refuseRecord()) throw new Error('the run ended');
       },
     });
   }
@@ -109,6 +114,27 @@ describe('negotiation outcomes against real servers', () => {
         ['refused', 'below-floor', undefined],
         ['refused', 'below-floor', undefined],
       ]);
+    } finally {
+      await f.close();
+    }
+  });
+
+  it('a decision that cannot be recorded fails the connect (nothing is called); the next call negotiates again', async () => {
+    const recorded: NegotiationDecided[] = [];
+    let refuse = true;
+    const f = family(recorded, () => refuse);
+    writeFileSync(midLog, '');
+    try {
+      const err = await f
+        .surface()
+        .callTool('mid', 'echo', { text: 'x' })
+        .catch((e: unknown) => e);
+      expect((err as HostError).code).toBe(ErrorCode.MCP_TRANSPORT);
+      expect(await f.connections.revision('mid')).toBeUndefined();
+      expect(readFileSync(midLog, 'utf8')).not.toContain('tools/call');
+      refuse = false;
+      expect((await f.surface().callTool('mid', 'echo', { text: 'y' })).structuredContent).toEqual({ text: 'y' });
+      expect(recorded.map((d) => d.outcome)).toEqual(['accepted', 'accepted']);
     } finally {
       await f.close();
     }

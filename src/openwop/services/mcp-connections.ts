@@ -237,6 +237,19 @@ export class McpConnections {
       peerDigest: peerDigestOf(entry),
       at: (this.opts.now?.() ?? new Date()).toISOString(),
     });
+    // A decision that cannot be recorded (the opening run ended meanwhile) fails the connect: retried by the next call.
+    const note = async (d: NegotiationDecided): Promise<void> => {
+      try {
+        await record?.(d);
+      } catch (err) {
+        const why = err instanceof Error ? err.message : String(err);
+        throw toMcpRejection(
+          serverId,
+          new Error(`the negotiation could not be recorded: ${why}`, { cause: err }),
+          'connect',
+        );
+      }
+    };
     // What the host asks for first: the modern revision by server/discover, else its top `initialize` rung.
     const initializeRung = ladder.revisions.find((r) => r < MCP_MODERN_REVISION) ?? ladder.preferredVersion;
     try {
@@ -245,7 +258,7 @@ export class McpConnections {
       await client.close().catch(() => undefined);
       const refusal = refusalOf(serverId, err, offered(), ladder);
       if (refusal) {
-        await record?.(
+        await note(
           decided({ outcome: 'refused', requested: refusal.requested ?? initializeRung, reason: refusal.reason }),
         );
         throw refusal.error ?? unsupported(serverId, offered(), ladder);
@@ -256,7 +269,7 @@ export class McpConnections {
     const requested = client.getProtocolEra() === 'modern' ? MCP_MODERN_REVISION : initializeRung;
     try {
       if (version === undefined || !ladder.revisions.includes(version)) {
-        await record?.(
+        await note(
           decided({
             outcome: 'refused',
             requested,
@@ -268,7 +281,7 @@ export class McpConnections {
         );
         throw unsupported(serverId, version, ladder);
       }
-      await record?.(decided({ outcome: 'accepted', requested, version }));
+      await note(decided({ outcome: 'accepted', requested, version }));
       // HOST-020: what the server serves decides, before any tools/call can be sent.
       await assertNotMhsEndpoint(client, serverId, timeout);
     } catch (err) {

@@ -23,7 +23,7 @@ export interface NegotiationDecided {
   version?: string;
   /** The advertised `minimumRevision`. */
   floor: string;
-  /** `sha256:` of the server's origin (`scheme://host:port`, or `stdio:<command>` for a child process). */
+  /** `sha256:` of the server's origin (`scheme://host:port`, or `stdio:<command line>` for a child process). */
   peerDigest: string;
   /** Why it was refused: `below-floor`, `unsupported-revision` (outside the ladder) or `negotiation-failed`. */
   reason?: string;
@@ -39,7 +39,10 @@ export type NegotiationRecorder = (decision: NegotiationDecided) => Promise<void
 
 /** The content-free digest of a configured server's origin. */
 export function peerDigestOf(entry: McpServerEntry): string {
-  const origin = entry.transport === 'stdio' ? `stdio:${entry.command}` : new URL(entry.url).origin;
+  const origin =
+    entry.transport === 'stdio'
+      ? `stdio:${[entry.command, ...(entry.args ?? [])].join(' ')}`
+      : new URL(entry.url).origin;
   return `sha256:${createHash('sha256').update(origin).digest('hex')}`;
 }
 

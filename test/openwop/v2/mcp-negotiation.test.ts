@@ -20,7 +20,7 @@ import { BACKENDS } from '../../ledger/helpers.js';
 import type { StoreHandle } from '../../ledger/helpers.js';
 import { startEchoHttp } from '../../helpers/mcp-echo.js';
 import type { EchoHttp } from '../../helpers/mcp-echo.js';
-import { client, makeToken, serve } from '../../server/serve-helpers.js';
+import { ROOT, client, makeToken, serve } from '../../server/serve-helpers.js';
 import type { Served } from '../../server/serve-helpers.js';
 import { call, pollToEnd, v2EventProblems, v2Problems } from './v2-kit.js';
 
@@ -81,6 +81,9 @@ describe.each(BACKENDS)('the v2 mcp record and negotiation.decided on $name', (b
     expect(res.status).toBe(200);
     expect(v2Problems('capabilities', res.body)).toEqual([]);
     const mcp = res.body.mcp;
+    // The witness the v2 declaration gives the family (`core/capabilities.md#mcp — witness: …;`).
+    const schema = JSON.parse(readFileSync(join(ROOT, 'vendor/openwop/schemas/v2/capabilities.schema.json'), 'utf8'));
+    expect(mcp.witness).toBe(/witness: ([a-z-]+);/.exec(schema.properties.mcp.description)?.[1]);
     expect(mcp).toMatchObject({
       status: 'stable',
       since: '2.0',

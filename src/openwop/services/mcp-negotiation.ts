@@ -23,7 +23,7 @@ export interface NegotiationDecided {
   version?: string;
   /** The advertised `minimumRevision`. */
   floor: string;
-  /** `sha256:` of the server's origin (`scheme://host:port`, or `stdio:<command line>` for a child process). */
+  /** The SHA-256 (hex) of the server's origin (`scheme://host:port`, or `stdio:<command line>` for a child process). */
   peerDigest: string;
   /** Why it was refused: `below-floor`, `unsupported-revision` (outside the ladder) or `negotiation-failed`. */
   reason?: string;
@@ -43,7 +43,7 @@ export function peerDigestOf(entry: McpServerEntry): string {
     entry.transport === 'stdio'
       ? `stdio:${[entry.command, ...(entry.args ?? [])].join(' ')}`
       : new URL(entry.url).origin;
-  return `sha256:${createHash('sha256').update(origin).digest('hex')}`;
+  return createHash('sha256').update(origin).digest('hex');
 }
 
 /**

@@ -218,6 +218,12 @@ export const ErrorCode = {
   MCP_ERROR: 'mcp_error',
   /** ctx.mcp (RFC 0144): the MCP server could not be reached or its reply was unusable (connect, send, timeout). data: serverId, sdkCode?. */
   MCP_TRANSPORT: 'mcp_transport_error',
+  /**
+   * ctx.mcp: the server's revision is below `minimumRevision` or outside the ladder the host offers (v2 interop.md
+   * §The floor): the connection fails closed before any request is sent; 400 (v2 errors.json). data: serverId,
+   * offered, minimumRevision, revisions.
+   */
+  INTEROP_VERSION_UNSUPPORTED: 'interop_version_unsupported',
   INTERNAL: 'internal_error',
   /**
    * A node re-executed after a crash found its effect (an MCP tool call) claimed and never completed: whether the

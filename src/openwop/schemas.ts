@@ -5,6 +5,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { ErrorCode, HostError } from '../core/index.js';
+import { NATIVE_PAYLOADS, v2NativeTypes } from './native-events.js';
 
 // ajv-formats ships CJS; under NodeNext its default export is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -98,6 +99,14 @@ function build(dir: string): OpenwopSchemas {
     payloadRef.set(type, schemaId('run-event-payloads') + ref.$ref);
   }
 
+  // A v2-native type (native-events.ts) is checked against its own payload schema; it must still be one.
+  const native = v2NativeTypes(dir);
+  for (const [type, schema] of Object.entries(NATIVE_PAYLOADS)) {
+    if (!native.has(type))
+      throw new HostError(ErrorCode.HOST_CONFIG_INVALID, `${type} is not a v2-native event type of the vendored data`);
+    ajv.addSchema(schema);
+  }
+
   const check = (id: string, value: unknown): SchemaIssue[] => {
     const v = validator(id);
     return v(value) ? [] : toIssues(v.errors);
@@ -110,8 +119,16 @@ function build(dir: string): OpenwopSchemas {
       if (errors.length) throw new HostError(ErrorCode.VALIDATION_ERROR, `${what} is not valid`, { errors });
     },
     checkEvent(event) {
-      const errors = check(schemaId('run-event'), event);
       const type = (event as { type?: unknown } | null)?.type;
+      const nativePayload = typeof type === 'string' ? NATIVE_PAYLOADS[type] : undefined;
+      if (nativePayload) {
+        // The v1 envelope, except its closed type enum (which predates the type), and the type's own payload schema.
+        const errors = check(schemaId('run-event'), event).filter((e) => e.path !== '/type');
+        for (const e of check(nativePayload.$id, (event as { payload: unknown }).payload))
+          errors.push({ ...e, path: `/payload${e.path === '/' ? '' : e.path}` });
+        return errors;
+      }
+      const errors = check(schemaId('run-event'), event);
       const ref = typeof type === 'string' ? payloadRef.get(type) : undefined;
       if (ref) {
         for (const e of check(ref, (event as { payload: unknown }).payload))

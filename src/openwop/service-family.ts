@@ -26,6 +26,11 @@ export interface ServiceFamily {
   readonly name: string;
   /** Fragment deep-merged into the capabilities document (capabilities.schema.json). */
   capabilities(): Record<string, unknown>;
+  /**
+   * Records this family adds to the closed v2 discovery root where its major-2 record carries more than the v1
+   * fragment (`{witness, …facets}`; `status`/`since` are added by the root). Built on each read of the root.
+   */
+  v2Records?(): Record<string, Record<string, unknown>>;
   readonly nodes?: readonly NodeModule[];
   /** Host-provided workflow definitions the host registers at start (e.g. one per installed manifest agent). */
   workflows?(): readonly unknown[];
@@ -46,6 +51,11 @@ export function mergeCapabilities(...docs: Array<Record<string, unknown>>): Reco
     }
   }
   return out;
+}
+
+/** The v2 records of every family (see {@link ServiceFamily.v2Records}). */
+export function v2RecordsOf(families: readonly ServiceFamily[]): Record<string, Record<string, unknown>> {
+  return Object.assign({}, ...families.map((f) => f.v2Records?.() ?? {})) as Record<string, Record<string, unknown>>;
 }
 
 /** The surfaces of every family for one node execution. */

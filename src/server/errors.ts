@@ -27,6 +27,7 @@ const STATUS: Partial<Record<string, number>> = {
   [ErrorCode.ENVELOPE_REFUSAL]: 422,
   [ErrorCode.ENVELOPE_INVALID]: 422,
   [ErrorCode.FORK_POINT_INVALID]: 422,
+  [ErrorCode.INTEROP_VERSION_UNSUPPORTED]: 400,
   [ErrorCode.INTERRUPT_INVALIDATED]: 410,
   [ErrorCode.UNSUPPORTED_STREAM_MODE]: 400,
 };

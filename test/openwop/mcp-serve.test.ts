@@ -40,6 +40,7 @@ describe('MCP servers config (validated whole)', () => {
       },
       defaultServer: 'b',
       protocol: 'auto',
+      minimumRevision: '2025-06-18',
     });
     expect(Object.keys(cfg.servers)).toEqual(['a', 'b']);
   });
@@ -52,6 +53,11 @@ describe('MCP servers config (validated whole)', () => {
     ['bad server id', { servers: { 'a b': { transport: 'stdio', command: 'x' } } }],
     ['default names no server', { servers: { a: { transport: 'stdio', command: 'x' } }, defaultServer: 'b' }],
     ['unknown key', { servers: {}, extra: true }],
+    ['a floor that is no date', { servers: { a: { transport: 'stdio', command: 'x' } }, minimumRevision: 'soon' }],
+    [
+      'a floor above the preferred revision',
+      { servers: { a: { transport: 'stdio', command: 'x' } }, protocol: 'legacy', minimumRevision: '2026-01-01' },
+    ],
   ])('refuses %s with MHS.HOST.CONFIG_INVALID', (_name, value) => {
     const err = configError(() => parseMcpServersConfig(value));
     expect(err.code).toBe(ErrorCode.HOST_CONFIG_INVALID);
@@ -127,7 +133,7 @@ describe('mhs-host serve --mcp-servers', () => {
       const doc = (await api.get('/.well-known/openwop')).body;
       expect(doc.mcp).toEqual({ supported: true });
       expect(doc.fixtures).toContain('conformance-mcp-client');
-      // Major 2 withholds the record: its revision floor and negotiation.decided are not met (docs/openwop.md).
+      // Major 2 advertises the client facet (its ladder and records: test/openwop/v2/mcp-negotiation.test.ts).
       const v2 = (await (
         await fetch(`${srv.url}/.well-known/openwop`, { headers: { 'openwop-version': '2' } })
       ).json()) as {
@@ -135,7 +141,7 @@ describe('mhs-host serve --mcp-servers', () => {
         protocolVersions: string[];
       };
       expect(v2.protocolVersions).toContain('2.0');
-      expect(v2).not.toHaveProperty('mcp');
+      expect(v2.mcp).toMatchObject({ client: true, witness: 'seam-gated' });
       const created = await api.post('/v1/runs', {
         workflowId: 'conformance-mcp-client',
         inputs: { method: 'callTool', name: 'echo', arguments: { text: 'over rest' } },

@@ -5,6 +5,7 @@
  */
 import { TRACEPARENT_META_KEY } from '@modelcontextprotocol/client';
 import { SpanStatusCode } from '@opentelemetry/api';
+import { isoAt } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
 import type { NodeModule } from '../node-registry.js';
 import { mcpCallPromptNode, mcpClientConformanceNode } from '../nodes/mcp-nodes.js';
@@ -12,7 +13,11 @@ import type { ServiceFamily } from '../service-family.js';
 import { contextFrom, startSpan } from '../tracing.js';
 import { McpConnections } from './mcp-connections.js';
 import type { McpConnectionsOptions, McpMethod } from './mcp-connections.js';
+import { NEGOTIATION_DECIDED } from './mcp-negotiation.js';
+import type { NegotiationRecorder } from './mcp-negotiation.js';
+import type { RunEventInput } from '../types.js';
 import { McpHealth } from './mcp-health.js';
+import type { McpRevisionLadder } from './mcp-revisions.js';
 import type { McpServersConfig } from './mcp-servers-config.js';
 import type { McpSurface } from './mcp-surface.js';
 
@@ -80,19 +85,46 @@ async function traced<T>(
 export function mcpSurface(
   connections: McpConnections,
   health: McpHealth,
-  ctx: { signal?: AbortSignal; traceparent?: string | undefined } = {},
+  ctx: {
+    signal?: AbortSignal;
+    traceparent?: string | undefined;
+    emit?: (events: RunEventInput[]) => Promise<unknown>;
+  } = {},
 ): McpSurface {
-  const { signal, traceparent } = ctx;
+  const { signal, traceparent, emit } = ctx;
+  // RFC 0242 §B.1: a negotiation made inside a run is recorded on that run's log (node-scoped).
+  const record: NegotiationRecorder | undefined = emit
+    ? async (decision) => {
+        await emit([{ type: NEGOTIATION_DECIDED, payload: { ...decision } }]);
+      }
+    : undefined;
   const send = (serverId: string, method: McpMethod, params: Record<string, unknown>) =>
     traced(connections, method, serverId, traceparent, (tp) =>
-      connections.request(serverId, method, withTrace(params, tp), signal),
+      connections.request(serverId, method, withTrace(params, tp), signal, record),
     );
   return {
     callTool: (serverId, name, args) =>
       send(serverId, 'tools/call', { name, ...(args !== undefined ? { arguments: args } : {}) }),
     listTools: (serverId, cursor) => send(serverId, 'tools/list', cursor !== undefined ? { cursor } : {}),
     readResource: (serverId, uri) => send(serverId, 'resources/read', { uri }),
-    serverHealth: (serverId) => health.check(serverId, signal),
+    serverHealth: (serverId) => health.check(serverId, signal, record),
+  };
+}
+
+/**
+ * The v2 `mcp` record of the client facet (`schemas/v2/capabilities.schema.json#/properties/mcp`, RFC 0204 `client`,
+ * interop.md §The facets; witness `seam-gated` as the v2 declaration gives it): the ladder `ctx.mcp` negotiates within
+ * and `refreshedAt`, the UTC date the ladder was read from the SDK (each read of the root re-reads it). No inbound
+ * facet fields (`serverUrls`, `serverMount`): the host serves no MCP server to OpenWOP clients.
+ */
+export function mcpV2Record(ladder: McpRevisionLadder, refreshedAt: string): Record<string, unknown> {
+  return {
+    witness: 'seam-gated',
+    revisions: ladder.revisions,
+    preferredVersion: ladder.preferredVersion,
+    minimumRevision: ladder.minimumRevision,
+    refreshedAt,
+    client: true,
   };
 }
 
@@ -101,7 +133,7 @@ export function mcpSurface(
  * nodes and runs and closed by `close()` (stdio children exit).
  */
 export function createMcpFamily(o: McpFamilyOptions): McpFamily {
-  const connections = new McpConnections(o.config, o);
+  const connections = new McpConnections(o.config, { now: () => new Date(o.clock.now()), ...o });
   const health = new McpHealth(connections, o.clock, o.config.failedHealthTtlMs ?? 0);
   const nodes: NodeModule[] = [mcpClientConformanceNode];
   if (o.callPromptNode ?? o.config.defaultServer !== undefined) nodes.push(mcpCallPromptNode(o.config.defaultServer));
@@ -111,6 +143,7 @@ export function createMcpFamily(o: McpFamilyOptions): McpFamily {
     health,
     nodes,
     capabilities: () => ({ mcp: { supported: true } }),
+    v2Records: () => ({ mcp: mcpV2Record(connections.ladder(), isoAt(o.clock.now()).slice(0, 10)) }),
     bind: (ctx) => ({ mcp: mcpSurface(connections, health, ctx) }),
     surface: () => mcpSurface(connections, health),
     close: () => connections.close(),

@@ -14,9 +14,10 @@ import {
 } from '@modelcontextprotocol/client';
 import { ErrorCode, HostError, isoAt } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
-import { MCP_MODERN_REVISION } from './mcp-connections.js';
+import { MCP_MODERN_REVISION } from './mcp-revisions.js';
 import type { McpConnections } from './mcp-connections.js';
 import { isMhsEndpointRefusal } from './mcp-mhs-guard.js';
+import type { NegotiationRecorder } from './mcp-negotiation.js';
 import type { McpServerHealth } from './mcp-surface.js';
 
 /** JSON-RPC `UnsupportedProtocolVersion` (2026-07-28): the server answered, but shares no revision with us. */
@@ -57,26 +58,29 @@ export class McpHealth {
     private readonly failedTtlMs = 0,
   ) {}
 
-  /** Rejects only `not_found` for an unknown serverId; a failed probe is a verdict, not a rejection. */
-  async check(serverId: string, signal?: AbortSignal): Promise<McpServerHealth> {
+  /**
+   * Rejects only `not_found` for an unknown serverId; a failed probe is a verdict, not a rejection. A connection the
+   * probe opens records its negotiation through `record`.
+   */
+  async check(serverId: string, signal?: AbortSignal, record?: NegotiationRecorder): Promise<McpServerHealth> {
     this.pool.entry(serverId);
     const hit = this.cache.get(serverId);
     if (hit && this.clock.now() < hit.expiresAt) return hit.health;
     let p = this.inflight.get(serverId);
     if (!p) {
-      p = this.probe(serverId, signal).finally(() => this.inflight.delete(serverId));
+      p = this.probe(serverId, signal, record).finally(() => this.inflight.delete(serverId));
       this.inflight.set(serverId, p);
     }
     return p;
   }
 
-  private async probe(serverId: string, signal?: AbortSignal): Promise<McpServerHealth> {
+  private async probe(serverId: string, signal?: AbortSignal, record?: NegotiationRecorder): Promise<McpServerHealth> {
     const checkedAtMs = this.clock.now();
     const checkedAt = isoAt(checkedAtMs);
     let health: McpServerHealth;
     let ttl = this.failedTtlMs;
     try {
-      const client = await this.pool.client(serverId);
+      const client = await this.pool.client(serverId, record);
       const timeout = this.pool.config.requestTimeoutMs ?? 60_000;
       if (client.getProtocolEra() === 'modern') {
         const discover = (await client.discover({ timeout, ...(signal ? { signal } : {}) })) as Record<string, unknown>;
@@ -93,10 +97,11 @@ export class McpHealth {
       }
     } catch (err) {
       if (err instanceof HostError && err.code === ErrorCode.NOT_FOUND) throw err;
-      health = isMhsEndpointRefusal(err)
-        ? // It answered, but ctx.mcp must not use it (HOST-020): incompatible, with the refusal's code.
-          { status: 'incompatible', checkedAt, error: { code: err.code, message: err.message } }
-        : await this.failed(serverId, checkedAt, err);
+      health =
+        isMhsEndpointRefusal(err) || (err instanceof HostError && err.code === ErrorCode.INTEROP_VERSION_UNSUPPORTED)
+          ? // It answered, but ctx.mcp must not use it (HOST-020, or a revision below the floor): incompatible.
+            { status: 'incompatible', checkedAt, error: { code: err.code, message: err.message } }
+          : await this.failed(serverId, checkedAt, err);
     }
     this.cache.set(serverId, { health, expiresAt: checkedAtMs + ttl });
     return health;

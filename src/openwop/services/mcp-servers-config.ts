@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../../core/index.js';
+import { belowFloor, revisionLadder } from './mcp-revisions.js';
 
 /** A server started as a child process and spoken to over stdio. */
 export interface McpStdioServer {
@@ -37,6 +38,12 @@ export interface McpServersConfig {
    * the 2025-11-25 `initialize` handshake; `modern` pins 2026-07-28; `legacy` never probes.
    */
   protocol?: 'auto' | 'modern' | 'legacy';
+  /**
+   * The revision floor (an MCP revision date): a negotiation that would land below it fails closed with
+   * `interop_version_unsupported` and is recorded (v2 interop.md §The floor). Default: the SDK's
+   * `DEFAULT_NEGOTIATED_PROTOCOL_VERSION` (2025-03-26). It must not be above the policy's preferred revision.
+   */
+  minimumRevision?: string;
   /** Per-request timeout (default 60 000 ms); a request that exceeds it is a transport failure. */
   requestTimeoutMs?: number;
   /** How long an `unreachable`/`incompatible` health verdict is reused (no DiscoverResult, so no ttlMs). Default 0. */
@@ -82,6 +89,7 @@ const SCHEMA = {
     },
     defaultServer: { type: 'string', pattern: SERVER_ID },
     protocol: { enum: ['auto', 'modern', 'legacy'] },
+    minimumRevision: { type: 'string', pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' },
     requestTimeoutMs: { type: 'integer', minimum: 1 },
     failedHealthTtlMs: { type: 'integer', minimum: 0 },
   },
@@ -149,6 +157,14 @@ export function parseMcpServersConfig(
     }
   }
   resolveSecrets(cfg, env, problems);
+  if (cfg.minimumRevision !== undefined) {
+    const ladder = revisionLadder(cfg.protocol, cfg.minimumRevision);
+    if (belowFloor(ladder.preferredVersion, cfg.minimumRevision))
+      problems.push({
+        path: '/minimumRevision',
+        message: `is above the preferred revision ${ladder.preferredVersion} of protocol "${cfg.protocol ?? 'auto'}": every negotiation would be refused`,
+      });
+  }
   if (cfg.defaultServer !== undefined && !(cfg.defaultServer in cfg.servers))
     problems.push({ path: '/defaultServer', message: `names no configured server (${cfg.defaultServer})` });
   if (problems.length) throw invalid(source, problems);

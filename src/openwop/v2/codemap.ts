@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCode, HostError } from '../../core/index.js';
+import { v2NativeTypes } from '../native-events.js';
 import { openwopDir } from '../schemas.js';
 
 interface CodemapRow {
@@ -10,6 +11,7 @@ interface CodemapRow {
 }
 
 let byV1: Map<string, CodemapRow> | undefined;
+let native: ReadonlySet<string> | undefined;
 
 function rows(): Map<string, CodemapRow> {
   if (!byV1) {
@@ -22,20 +24,28 @@ function rows(): Map<string, CodemapRow> {
   return byV1;
 }
 
-/** True when `type` is a v2 protocol type name (a `v2` column of the codemap). */
+/** The v2-native types of the vendored data (native-events.ts). */
+function nativeTypes(): ReadonlySet<string> {
+  native ??= v2NativeTypes(openwopDir());
+  return native;
+}
+
+/** True when `type` is a v2 protocol type name (a `v2` column of the codemap, or a v2-native type). */
 export function isV2Type(type: string): boolean {
   for (const r of rows().values()) if (r.v2 === type) return true;
-  return false;
+  return nativeTypes().has(type);
 }
 
 /**
- * The v2 type of an event the engine wrote (an era-2, v1-named log), through spec/v2/event-codemap.json. This host
- * has no registered vendor org, so a type the codemap does not name fails the read with `event_type_unmapped`
- * (v2 events.md §Era-2 logs).
+ * The v2 type of an event the engine wrote (an era-2, v1-named log), through spec/v2/event-codemap.json. A v2-native
+ * type (registered in v2 and named by no codemap row, e.g. `negotiation.decided`; native-events.ts) is its own v2
+ * name. This host has no registered vendor org, so any other type the codemap does not name fails the read with
+ * `event_type_unmapped` (v2 events.md §Era-2 logs).
  */
 export function v2TypeOf(v1Type: string, sequence?: number): string {
   const row = rows().get(v1Type);
   if (row) return row.v2;
+  if (nativeTypes().has(v1Type)) return v1Type;
   throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `event type ${v1Type} has no v2 name`, {
     type: v1Type,
     ...(sequence !== undefined ? { sequence } : {}),

@@ -12,8 +12,8 @@ type Witness = 'witnessable-unaided' | 'witnessable-gated' | 'seam-gated' | 'cla
  * under either major; a REST family only where its unversioned twin is mounted), with the `witness` the v2
  * declaration gives each (the schema's `core/capabilities.md#<family> — witness: …`; test/openwop/v2/discovery.test.ts
  * checks the table against it). Not carried here: `replay`, whose record {@link replayRecord} builds only while its
- * surfaces are served; `mcp`, whose v2 record needs the MCP revision ladder this host
- * does not yet advertise; `testing`, whose `X-Force-Engine-Version` the v2 `POST /runs` does not honour.
+ * surfaces are served; `mcp`, whose v2 record (the revision ladder) its family builds ({@link v2DiscoveryRoot}
+ * `o.records`); `testing`, whose `X-Force-Engine-Version` the v2 `POST /runs` does not honour.
  */
 const CARRIED: Readonly<Record<string, Witness>> = {
   limits: 'witnessable-gated',
@@ -93,13 +93,14 @@ function catalogRecord(kinds: unknown, witness: Witness): Doc | undefined {
  * document: the metadata keys, the `runList` record of `GET /runs`, and a record for every family in
  * {@link CARRIED} the v1 document advertises, each `{status, since, witness, …facets}` without `supported` flags, and
  * the `replay` record when `served` (the mounted v2 operation ids) holds every surface it binds, and
- * `conformance.seamsProfile` when the seams profile is mounted (`o.seamsProfile`).
+ * `conformance.seamsProfile` when the seams profile is mounted (`o.seamsProfile`), and each record an installed
+ * family builds for major 2 (`o.records`, e.g. `mcp`) whose family the v1 document advertises.
  * No v1-only key (`supportedTransports`, `protocolVersion`, …; §4).
  */
 export function v2DiscoveryRoot(
   v1: Doc,
   served: ReadonlySet<string> = new Set(),
-  o: { seamsProfile?: boolean } = {},
+  o: { seamsProfile?: boolean; records?: Readonly<Record<string, Doc>> } = {},
 ): Doc {
   const root: Doc = {
     protocolVersions: [...PROTOCOL_VERSIONS],
@@ -119,6 +120,8 @@ export function v2DiscoveryRoot(
   }
   const replay = replayRecord(v1.replay, served);
   if (replay) root.replay = replay;
+  for (const [family, record] of Object.entries(o.records ?? {}))
+    if (isObject(v1[family])) root[family] = { ...RECORD, ...record };
   root.runList = {
     ...RECORD,
     witness: 'witnessable-gated',

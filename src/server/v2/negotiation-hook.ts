@@ -63,7 +63,7 @@ export function registerNegotiation(
   host: OpenwopHost,
   served: readonly Major[] = [1, 2],
   routes: readonly ServedRoute[] = [],
-  o: { seams?: boolean } = {},
+  o: { seams?: boolean; records?: () => Record<string, Record<string, unknown>> } = {},
 ): void {
   app.decorateRequest('openwopMajor', undefined);
   app.addHook('onRequest', async (req, reply) => {
@@ -84,7 +84,10 @@ export function registerNegotiation(
       return sendWithEtag(
         req,
         reply,
-        v2DiscoveryRoot(host.capabilities(), servedOperations(routes), { seamsProfile: o.seams === true }),
+        v2DiscoveryRoot(host.capabilities(), servedOperations(routes), {
+          seamsProfile: o.seams === true,
+          ...(o.records ? { records: o.records() } : {}),
+        }),
       );
     if (kind === 'unversioned' && n.major === 1)
       return refuse(

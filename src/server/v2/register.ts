@@ -9,6 +9,7 @@ import type { BearerVerifier, Principal } from '../auth.js';
 import { frameworkError } from '../request-hygiene.js';
 import { agentInventoryOf } from '../../openwop/agents/agent-inventory.js';
 import { promptLibraryApiOf } from '../../openwop/services/prompt-library-family.js';
+import { v2RecordsOf } from '../../openwop/service-family.js';
 import type { ServiceFamily } from '../../openwop/service-family.js';
 import { registerV2AgentRoutes } from './agent-routes.js';
 import { registerV2CancelRoute } from './cancel-route.js';
@@ -89,7 +90,7 @@ export function registerOpenwopV2(app: FastifyInstance, deps: OpenwopV2Deps): re
   const served = servedMajors(deps);
   const v2On = served.includes(2);
   const seams = v2On && deps.testSeams === true;
-  registerNegotiation(app, deps.host, served, routes, { seams });
+  registerNegotiation(app, deps.host, served, routes, { seams, records: () => v2RecordsOf(deps.families ?? []) });
   if (!v2On) return routes;
   void app.register(async (v2) => {
     v2.setErrorHandler(v2ErrorHandler);

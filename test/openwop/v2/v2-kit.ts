@@ -32,30 +32,12 @@ export function v2Problems(ref: string, value: unknown): string[] {
 }
 
 /**
- * Problems of a v2 event against the vendored `run-event.schema.json`. That published version declares `type` as
- * `oneOf` [the registered enum, the vendor pattern], and every registered name (`run.started`) also matches the
- * vendor pattern, so a registered type fails `oneOf` by matching both branches. That one error — `/type`, both
- * branches passing, the type in the registered enum — is the upstream defect and is not counted; anything else is.
+ * Problems of a v2 event against the vendored `run-event.schema.json` (the `openwop-sdks` copy whose vendor branch
+ * excludes every registered first segment, so a registered type matches exactly one `oneOf` branch and a vendor-looking
+ * typo of a registered domain is refused).
  */
 export function v2EventProblems(event: unknown): string[] {
-  v2Problems('run-event', {});
-  const v = ajv!.getSchema(`${V2_BASE}run-event.schema.json`)!;
-  if (v(event)) return [];
-  const schema = JSON.parse(readFileSync(join(V2_DIR, 'run-event.schema.json'), 'utf8')) as any;
-  const registered = new Set<string>(schema.properties.type.oneOf[0].enum);
-  const type = (event as { type?: unknown }).type;
-  return (v.errors ?? [])
-    .filter(
-      (e) =>
-        !(
-          e.instancePath === '/type' &&
-          e.keyword === 'oneOf' &&
-          JSON.stringify((e.params as { passingSchemas?: unknown }).passingSchemas) === '[0,1]' &&
-          typeof type === 'string' &&
-          registered.has(type)
-        ),
-    )
-    .map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`);
+  return v2Problems('run-event', event);
 }
 
 /** True when the vendored v2 capabilities schema is present (it is validated against when it is). */

@@ -1,0 +1,108 @@
+import { ErrorCode, HostError } from '../core/index.js';
+import type { CallOptions, ToolCallResult } from '../mhs/connection.js';
+import type { CapabilityBinding, DeviceProfile, Manifest } from '../mhs/wire-types.js';
+import type { DeploymentAccess } from '../policy/deployment-policy.js';
+import type { DeploymentAdmit } from './deployment-guard.js';
+
+/**
+ * An endpoint as callers that do not send commands see it (tasks, model tool surfaces, reads, evidence): its admitted
+ * manifest, the deployment admission, tool calls on its connection and the end of a session scope. An attached
+ * {@link EndpointActor} is one; on a shared PostgreSQL store an endpoint another live process attaches is a
+ * {@link RemoteEndpoint} (issue 19), whose tool calls go through that process.
+ */
+export interface EndpointHandle {
+  readonly endpointId: string;
+  readonly connectorId: string;
+  readonly manifest: Manifest;
+  resolve(deviceId: string, capabilityId: string): { device: DeviceProfile; binding: CapabilityBinding };
+  admit(access: DeploymentAccess, deviceId: string, scope?: Record<string, unknown>): Promise<void>;
+  callTool(name: string, args: Record<string, unknown>, opts?: CallOptions): Promise<ToolCallResult>;
+  closeSessionScope(scope: string): Promise<void>;
+}
+
+/** An endpoint attached by another live host process: its connector and the manifest it admitted (from the store). */
+export interface RemoteEndpointInfo {
+  connectorId: string;
+  endpointId: string;
+  manifest: Manifest;
+}
+
+/** How a {@link RemoteEndpoint} reaches its holder (the engine's forwarding, then a local retry on takeover). */
+export interface RemoteEndpointDeps {
+  admit: DeploymentAdmit;
+  callTool(
+    info: RemoteEndpointInfo,
+    name: string,
+    args: Record<string, unknown>,
+    opts?: CallOptions,
+  ): Promise<ToolCallResult>;
+  closeSessionScope(info: RemoteEndpointInfo, scope: string): Promise<void>;
+}
+
+/** The device and binding of `manifest`, or `MHS.SCHEMA.INVALID_INPUT` (wire contract §4), as an actor resolves them. */
+export function resolveBinding(
+  manifest: Manifest,
+  deviceId: string,
+  capabilityId: string,
+): { device: DeviceProfile; binding: CapabilityBinding } {
+  const device = manifest.devices.find((d) => d.device_id === deviceId);
+  const binding = device?.capabilities.find((c) => c.capability_id === capabilityId);
+  if (!device || !binding)
+    throw new HostError(
+      ErrorCode.SCHEMA_INVALID_INPUT,
+      device
+        ? `device ${deviceId} has no capability ${capabilityId}`
+        : `endpoint ${manifest.endpoint_id} has no device ${deviceId}`,
+      { endpoint_id: manifest.endpoint_id, device_id: deviceId, capability_id: capabilityId },
+      { remediation: 'Pick a device and capability from the manifest (mhs__inspect).' },
+    );
+  return { device, binding };
+}
+
+/**
+ * An endpoint another live process holds the lease of (issue 19): resolved and admitted here against the manifest
+ * its holder admitted, with the same deployment policy (HOST-090); its tool calls and session closes are forwarded to
+ * the holder. Governed calls never go through it: `engine.invoke` forwards those with their fences.
+ */
+export class RemoteEndpoint implements EndpointHandle {
+  constructor(
+    readonly info: RemoteEndpointInfo,
+    private readonly deps: RemoteEndpointDeps,
+  ) {}
+
+  get endpointId(): string {
+    return this.info.endpointId;
+  }
+
+  get connectorId(): string {
+    return this.info.connectorId;
+  }
+
+  get manifest(): Manifest {
+    return this.info.manifest;
+  }
+
+  resolve(deviceId: string, capabilityId: string): { device: DeviceProfile; binding: CapabilityBinding } {
+    return resolveBinding(this.info.manifest, deviceId, capabilityId);
+  }
+
+  async admit(access: DeploymentAccess, deviceId: string, scope: Record<string, unknown> = {}): Promise<void> {
+    const device = this.info.manifest.devices.find((d) => d.device_id === deviceId);
+    if (!device)
+      throw new HostError(
+        ErrorCode.SCHEMA_INVALID_INPUT,
+        `endpoint ${this.endpointId} has no device ${deviceId}`,
+        { endpoint_id: this.endpointId, device_id: deviceId },
+        { remediation: 'Pick a device from the manifest (mhs__devices).' },
+      );
+    return this.deps.admit({ endpointId: this.endpointId, connectorId: this.connectorId, device }, access, scope);
+  }
+
+  callTool(name: string, args: Record<string, unknown>, opts?: CallOptions): Promise<ToolCallResult> {
+    return this.deps.callTool(this.info, name, args, opts);
+  }
+
+  closeSessionScope(scope: string): Promise<void> {
+    return this.deps.closeSessionScope(this.info, scope);
+  }
+}

@@ -48,6 +48,11 @@ export interface EndpointForwardingOptions {
   /** The enabled connector of an endpoint id, if any. */
   connectorOf: (endpointId: string) => Promise<string | undefined>;
   transportMarginMs?: number;
+  /**
+   * Voids an approval a forwarded call was waiting for when its sender withdrew the call (recorded `approval`/`voided`
+   * with `reason`), so it can no longer be granted for a call that will not be made.
+   */
+  voidApproval?: (approvalId: string, reason: string) => Promise<unknown>;
   onError?: (err: HostError) => void;
 }
 
@@ -85,6 +90,8 @@ export class EndpointForwarding {
   private closed = false;
   private readonly waiters = new Map<string, () => void>();
   private readonly applying = new Set<string>();
+  /** The approval waits of calls applied here, by request: a withdrawal notice ends the wait. */
+  private readonly withdrawals = new Map<string, AbortController>();
   /** Requests this process stored and still waits for: on a takeover it withdraws and makes them itself. */
   private readonly sending = new Set<string>();
   private readonly work = new Set<Promise<void>>();
@@ -129,6 +136,7 @@ export class EndpointForwarding {
       return;
     }
     if (n.k === 'd' && n.id) this.waiters.get(n.id)?.();
+    else if (n.k === 'w' && n.id) this.withdrawals.get(n.id)?.abort();
     else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
   }
 
@@ -156,7 +164,9 @@ export class EndpointForwarding {
 
   /** The holder: runs a stored operation once (a governed call, a tool call, the end of a session scope). */
   private apply(req: EndpointRequest): Promise<void> {
-    return req.op.kind === 'invoke' ? this.applyCall(req, req.op) : this.applyOp(req, req.op);
+    return req.op.kind === 'invoke'
+      ? this.applyCall(req, req.op).finally(() => this.withdrawals.delete(req.requestId))
+      : this.applyOp(req, req.op);
   }
 
   /** An operation that journals no intent: claimed first, then run on the attached endpoint, its result stored. */
@@ -183,10 +193,23 @@ export class EndpointForwarding {
   /** A governed call: the same as a local one, its intent claiming the row (so it is sent at most once). */
   private async applyCall(req: EndpointRequest, op: Extract<ForwardedOp, { kind: 'invoke' }>): Promise<void> {
     let res: InvokeResult;
+    const withdrawn = new AbortController();
+    this.withdrawals.set(req.requestId, withdrawn);
     try {
-      res = await this.o.engine().invoke({ ...fromForwardedCall(op.call), intentFence: this.requests.claimFence(req) });
+      res = await this.o.engine().invoke({
+        ...fromForwardedCall(op.call),
+        intentFence: this.requests.claimFence(req),
+        approvalSignal: withdrawn.signal,
+      });
     } catch (err) {
       const e = toHostError(err);
+      // Withdrawn while it waited for a human: its approval is voided, never granted for a call nobody makes. (One
+      // granted after the withdrawal fails the claim above and is recorded approved, not executed.)
+      const approvalId = e.details.approval_id;
+      if (withdrawn.signal.aborted && e.code === ErrorCode.HOST_APPROVAL_REQUIRED && typeof approvalId === 'string') {
+        await this.o.voidApproval?.(approvalId, 'forward_withdrawn');
+        return;
+      }
       // Withdrawn, or this process no longer holds the endpoint / cannot write: nothing was sent; another holder
       // (or the sender) takes it from here.
       if (e.code === ErrorCode.CONFLICT && e.details.requestId === req.requestId) return;

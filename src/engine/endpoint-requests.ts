@@ -31,7 +31,10 @@ export const ENDPOINT_REQUESTS_DDL = `CREATE TABLE endpoint_requests (
 );
 CREATE INDEX endpoint_requests_pending ON endpoint_requests (connector_id, created_at) WHERE status = 'pending';`;
 
-/** The `NOTIFY` channel of forwarded calls: `{k:'q', c}` a request stored for connector `c`, `{k:'d', id}` settled. */
+/**
+ * The `NOTIFY` channel of forwarded calls: `{k:'q', c}` a request stored for connector `c`, `{k:'d', id}` settled,
+ * `{k:'w', id}` withdrawn by its sender.
+ */
 export const ENDPOINT_REQUESTS_CHANNEL = 'mhs_endpoint_requests';
 
 export type EndpointRequestStatus = 'pending' | 'sent' | 'applied' | 'failed' | 'expired';
@@ -277,10 +280,14 @@ export class EndpointRequests {
    * made again), never for a governed call.
    */
   async withdraw(requestId: string, opts: { claimed?: boolean } = {}): Promise<boolean> {
-    const { changes } = await this.db.run(
-      `UPDATE endpoint_requests SET status = 'expired', applied_at = ? WHERE request_id = ? AND status IN (?, ?)`,
-      [isoAt(this.clock.now()), requestId, 'pending', opts.claimed ? 'sent' : 'pending'],
-    );
-    return changes === 1;
+    return this.db.tx(async (t) => {
+      const { changes } = await t.run(
+        `UPDATE endpoint_requests SET status = 'expired', applied_at = ? WHERE request_id = ? AND status IN (?, ?)`,
+        [isoAt(this.clock.now()), requestId, 'pending', opts.claimed ? 'sent' : 'pending'],
+      );
+      // A holder waiting for this call's approval stops waiting (and voids it).
+      if (changes === 1) await notify(t, { k: 'w', id: requestId });
+      return changes === 1;
+    });
   }
 }

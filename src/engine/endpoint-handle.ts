@@ -3,6 +3,7 @@ import type { CallOptions, ToolCallResult } from '../mhs/connection.js';
 import type { CapabilityBinding, DeviceProfile, Manifest } from '../mhs/wire-types.js';
 import type { DeploymentAccess } from '../policy/deployment-policy.js';
 import type { DeploymentAdmit } from './deployment-guard.js';
+import type { ForwardedOp } from './endpoint-requests.js';
 
 /**
  * An endpoint as callers that do not send commands see it (tasks, model tool surfaces, reads, evidence): its admitted
@@ -105,4 +106,47 @@ export class RemoteEndpoint implements EndpointHandle {
   closeSessionScope(scope: string): Promise<void> {
     return this.deps.closeSessionScope(this.info, scope);
   }
+}
+
+/** Where the engine finds the endpoints other live processes attach, and how an operation reaches their holder. */
+export interface RemoteEndpoints {
+  list(): Promise<RemoteEndpointInfo[]>;
+  /** Forwards the operation; undefined when this process took the endpoint over meanwhile (make it here). */
+  send(
+    info: RemoteEndpointInfo,
+    op: Exclude<ForwardedOp, { kind: 'invoke' }>,
+    waitMs: number,
+  ): Promise<ToolCallResult | null | undefined>;
+}
+
+/**
+ * The handles of the endpoints other processes attach (none attached here, `attached`): their tool calls and session
+ * closes forwarded, or made on `local` (the endpoint attached here) once this process took the endpoint over.
+ */
+export function remoteEndpoints(
+  remote: RemoteEndpoints,
+  admit: DeploymentAdmit,
+  local: (endpointId: string) => Promise<EndpointHandle>,
+  attached: (endpointId: string) => boolean,
+): () => Promise<RemoteEndpoint[]> {
+  const deps: RemoteEndpointDeps = {
+    admit,
+    callTool: async (info, name, args, opts) => {
+      const op = {
+        kind: 'tool' as const,
+        name,
+        args,
+        ...(opts?.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
+        ...(opts?.meta ? { meta: opts.meta } : {}),
+      };
+      const r = await remote.send(info, op, opts?.timeoutMs ?? 10_000);
+      return r ?? (await local(info.endpointId)).callTool(name, args, opts);
+    },
+    closeSessionScope: async (info, scope) => {
+      const r = await remote.send(info, { kind: 'closeScope', scope }, 10_000);
+      if (r === undefined) await (await local(info.endpointId)).closeSessionScope(scope);
+    },
+  };
+  return async () =>
+    (await remote.list()).filter((i) => !attached(i.endpointId)).map((i) => new RemoteEndpoint(i, deps));
 }

@@ -15,10 +15,8 @@ import type { DeploymentSource } from './deployment-guard.js';
 import { NO_DOCUMENT_DEPLOYMENT } from '../policy/deployment-policy.js';
 import { EndpointActor } from './endpoint-actor.js';
 import type { EndpointActorOptions, EngineEndpoint } from './endpoint-actor.js';
-import { RemoteEndpoint } from './endpoint-handle.js';
-import type { EndpointHandle, RemoteEndpointInfo } from './endpoint-handle.js';
-import type { ForwardedOp } from './endpoint-requests.js';
-import type { ToolCallResult } from '../mhs/connection.js';
+import { remoteEndpoints } from './endpoint-handle.js';
+import type { EndpointHandle, RemoteEndpoints } from './endpoint-handle.js';
 import { collectEndpointEvidence, recordDisclosure, taskEvidence } from './endpoint-evidence.js';
 import type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 import { governedCall } from './governed-call.js';
@@ -118,14 +116,7 @@ export interface EngineOptions {
    * no intent reaches their holder. `send` answers undefined when this process took the endpoint over meanwhile (the
    * operation is then made here).
    */
-  remote?: {
-    list(): Promise<RemoteEndpointInfo[]>;
-    send(
-      info: RemoteEndpointInfo,
-      op: Exclude<ForwardedOp, { kind: 'invoke' }>,
-      waitMs: number,
-    ): Promise<ToolCallResult | null | undefined>;
-  };
+  remote?: RemoteEndpoints;
 }
 
 /** What recovery found on start (HOST-091). */
@@ -277,32 +268,10 @@ export function createEngine(o: EngineOptions): Engine {
     source: o.deployment ?? NO_DOCUMENT_DEPLOYMENT,
   });
 
-  // Issue 19: an endpoint another process holds; what it forwards is made here once this process took it over.
-  const remoteOf = (info: RemoteEndpointInfo): RemoteEndpoint =>
-    new RemoteEndpoint(info, {
-      admit,
-      callTool: async (i, name, args, copts) => {
-        const r = await o.remote!.send(
-          i,
-          {
-            kind: 'tool',
-            name,
-            args,
-            ...(copts?.timeoutMs !== undefined ? { timeoutMs: copts.timeoutMs } : {}),
-            ...(copts?.meta ? { meta: copts.meta } : {}),
-          },
-          copts?.timeoutMs ?? 10_000,
-        );
-        return r ?? (await attachedActor(i.endpointId)).callTool(name, args, copts);
-      },
-      closeSessionScope: async (i, scope) => {
-        const r = await o.remote!.send(i, { kind: 'closeScope', scope }, 10_000);
-        if (r === undefined) await (await attachedActor(i.endpointId)).closeSessionScope(scope);
-      },
-    });
-
-  const remoteHandles = async (): Promise<RemoteEndpoint[]> =>
-    o.remote ? (await o.remote.list()).filter((i) => !actors.has(i.endpointId)).map(remoteOf) : [];
+  // Issue 19: endpoints another process holds; what they forward is made here once this process took them over.
+  const remoteHandles = o.remote
+    ? remoteEndpoints(o.remote, admit, attachedActor, (id) => actors.has(id))
+    : () => Promise.resolve([]);
 
   const handleOf = async (endpointId: string): Promise<EndpointHandle> => {
     if (!actors.has(endpointId) && o.awaitEndpoint)

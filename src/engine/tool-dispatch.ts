@@ -122,10 +122,7 @@ export async function dispatchToolCall(
   const inputDigest = H(input);
   const target = tool?.target;
   const redaction = target
-    ? await deps.engine.handle(target.endpointId).then(
-        (ep) => ep.manifest.redaction.paths,
-        () => [],
-      )
+    ? ((await deps.engine.handles()).find((e) => e.endpointId === target.endpointId)?.manifest.redaction.paths ?? [])
     : [];
 
   const callItem: Record<string, unknown> = {

@@ -207,8 +207,9 @@ export interface Engine {
    */
   collectEvidence(endpointId?: string): Promise<CollectedEvidence[]>;
   /**
-   * Collects the bundle of every attached endpoint a task touched since its bundle was last collected, once each
-   * (call before an export). A failure is returned for that endpoint (and reported), never dropped.
+   * Collects the bundle of every endpoint a task touched since its bundle was last collected, once each (call before
+   * an export); one another process attaches through that process (issue 19), unless `attachedOnly` (at stop). A
+   * failure is returned for that endpoint (and reported), never dropped.
    */
   collectPendingEvidence(opts?: {
     attachedOnly?: boolean;

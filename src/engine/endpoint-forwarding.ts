@@ -289,9 +289,9 @@ export class EndpointForwarding {
 
   /**
    * The sender of an operation that journals no intent (a tool call, the end of a session scope) on an endpoint
-   * `holder` attaches: its result, or undefined when this process took the endpoint over before the holder settled it
-   * (make it here; a read made twice changes nothing). `MHS.HOST.ENDPOINT_FORWARD_TIMEOUT` when the holder does not
-   * answer within `waitMs` plus the transport margin and slack.
+   * another process attaches: its result, or undefined when this process took the endpoint over before the holder
+   * settled it (make it here; a read made twice changes nothing). `MHS.HOST.ENDPOINT_FORWARD_TIMEOUT` when the holder
+   * does not answer within `waitMs` plus the transport margin and slack.
    */
   async sendOp(
     connectorId: string,

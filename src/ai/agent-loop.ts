@@ -28,7 +28,7 @@ export type AgentEvent =
 /** Options of {@link runAgent}. */
 export interface AgentOptions {
   provider: ModelProvider;
-  engine: ToolDispatchDeps['engine'] & Pick<Engine, 'endpoints'>;
+  engine: ToolDispatchDeps['engine'] & Pick<Engine, 'endpoint'>;
   ledger: ToolDispatchDeps['ledger'];
   transcript?: ToolDispatchDeps['transcript'];
   /** The user message the run starts with. */
@@ -60,11 +60,8 @@ export interface AgentResult {
 }
 
 /** The disclosure the model is shown first: every attached endpoint rendered from its manifest (HOST-013). */
-export function disclosureText(engine: Pick<Engine, 'endpoints'>): string {
-  return engine
-    .endpoints()
-    .map((e) => renderEndpointText(presentEndpoint(e.manifest)))
-    .join('\n\n');
+export async function disclosureText(engine: Pick<Engine, 'handles'>): Promise<string> {
+  return (await engine.handles()).map((e) => renderEndpointText(presentEndpoint(e.manifest))).join('\n\n');
 }
 
 /**
@@ -116,8 +113,10 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   const say = async (role: string, text: string, extra: Record<string, unknown> = {}) => {
     if (o.transcript) await o.transcript.appendTranscript({ kind: 'message', session_id: runId, role, text, ...extra });
   };
-  const messages: ModelMessage[] = [{ role: 'system', content: disclosureText(o.engine) }];
+  const messages: ModelMessage[] = [{ role: 'system', content: await disclosureText(o.engine) }];
   const calls: DispatchedCall[] = [];
+  /** Endpoints this run called: their session scope is closed at its end (HOST-034). */
+  const touched = new Set<string>();
   const maxTurns = o.maxTurns ?? 20;
   let turns = 0;
   let usage: ModelUsage | undefined;
@@ -139,7 +138,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     }
     while (turns < maxTurns) {
       if (o.signal?.aborted) return end('aborted', null);
-      const surface = surfaces.build(o.engine.endpoints()); // regenerated when a manifest digest changed
+      // Regenerated when a manifest digest changed; endpoints other processes attach are reached through them.
+      const surface = surfaces.build(await o.engine.handles());
       o.onEvent?.({ type: 'turn', index: turns, tools: surface.tools.length });
       let reply;
       try {
@@ -192,6 +192,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
           ...(o.disclosure ? { disclosure: o.disclosure } : {}),
         });
         calls.push(r);
+        const target = surface.get(call.name)?.target;
+        if (target) touched.add(target.endpointId);
         o.onEvent?.({ type: 'tool_result', result: r });
         messages.push({ role: 'tool', toolCallId: call.id, name: call.name, isError: r.isError, content: r.result });
       }
@@ -202,7 +204,11 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     throw err;
   } finally {
     // HOST-034: the run's sessions end with it.
-    await Promise.all(o.engine.endpoints().map((ep) => ep.closeSessionScope(runId).catch(() => undefined)));
+    // An endpoint another process attaches is asked only when this run called it (each close is a round trip).
+    const eps = (await o.engine.handles().catch(() => [])).filter(
+      (ep) => o.engine.endpoint(ep.endpointId) || touched.has(ep.endpointId),
+    );
+    await Promise.all(eps.map((ep) => ep.closeSessionScope(runId).catch(() => undefined)));
     tracer.end(trace, error);
   }
 }

@@ -9,7 +9,7 @@ import { presentEndpoint } from '../mhs/presentation.js';
 import type { EvidenceBundle, EvidenceLink } from '../mhs/wire-types.js';
 import type { MhsWireError } from '../core/index.js';
 import { faultError } from './call-outcome.js';
-import type { EndpointActor } from './endpoint-actor.js';
+import type { EndpointHandle } from './endpoint-handle.js';
 
 /** The parts of the artifact store the engine writes (manifests and endpoint evidence bundles). */
 export type EngineArtifacts = Pick<Artifacts, 'putManifest' | 'putEvidenceBundle'>;
@@ -79,7 +79,7 @@ export function taskEvidence(
 export async function recordDisclosure(
   ledger: Ledger,
   artifacts: EngineArtifacts | undefined,
-  ep: EndpointActor,
+  ep: EndpointHandle,
 ): Promise<LedgerEntry> {
   const m = ep.manifest;
   if (artifacts) await artifacts.putManifest(m as unknown as Record<string, unknown>);
@@ -124,7 +124,7 @@ function isBundle(v: unknown, endpointId: string): v is EvidenceBundle {
 export async function collectEndpointEvidence(
   ledger: Ledger,
   artifacts: EngineArtifacts | undefined,
-  ep: EndpointActor,
+  ep: EndpointHandle,
 ): Promise<CollectedEvidence> {
   const r = await ep.callTool('mhs__evidence', { action: 'export' }, { timeoutMs: 10_000 }).catch((e: unknown) => {
     throw toHostError(e);

@@ -5,8 +5,15 @@ import type { Db, Ledger, PgListener } from '../ledger/index.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { InvokeRequest, InvokeResult } from './call-types.js';
 import type { EndpointOwnership } from './endpoint-ownership.js';
-import { ENDPOINT_REQUESTS_CHANNEL, EndpointRequests, ensureEndpointRequests } from './endpoint-requests.js';
-import type { EndpointRequest, ForwardedCall } from './endpoint-requests.js';
+import type { ToolCallResult } from '../mhs/connection.js';
+import {
+  ENDPOINT_REQUESTS_CHANNEL,
+  EndpointRequests,
+  ensureEndpointRequests,
+  fromForwardedCall,
+  toForwardedCall,
+} from './endpoint-requests.js';
+import type { EndpointRequest, ForwardedOp } from './endpoint-requests.js';
 import type { Engine } from './engine.js';
 
 /** The default `deadline_ms` a forwarded call is awaited for when the caller names none (the holder knows the binding's). */
@@ -33,44 +40,20 @@ export interface EndpointForwardingOptions {
   clock: Clock;
   ledger: Ledger;
   ownership: EndpointOwnership;
-  /** The engine (set once created): its `invoke` runs a claimed call here, `reconcile` settles an adopted one. */
-  engine: () => Pick<Engine, 'invoke' | 'reconcile'>;
+  /**
+   * The engine (set once created): its `invoke` runs a claimed call here, `reconcile` settles an adopted one, and the
+   * attached `endpoint` runs any other operation.
+   */
+  engine: () => Pick<Engine, 'invoke' | 'reconcile' | 'endpoint'>;
   /** The enabled connector of an endpoint id, if any. */
   connectorOf: (endpointId: string) => Promise<string | undefined>;
   transportMarginMs?: number;
+  /**
+   * Voids an approval a forwarded call was waiting for when its sender withdrew the call (recorded `approval`/`voided`
+   * with `reason`), so it can no longer be granted for a call that will not be made.
+   */
+  voidApproval?: (approvalId: string, reason: string) => Promise<unknown>;
   onError?: (err: HostError) => void;
-}
-
-function toCall(req: InvokeRequest): ForwardedCall {
-  const trace = req.trace;
-  return {
-    endpointId: req.endpointId,
-    deviceId: req.deviceId,
-    capabilityId: req.capabilityId,
-    input: req.input,
-    ...(req.taskId !== undefined ? { taskId: req.taskId } : {}),
-    ...(req.sessionCapabilities ? { sessionCapabilities: req.sessionCapabilities } : {}),
-    ...(req.parentAction ? { parentAction: req.parentAction } : {}),
-    ...(trace ? { traceparent: trace.traceparent } : {}),
-    ...(trace?.tracestate ? { tracestate: trace.tracestate } : {}),
-    ...(req.runId !== undefined ? { runId: req.runId } : {}),
-    ...(req.nodeId !== undefined ? { nodeId: req.nodeId } : {}),
-    ...(req.expectedRevision !== undefined ? { expectedRevision: req.expectedRevision } : {}),
-    ...(req.resource !== undefined ? { resource: req.resource } : {}),
-    ...(req.deadlineMs !== undefined ? { deadlineMs: req.deadlineMs } : {}),
-    ...(req.principal ? { principal: req.principal } : {}),
-    ...(req.approvalKey !== undefined ? { approvalKey: req.approvalKey } : {}),
-    ...(req.disclosure !== undefined ? { disclosure: req.disclosure } : {}),
-  };
-}
-
-function fromCall(c: ForwardedCall): InvokeRequest {
-  const { traceparent, tracestate, disclosure, ...rest } = c;
-  return {
-    ...rest,
-    ...(traceparent ? { trace: { traceparent, ...(tracestate ? { tracestate } : {}) } } : {}),
-    ...(disclosure !== undefined ? { disclosure: disclosure as InvokeRequest['disclosure'] } : {}),
-  };
 }
 
 function resultOf(r: StoredResult): InvokeResult {
@@ -107,6 +90,10 @@ export class EndpointForwarding {
   private closed = false;
   private readonly waiters = new Map<string, () => void>();
   private readonly applying = new Set<string>();
+  /** The approval waits of calls applied here, by request: a withdrawal notice ends the wait. */
+  private readonly withdrawals = new Map<string, AbortController>();
+  /** Requests this process stored and still waits for: on a takeover it withdraws and makes them itself. */
+  private readonly sending = new Set<string>();
   private readonly work = new Set<Promise<void>>();
 
   constructor(private readonly o: EndpointForwardingOptions) {
@@ -149,6 +136,7 @@ export class EndpointForwarding {
       return;
     }
     if (n.k === 'd' && n.id) this.waiters.get(n.id)?.();
+    else if (n.k === 'w' && n.id) this.withdrawals.get(n.id)?.abort();
     else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
   }
 
@@ -159,7 +147,8 @@ export class EndpointForwarding {
     this.own(
       this.requests.pending(ids).then((reqs) => {
         for (const r of reqs) {
-          if (this.applying.has(r.requestId) || !this.o.ownership.holds(r.connectorId)) continue;
+          if (this.applying.has(r.requestId) || this.sending.has(r.requestId)) continue;
+          if (!this.o.ownership.holds(r.connectorId)) continue;
           this.applying.add(r.requestId);
           this.own(this.apply(r).finally(() => this.applying.delete(r.requestId)));
         }
@@ -173,13 +162,54 @@ export class EndpointForwarding {
     void q.finally(() => this.work.delete(q));
   }
 
-  /** The holder: the same governed call as a local one, its intent claiming the row (so it is sent at most once). */
-  private async apply(req: EndpointRequest): Promise<void> {
-    let res: InvokeResult;
+  /** The holder: runs a stored operation once (a governed call, a tool call, the end of a session scope). */
+  private apply(req: EndpointRequest): Promise<void> {
+    return req.op.kind === 'invoke'
+      ? this.applyCall(req, req.op).finally(() => this.withdrawals.delete(req.requestId))
+      : this.applyOp(req, req.op);
+  }
+
+  /** An operation that journals no intent: claimed first, then run on the attached endpoint, its result stored. */
+  private async applyOp(req: EndpointRequest, op: Exclude<ForwardedOp, { kind: 'invoke' }>): Promise<void> {
+    // Still attaching what it just claimed: the request stays pending until the attach applies it.
+    const ep = this.o.engine().endpoint(req.endpointId);
+    if (!ep || !(await this.requests.claim(req.requestId))) return;
+    let result: ToolCallResult | null = null;
     try {
-      res = await this.o.engine().invoke({ ...fromCall(req.call), intentFence: this.requests.claimFence(req) });
+      if (op.kind === 'tool')
+        result = await ep.callTool(op.name, op.args, {
+          ...(op.timeoutMs !== undefined ? { timeoutMs: op.timeoutMs } : {}),
+          ...(op.meta ? { meta: op.meta } : {}),
+        });
+      else await ep.closeSessionScope(op.scope);
     } catch (err) {
       const e = toHostError(err);
+      await this.requests.settle(req.requestId, 'failed', { code: e.code, message: e.message, details: e.details });
+      return;
+    }
+    await this.requests.settle(req.requestId, 'applied', result);
+  }
+
+  /** A governed call: the same as a local one, its intent claiming the row (so it is sent at most once). */
+  private async applyCall(req: EndpointRequest, op: Extract<ForwardedOp, { kind: 'invoke' }>): Promise<void> {
+    let res: InvokeResult;
+    const withdrawn = new AbortController();
+    this.withdrawals.set(req.requestId, withdrawn);
+    try {
+      res = await this.o.engine().invoke({
+        ...fromForwardedCall(op.call),
+        intentFence: this.requests.claimFence(req),
+        approvalSignal: withdrawn.signal,
+      });
+    } catch (err) {
+      const e = toHostError(err);
+      // Withdrawn while it waited for a human: its approval is voided, never granted for a call nobody makes. (One
+      // granted after the withdrawal fails the claim above and is recorded approved, not executed.)
+      const approvalId = e.details.approval_id;
+      if (withdrawn.signal.aborted && e.code === ErrorCode.HOST_APPROVAL_REQUIRED && typeof approvalId === 'string') {
+        await this.o.voidApproval?.(approvalId, 'forward_withdrawn');
+        return;
+      }
       // Withdrawn, or this process no longer holds the endpoint / cannot write: nothing was sent; another holder
       // (or the sender) takes it from here.
       if (e.code === ErrorCode.CONFLICT && e.details.requestId === req.requestId) return;
@@ -214,7 +244,26 @@ export class EndpointForwarding {
     if (!connectorId || this.o.ownership.holds(connectorId)) return undefined;
     const holder = await this.holderOf(connectorId);
     if (!holder || holder.owner === this.o.ownership.owner) return undefined;
-    const requestId = await this.requests.store(connectorId, toCall(req), req.runFence);
+    const requestId = await this.requests.store(
+      connectorId,
+      req.endpointId,
+      { kind: 'invoke', call: toForwardedCall(req) },
+      req.runFence,
+    );
+    this.sending.add(requestId);
+    try {
+      return await this.awaitCall(requestId, connectorId, holder.owner, req);
+    } finally {
+      this.sending.delete(requestId);
+    }
+  }
+
+  private async awaitCall(
+    requestId: string,
+    connectorId: string,
+    heldBy: string,
+    req: InvokeRequest,
+  ): Promise<InvokeResult | undefined> {
     const limit =
       this.o.clock.now() +
       (req.deadlineMs ?? FORWARD_DEFAULT_DEADLINE_MS) +
@@ -225,8 +274,6 @@ export class EndpointForwarding {
       const r = (await this.requests.get(requestId))!;
       const done = this.ended(r);
       if (done) return done;
-      // Claimed here (this process took the endpoint over and applied its own stored call): its settle wakes us.
-      if (r.status === 'sent' && r.appliedBy === this.o.ownership.owner && this.o.clock.now() < limit) continue;
       // The holder is gone: this process takes the endpoint over (its own sweep may have done so already).
       if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
         await this.o.ownership.sweepNow();
@@ -236,7 +283,58 @@ export class EndpointForwarding {
         const settled = await this.fromLedger(r.commandId);
         if (settled) return settled;
       }
-      if (this.o.clock.now() >= limit) return this.timeout(requestId, holder.owner);
+      if (this.o.clock.now() >= limit) return this.timeout(requestId, heldBy);
+    }
+  }
+
+  /**
+   * The sender of an operation that journals no intent (a tool call, the end of a session scope) on an endpoint
+   * another process attaches: its result, or undefined when this process took the endpoint over before the holder
+   * settled it (make it here; a read made twice changes nothing). `MHS.HOST.ENDPOINT_FORWARD_TIMEOUT` when the holder
+   * does not answer within `waitMs` plus the transport margin and slack.
+   */
+  async sendOp(
+    connectorId: string,
+    endpointId: string,
+    op: Exclude<ForwardedOp, { kind: 'invoke' }>,
+    waitMs: number,
+  ): Promise<ToolCallResult | null | undefined> {
+    const requestId = await this.requests.store(connectorId, endpointId, op);
+    this.sending.add(requestId);
+    try {
+      return await this.awaitOp(requestId, connectorId, endpointId, op, waitMs);
+    } finally {
+      this.sending.delete(requestId);
+    }
+  }
+
+  private async awaitOp(
+    requestId: string,
+    connectorId: string,
+    endpointId: string,
+    op: Exclude<ForwardedOp, { kind: 'invoke' }>,
+    waitMs: number,
+  ): Promise<ToolCallResult | null | undefined> {
+    const limit = this.o.clock.now() + waitMs + (this.o.transportMarginMs ?? 2_000) + FORWARD_SLACK_MS;
+    for (;;) {
+      await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())));
+      const r = (await this.requests.get(requestId))!;
+      if (r.status === 'applied') return r.result as ToolCallResult | null;
+      if (r.status === 'failed') throw errorOf(r.result);
+      if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
+        await this.o.ownership.sweepNow();
+      if (this.o.ownership.holds(connectorId) && (await this.requests.withdraw(requestId, { claimed: true })))
+        return undefined;
+      if (this.o.clock.now() < limit) continue;
+      if (await this.requests.withdraw(requestId, { claimed: true })) {
+        const heldBy = (await this.holderOf(connectorId))?.owner ?? 'none';
+        throw new HostError(
+          ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
+          `the host process holding endpoint ${endpointId} (${heldBy}) did not answer the forwarded ${op.kind === 'tool' ? op.name : 'session close'} in time; it was withdrawn`,
+          { requestId, endpointId, connectorId, heldBy },
+          { remediation: 'Try again, or check the holder with `mhs-host hosts`.' },
+        );
+      }
     }
   }
 
@@ -268,6 +366,23 @@ export class EndpointForwarding {
     return row ? { owner: row.owner, expiresAt: Number(row.expires_at_ms) } : undefined;
   }
 
+  /** The endpoints other live processes hold (named once attached there): what a non-holder reaches through them. */
+  async heldElsewhere(): Promise<Array<{ connectorId: string; endpointId: string }>> {
+    const rows = await this.o.db.all<{
+      connector_id: string;
+      endpoint_id: string;
+      owner: string;
+      expires_at_ms: number;
+    }>(
+      `SELECT connector_id, endpoint_id, owner, expires_at_ms FROM endpoint_leases
+       WHERE owner <> ? AND endpoint_id IS NOT NULL AND expires_at_ms >= ? ORDER BY connector_id`,
+      [this.o.ownership.owner, this.o.clock.now() - this.o.ownership.skewMs],
+    );
+    return rows
+      .filter((r) => ownerAlive(r.owner) !== false && !this.o.ownership.holds(r.connector_id))
+      .map((r) => ({ connectorId: r.connector_id, endpointId: r.endpoint_id }));
+  }
+
   /** Lapsed past the skew, or its process (on this machine) is gone: the sweep may take the lease. */
   private async holderGone(connectorId: string): Promise<boolean> {
     const h = await this.holderOf(connectorId);
@@ -275,7 +390,10 @@ export class EndpointForwarding {
     return h.expiresAt < this.o.clock.now() - this.o.ownership.skewMs || ownerAlive(h.owner) === false;
   }
 
-  /** This process now holds the endpoint: an unclaimed call is withdrawn (made here), a claimed one reconciled. */
+  /**
+   * This process now holds the endpoint: an unclaimed call is withdrawn (made here: its own holder side skips the
+   * calls it is waiting for), a claimed one reconciled.
+   */
   private async takeOver(requestId: string): Promise<InvokeResult | undefined> {
     if (await this.requests.withdraw(requestId)) return undefined;
     const r = (await this.requests.get(requestId))!;

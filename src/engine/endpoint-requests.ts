@@ -2,12 +2,16 @@ import { ErrorCode, HostError, createIdFactory, isoAt } from '../core/index.js';
 import type { Clock, IdFactory } from '../core/index.js';
 import { migrate } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
+import type { InvokeRequest } from './call-types.js';
+import type { DisclosureRequest } from './session-disclosure.js';
 
 /**
- * One row per governed call a host process forwarded to the process holding the endpoint's lease (issue 19). The
- * holder claims it (`pending` → `sent`, with its command id) in the transaction that journals the command's intent,
- * so a request is sent at most once whoever crashes; it then stores the outcome (`applied`: the receipt; `failed`: the
- * error a local call would raise). `expired`: withdrawn by its sender before any holder claimed it (nothing sent).
+ * One row per operation a host process forwarded to the process holding the endpoint's lease (issue 19): a governed
+ * call, a tool call that journals no intent, or the end of a session scope ({@link ForwardedOp}, in `request`). The
+ * holder claims a governed call (`pending` → `sent`, with its command id) in the transaction that journals the
+ * command's intent, so it is sent at most once whoever crashes, and any other operation just before it runs it; it
+ * then stores the outcome (`applied`: the receipt or result; `failed`: the error a local call would raise).
+ * `expired`: withdrawn by its sender before any holder claimed it (nothing sent), or a claimed read whose holder died.
  */
 export const ENDPOINT_REQUESTS_DDL = `CREATE TABLE endpoint_requests (
   request_id TEXT PRIMARY KEY,
@@ -27,30 +31,63 @@ export const ENDPOINT_REQUESTS_DDL = `CREATE TABLE endpoint_requests (
 );
 CREATE INDEX endpoint_requests_pending ON endpoint_requests (connector_id, created_at) WHERE status = 'pending';`;
 
-/** The `NOTIFY` channel of forwarded calls: `{k:'q', c}` a request stored for connector `c`, `{k:'d', id}` settled. */
+/**
+ * The `NOTIFY` channel of forwarded calls: `{k:'q', c}` a request stored for connector `c`, `{k:'d', id}` settled,
+ * `{k:'w', id}` withdrawn by its sender.
+ */
 export const ENDPOINT_REQUESTS_CHANNEL = 'mhs_endpoint_requests';
 
 export type EndpointRequestStatus = 'pending' | 'sent' | 'applied' | 'failed' | 'expired';
 
+/**
+ * The fields of an `InvokeRequest` that cannot cross processes: a live trace scope (restated as its W3C strings),
+ * fences (the holder brings its own; the sender's run lease is stored with the row), abort signals, and the disclosure
+ * callback (only its `surface` is forwarded). Every other field is forwarded as it is.
+ */
+export const LOCAL_ONLY_FIELDS = [
+  'trace',
+  'runFence',
+  'intentFence',
+  'signal',
+  'approvalSignal',
+  'disclosure',
+] as const satisfies ReadonlyArray<keyof InvokeRequest>;
+type LocalOnly = (typeof LOCAL_ONLY_FIELDS)[number];
+
 /** The serialisable part of an `InvokeRequest` a holder needs to make the same governed call. */
-export interface ForwardedCall {
-  endpointId: string;
-  deviceId: string;
-  capabilityId: string;
-  input: Record<string, unknown>;
-  taskId?: string;
-  sessionCapabilities?: string[];
-  parentAction?: { taskId: string; seq: number; step?: number };
+export type ForwardedCall = Omit<InvokeRequest, LocalOnly> & {
   traceparent?: string;
   tracestate?: string;
-  runId?: string;
-  nodeId?: string;
-  expectedRevision?: number;
-  resource?: string;
-  deadlineMs?: number;
-  principal?: { kind: 'agent' | 'human' | 'system'; id: string; name?: string };
-  approvalKey?: string;
-  disclosure?: unknown;
+  disclosure?: Pick<DisclosureRequest, 'surface'>;
+};
+
+/**
+ * What a sender asks of the process holding an endpoint (issue 19): a governed call, a tool call on the endpoint's
+ * connection that journals no intent (reads, `mhs__safety`, `mhs__operations`, evidence export and verification), or
+ * the end of a task's session scope (HOST-034).
+ */
+export type ForwardedOp =
+  | { kind: 'invoke'; call: ForwardedCall }
+  | { kind: 'tool'; name: string; args: Record<string, unknown>; timeoutMs?: number; meta?: Record<string, string> }
+  | { kind: 'closeScope'; scope: string };
+
+/** The stored form of a governed call (the live fields dropped, the trace as W3C strings). */
+export function toForwardedCall(req: InvokeRequest): ForwardedCall {
+  const rest: Partial<InvokeRequest> = { ...req };
+  for (const k of LOCAL_ONLY_FIELDS) delete rest[k];
+  const { trace, disclosure } = req;
+  return {
+    ...(rest as Omit<InvokeRequest, LocalOnly>),
+    ...(trace ? { traceparent: trace.traceparent } : {}),
+    ...(trace?.tracestate ? { tracestate: trace.tracestate } : {}),
+    ...(disclosure ? { disclosure: { surface: disclosure.surface } } : {}),
+  };
+}
+
+/** The governed call a holder makes for a stored one. */
+export function fromForwardedCall(c: ForwardedCall): InvokeRequest {
+  const { traceparent, tracestate, ...rest } = c;
+  return { ...rest, ...(traceparent ? { trace: { traceparent, ...(tracestate ? { tracestate } : {}) } } : {}) };
 }
 
 /** A stored request, as read back. */
@@ -58,7 +95,7 @@ export interface EndpointRequest {
   requestId: string;
   connectorId: string;
   endpointId: string;
-  call: ForwardedCall;
+  op: ForwardedOp;
   run: { runId: string; owner: string; token: number } | null;
   sender: string;
   status: EndpointRequestStatus;
@@ -88,7 +125,7 @@ function toRequest(r: Row): EndpointRequest {
     requestId: r.request_id,
     connectorId: r.connector_id,
     endpointId: r.endpoint_id,
-    call: JSON.parse(r.request) as ForwardedCall,
+    op: JSON.parse(r.request) as ForwardedOp,
     run:
       r.run_id && r.run_owner && r.run_token !== null
         ? { runId: r.run_id, owner: r.run_owner, token: Number(r.run_token) }
@@ -122,19 +159,25 @@ export class EndpointRequests {
   }
 
   /**
-   * Stores a call for the holder of `connectorId` and notifies (one transaction). With `runFence`, the sender's run
-   * lease is checked in that transaction and its token stored, so the holder journals the intent only while the
-   * sender still drives the run.
+   * Stores an operation for the holder of `connectorId` and notifies (one transaction). With `runFence`, a governed
+   * call's run lease is checked in that transaction and its token stored, so the holder journals the intent only while
+   * the sender still drives the run.
    */
-  async store(connectorId: string, call: ForwardedCall, runFence?: (t: Db) => Promise<void>): Promise<string> {
+  async store(
+    connectorId: string,
+    endpointId: string,
+    op: ForwardedOp,
+    runFence?: (t: Db) => Promise<void>,
+  ): Promise<string> {
     const requestId = `erq_${this.ids.next('event').slice('evt_'.length)}`;
+    const runId = op.kind === 'invoke' ? op.call.runId : undefined;
     await this.db.tx(async (t) => {
       let token: number | null = null;
-      if (runFence && call.runId) {
+      if (runFence && runId) {
         await runFence(t);
         // Read in the fenced transaction: the lease this process holds now (table of openwop.run-leases).
         const row = await t.get<{ token: number }>('SELECT token FROM run_leases WHERE run_id = ? AND owner = ?', [
-          call.runId,
+          runId,
           this.owner,
         ]);
         token = row ? Number(row.token) : null;
@@ -145,9 +188,9 @@ export class EndpointRequests {
         [
           requestId,
           connectorId,
-          call.endpointId,
-          JSON.stringify(call),
-          token === null ? null : call.runId,
+          endpointId,
+          JSON.stringify(op),
+          token === null ? null : runId,
           token === null ? null : this.owner,
           token,
           this.owner,
@@ -206,6 +249,18 @@ export class EndpointRequests {
     };
   }
 
+  /**
+   * The holder claims an operation that journals no intent (a tool call, the end of a session scope) before running
+   * it; false when it was withdrawn or another holder claimed it.
+   */
+  async claim(requestId: string): Promise<boolean> {
+    const { changes } = await this.db.run(
+      `UPDATE endpoint_requests SET status = 'sent', applied_by = ? WHERE request_id = ? AND status = 'pending'`,
+      [this.owner, requestId],
+    );
+    return changes === 1;
+  }
+
   /** Stores how a claimed (or refused before its intent) request ended and notifies; false when already ended. */
   async settle(requestId: string, status: 'applied' | 'failed', result: unknown): Promise<boolean> {
     return this.db.tx(async (t) => {
@@ -219,12 +274,20 @@ export class EndpointRequests {
     });
   }
 
-  /** The sender withdraws a request no holder claimed yet (nothing will be sent); false when it was claimed. */
-  async withdraw(requestId: string): Promise<boolean> {
-    const { changes } = await this.db.run(
-      `UPDATE endpoint_requests SET status = 'expired', applied_at = ? WHERE request_id = ? AND status = 'pending'`,
-      [isoAt(this.clock.now()), requestId],
-    );
-    return changes === 1;
+  /**
+   * The sender withdraws a request no holder claimed yet (nothing will be sent); false when it was claimed. With
+   * `claimed`, also one a holder claimed and did not settle: only for operations that journal no intent (reads may be
+   * made again), never for a governed call.
+   */
+  async withdraw(requestId: string, opts: { claimed?: boolean } = {}): Promise<boolean> {
+    return this.db.tx(async (t) => {
+      const { changes } = await t.run(
+        `UPDATE endpoint_requests SET status = 'expired', applied_at = ? WHERE request_id = ? AND status IN (?, ?)`,
+        [isoAt(this.clock.now()), requestId, 'pending', opts.claimed ? 'sent' : 'pending'],
+      );
+      // A holder waiting for this call's approval stops waiting (and voids it).
+      if (changes === 1) await notify(t, { k: 'w', id: requestId });
+      return changes === 1;
+    });
   }
 }

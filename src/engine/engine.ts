@@ -15,6 +15,8 @@ import type { DeploymentSource } from './deployment-guard.js';
 import { NO_DOCUMENT_DEPLOYMENT } from '../policy/deployment-policy.js';
 import { EndpointActor } from './endpoint-actor.js';
 import type { EndpointActorOptions, EngineEndpoint } from './endpoint-actor.js';
+import { remoteEndpoints } from './endpoint-handle.js';
+import type { EndpointHandle, RemoteEndpoints } from './endpoint-handle.js';
 import { collectEndpointEvidence, recordDisclosure, taskEvidence } from './endpoint-evidence.js';
 import type { CollectedEvidence, EngineArtifacts } from './endpoint-evidence.js';
 import { governedCall } from './governed-call.js';
@@ -109,6 +111,12 @@ export interface EngineOptions {
    * forwarded call (`intentFence`) is never forwarded again.
    */
   forward?: (req: InvokeRequest) => Promise<InvokeResult | undefined>;
+  /**
+   * Issue 19: the endpoints other live processes attach (a shared PostgreSQL store) and how an operation that journals
+   * no intent reaches their holder. `send` answers undefined when this process took the endpoint over meanwhile (the
+   * operation is then made here).
+   */
+  remote?: RemoteEndpoints;
 }
 
 /** What recovery found on start (HOST-091). */
@@ -159,6 +167,14 @@ export interface Engine {
   adoptFrom(endpointId: string, former: string): Promise<void>;
   endpoint(endpointId: string): EndpointActor | undefined;
   endpoints(): EndpointActor[];
+  /**
+   * The endpoint as tasks, tool surfaces, reads and evidence use it: attached here (after `awaitEndpoint`), else
+   * attached by another live process (issue 19: its tool calls go through that process), else
+   * `MHS.HOST.ENDPOINT_UNKNOWN`. The one place that decides where an endpoint is reached.
+   */
+  handle(endpointId: string): Promise<EndpointHandle>;
+  /** Every endpoint reachable from here: the attached ones, then those other live processes attach (issue 19). */
+  handles(): Promise<EndpointHandle[]>;
   /** Whether the experimental composition flag is on (HOST-084; {@link EngineOptions.experimentalComposition}). */
   readonly experimentalComposition: boolean;
   /** The governed call; see {@link governedCall} for its codes. */
@@ -191,10 +207,13 @@ export interface Engine {
    */
   collectEvidence(endpointId?: string): Promise<CollectedEvidence[]>;
   /**
-   * Collects the bundle of every attached endpoint a task touched since its bundle was last collected, once each
-   * (call before an export). A failure is returned for that endpoint (and reported), never dropped.
+   * Collects the bundle of every endpoint a task touched since its bundle was last collected, once each (call before
+   * an export); one another process attaches through that process (issue 19), unless `attachedOnly` (at stop). A
+   * failure is returned for that endpoint (and reported), never dropped.
    */
-  collectPendingEvidence(): Promise<Array<CollectedEvidence | { endpointId: string; error: MhsWireError }>>;
+  collectPendingEvidence(opts?: {
+    attachedOnly?: boolean;
+  }): Promise<Array<CollectedEvidence | { endpointId: string; error: MhsWireError }>>;
 }
 
 /**
@@ -225,11 +244,6 @@ export function createEngine(o: EngineOptions): Engine {
   };
   const principal = { kind: 'agent' as const, id: `host:${o.hostId ?? 'mhs-host'}` };
   env.disclosures = new SessionDisclosures(o.ledger, principal);
-  const admit = createDeploymentGuard({
-    ledger: o.ledger,
-    clock,
-    source: o.deployment ?? NO_DOCUMENT_DEPLOYMENT,
-  });
   const actors = new Map<string, EndpointActor>();
   let started = false;
 
@@ -247,6 +261,25 @@ export function createEngine(o: EngineOptions): Engine {
     if (!actors.has(endpointId) && o.awaitEndpoint)
       await o.awaitEndpoint(endpointId).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
     return actorOf(endpointId);
+  };
+
+  const admit = createDeploymentGuard({
+    ledger: o.ledger,
+    clock,
+    source: o.deployment ?? NO_DOCUMENT_DEPLOYMENT,
+  });
+
+  // Issue 19: endpoints another process holds; what they forward is made here once this process took them over.
+  const remoteHandles = o.remote
+    ? remoteEndpoints(o.remote, admit, attachedActor, (id) => actors.has(id))
+    : () => Promise.resolve([]);
+
+  const handleOf = async (endpointId: string): Promise<EndpointHandle> => {
+    if (!actors.has(endpointId) && o.awaitEndpoint)
+      await o.awaitEndpoint(endpointId).catch((e: unknown) => o.onBackgroundError?.(toHostError(e)));
+    const local = actors.get(endpointId);
+    if (local) return local;
+    return (await remoteHandles()).find((h) => h.endpointId === endpointId) ?? actorOf(endpointId);
   };
 
   const assertLedgerWritable = (): void => {
@@ -333,7 +366,7 @@ export function createEngine(o: EngineOptions): Engine {
       await env.batcher.flush();
       await Promise.allSettled([...env.inflight]);
       // Issue 21: the bundles tasks left uncollected are stored once, before the connections close.
-      if (o.artifacts && uncollected.size) await engine.collectPendingEvidence();
+      if (o.artifacts && uncollected.size) await engine.collectPendingEvidence({ attachedOnly: true });
       const keepSessions = sopts.keepSessions === true && o.sessionStore !== undefined;
       await Promise.all([...actors.values()].map((a) => a.stop({ keepSessions })));
       actors.clear();
@@ -424,6 +457,8 @@ export function createEngine(o: EngineOptions): Engine {
 
     endpoint: (id) => actors.get(id),
     endpoints: () => [...actors.values()],
+    handle: handleOf,
+    handles: async () => [...actors.values(), ...(await remoteHandles())],
     experimentalComposition: env.composition === true,
 
     async invoke(req) {
@@ -460,14 +495,19 @@ export function createEngine(o: EngineOptions): Engine {
 
     async runTask(spec, opts) {
       assertLedgerWritable();
+      // Issue 19: a step on an endpoint another process holds is forwarded there by `invoke`, one governed call each.
+      const handles = new Map<string, EndpointHandle>();
       for (const id of new Set((spec.steps ?? []).map((s) => s.endpoint)))
-        if (!actors.has(id)) await attachedActor(id).catch(() => undefined); // runTask reports a missing one
+        await handleOf(id).then(
+          (h) => handles.set(id, h),
+          () => undefined, // runTask reports a missing one
+        );
       const result = await runTask(
         {
           ledger: o.ledger,
           ids,
           tracer: env.tracer,
-          endpoint: (id) => actors.get(id),
+          endpoint: (id) => handles.get(id),
           invoke: (req) => engine.invoke(opts?.disclosure ? { ...req, disclosure: opts.disclosure } : req),
         },
         spec,
@@ -477,13 +517,14 @@ export function createEngine(o: EngineOptions): Engine {
       // Issue 21: the task keeps only its own receipts' links (already in its ledger entries); the bundles are
       // collected once, at export or stop, so a task costs the same however many came before (HOST-051).
       result.evidence = taskEvidence(result.steps);
-      for (const ev of result.evidence) if (actors.has(ev.endpointId)) uncollected.add(ev.endpointId);
+      for (const ev of result.evidence) if (handles.has(ev.endpointId)) uncollected.add(ev.endpointId);
       if (result.evidence.some((ev) => 'error' in ev)) result.ok = false;
       return result;
     },
 
     async collectEvidence(endpointId) {
-      const eps = endpointId ? [actorOf(endpointId)] : [...actors.values()];
+      // Issue 19: another process's endpoint exports its bundle through that process; it is stored here (one store).
+      const eps = endpointId ? [await handleOf(endpointId)] : [...actors.values()];
       const out: CollectedEvidence[] = [];
       for (const ep of eps) {
         out.push(await collectEndpointEvidence(o.ledger, o.artifacts, ep));
@@ -492,12 +533,16 @@ export function createEngine(o: EngineOptions): Engine {
       return out;
     },
 
-    async collectPendingEvidence() {
+    async collectPendingEvidence(copts = {}) {
       const out: Array<CollectedEvidence | { endpointId: string; error: MhsWireError }> = [];
       for (const id of [...uncollected]) {
         if (!actors.has(id)) {
-          uncollected.delete(id);
-          continue;
+          // At stop, an endpoint attached by another process is left for the next export (forwarding has closed).
+          if (copts.attachedOnly) continue;
+          if (!(await handleOf(id).catch(() => undefined))) {
+            uncollected.delete(id);
+            continue;
+          }
         }
         try {
           out.push(...(await engine.collectEvidence(id)));
@@ -538,7 +583,7 @@ export function createEngine(o: EngineOptions): Engine {
     pending: () => [...env.pending.values()],
 
     async read(endpointId, deviceId, resource) {
-      const ep = actorOf(endpointId);
+      const ep = await handleOf(endpointId);
       await ep.admit('read', deviceId, resource ? { resource } : {}); // HOST-090, before anything is sent
       const r = await ep
         .callTool('mhs__read', { device_id: deviceId, ...(resource ? { resource } : {}) }, { timeoutMs: 10_000 })

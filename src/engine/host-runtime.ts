@@ -11,6 +11,8 @@ import { settleInterruptedApprovals } from './approval-recovery.js';
 import { createEngine } from './engine.js';
 import type { Engine, EngineOptions } from './engine.js';
 import type { EndpointActor } from './endpoint-actor.js';
+import type { RemoteEndpointInfo } from './endpoint-handle.js';
+import type { Manifest } from '../mhs/wire-types.js';
 import { AttachRetry } from './attach-retry.js';
 import type { AttachStatus } from './attach-retry.js';
 import { openOperatorRuntime } from './operator-runtime.js';
@@ -129,9 +131,32 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
     // Set once the endpoint leases exist (below); the engine asks it for an endpoint not attached (yet).
     let awaitEndpoint: ((endpointId: string) => Promise<void>) | undefined;
     let forwarding: EndpointForwarding | undefined;
+    // Issue 19: the manifests other processes admitted (stored by digest), for endpoints reached through them.
+    const storedManifests = new Map<string, Manifest>();
+    const storedManifest = async (connectorId: string): Promise<Manifest | undefined> => {
+      const digest = await connectors.manifestDigest(connectorId);
+      if (!digest) return undefined;
+      const m = storedManifests.get(digest) ?? ((await base.artifacts.getManifest(digest)) as Manifest | undefined);
+      if (m) storedManifests.set(digest, m);
+      return m;
+    };
     const engine = createEngine({
       awaitEndpoint: (id) => awaitEndpoint?.(id) ?? Promise.resolve(),
       forward: (req) => forwarding?.forward(req) ?? Promise.resolve(undefined),
+      remote: {
+        list: async () => {
+          if (!forwarding) return [];
+          const enabled = new Set((await connectors.list()).filter((r) => r.enabled).map((r) => r.connector_id));
+          const out: RemoteEndpointInfo[] = [];
+          for (const h of await forwarding.heldElsewhere()) {
+            const manifest = enabled.has(h.connectorId) ? await storedManifest(h.connectorId) : undefined;
+            if (manifest?.endpoint_id === h.endpointId) out.push({ ...h, manifest });
+          }
+          return out;
+        },
+        send: (info, op, waitMs) =>
+          forwarding ? forwarding.sendOp(info.connectorId, info.endpointId, op, waitMs) : Promise.resolve(undefined),
+      },
       // Session snapshots live in the store, so a restarted host reuses or reopens them (HOST-036).
       sessionStore: await openSessionStore(db),
       // Start-up recovery reads only the ledger tail past the last settled intent.
@@ -185,6 +210,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         connectorOf: async (endpointId) =>
           (await connectors.list()).find((r) => r.endpoint_id === endpointId && r.enabled)?.connector_id,
         ...(opts.engine?.transportMarginMs !== undefined ? { transportMarginMs: opts.engine.transportMarginMs } : {}),
+        voidApproval: (approvalId, reason) => services.gate.voidOpen({ approvalId }, reason),
         ...(report ? { onError: report } : {}),
       });
     if (leased)

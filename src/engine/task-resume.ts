@@ -15,7 +15,7 @@ export interface TaskStart {
 
 /** The engine and ledger calls a resume needs. */
 export interface TaskResumeDeps {
-  engine: Pick<Engine, 'invoke' | 'reconcile' | 'endpoint'>;
+  engine: Pick<Engine, 'invoke' | 'reconcile' | 'handle'>;
   ledger: Pick<Ledger, 'append' | 'range' | 'byCommand'>;
 }
 
@@ -182,8 +182,8 @@ export async function resumeTask(
     await Promise.all(
       [...groups.keys()].map((id) =>
         deps.engine
-          .endpoint(id)
-          ?.closeSessionScope(taskId)
+          .handle(id)
+          .then((ep) => ep.closeSessionScope(taskId))
           .catch(() => undefined),
       ),
     );

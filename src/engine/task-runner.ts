@@ -3,7 +3,7 @@ import type { IdFactory, MhsWireError } from '../core/index.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { InvokeRequest, InvokeResult } from './call-types.js';
-import type { EndpointActor } from './endpoint-actor.js';
+import type { EndpointHandle } from './endpoint-handle.js';
 import type { TaskEvidence } from './endpoint-evidence.js';
 import type { EngineTracer } from './tracing.js';
 
@@ -66,7 +66,7 @@ export interface TaskDeps {
   ledger: Ledger;
   ids: IdFactory;
   tracer: EngineTracer;
-  endpoint: (id: string) => EndpointActor | undefined;
+  endpoint: (id: string) => EndpointHandle | undefined;
   invoke: (req: InvokeRequest) => Promise<InvokeResult>;
 }
 

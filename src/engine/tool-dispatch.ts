@@ -28,7 +28,7 @@ export interface ModelToolCall {
 
 /** What dispatch needs. */
 export interface ToolDispatchDeps {
-  engine: Pick<Engine, 'invoke' | 'read' | 'endpoint' | 'endpoints' | 'pending' | 'reconcile' | 'collectEvidence'>;
+  engine: Pick<Engine, 'invoke' | 'read' | 'handle' | 'handles' | 'pending' | 'reconcile' | 'collectEvidence'>;
   ledger: Ledger;
   /** Where transcript items go (the export's transcript.jsonl, HOST-054). */
   transcript?: Pick<Artifacts, 'appendTranscript'>;
@@ -121,7 +121,9 @@ export async function dispatchToolCall(
   delete input._mhs;
   const inputDigest = H(input);
   const target = tool?.target;
-  const redaction = target ? (deps.engine.endpoint(target.endpointId)?.manifest.redaction.paths ?? []) : [];
+  const redaction = target
+    ? ((await deps.engine.handles()).find((e) => e.endpointId === target.endpointId)?.manifest.redaction.paths ?? [])
+    : [];
 
   const callItem: Record<string, unknown> = {
     kind: 'tool_call',

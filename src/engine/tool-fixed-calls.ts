@@ -9,11 +9,14 @@ import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { presentEndpoint } from '../mhs/presentation.js';
 import { faultError } from './call-outcome.js';
-import type { EndpointActor } from './endpoint-actor.js';
+import type { EndpointHandle } from './endpoint-handle.js';
 import type { Engine } from './engine.js';
 
-/** What the fixed tools need from the engine. */
-export type FixedToolEngine = Pick<Engine, 'read' | 'endpoint' | 'endpoints' | 'pending' | 'reconcile'>;
+/**
+ * What the fixed tools need from the engine: endpoint handles, so an endpoint another process attaches (issue 19) is
+ * listed and read through that process.
+ */
+export type FixedToolEngine = Pick<Engine, 'read' | 'handle' | 'handles' | 'pending' | 'reconcile'>;
 
 const READ_TIMEOUT_MS = 10_000;
 
@@ -21,13 +24,17 @@ function badInput(message: string, details: Record<string, unknown>, remediation
   return new HostError(ErrorCode.SCHEMA_INVALID_INPUT, message, details, { remediation });
 }
 
-/** The endpoint actor holding `deviceId` (or the one named); refuses an unknown or ambiguous device. */
-export function endpointForDevice(engine: FixedToolEngine, deviceId: string, endpointId?: string): EndpointActor {
+/** The endpoint holding `deviceId` (or the one named); refuses an unknown or ambiguous device. */
+export async function endpointForDevice(
+  engine: FixedToolEngine,
+  deviceId: string,
+  endpointId?: string,
+): Promise<EndpointHandle> {
   const eps = endpointId
-    ? [engine.endpoint(endpointId)].filter((e): e is EndpointActor => !!e)
-    : engine.endpoints().filter((e) => e.manifest.devices.some((d) => d.device_id === deviceId));
+    ? [await engine.handle(endpointId).catch(() => undefined)].filter((e): e is EndpointHandle => !!e)
+    : await engine.handles();
   const hits = eps.filter((e) => e.manifest.devices.some((d) => d.device_id === deviceId));
-  if (hits.length === 1) return hits[0] as EndpointActor;
+  if (hits.length === 1) return hits[0] as EndpointHandle;
   if (hits.length > 1)
     throw badInput(
       `device ${deviceId} is on more than one endpoint`,
@@ -42,8 +49,8 @@ export function endpointForDevice(engine: FixedToolEngine, deviceId: string, end
 }
 
 /** `mhs__devices`: the presentation of each attached endpoint, rendered from its manifest (HOST-013). */
-export function devicesResult(engine: FixedToolEngine, endpointId?: string): Record<string, unknown> {
-  const eps = engine.endpoints().filter((e) => !endpointId || e.endpointId === endpointId);
+export async function devicesResult(engine: FixedToolEngine, endpointId?: string): Promise<Record<string, unknown>> {
+  const eps = (await engine.handles()).filter((e) => !endpointId || e.endpointId === endpointId);
   return { endpoints: eps.map((e) => presentEndpoint(e.manifest)) };
 }
 
@@ -52,7 +59,7 @@ export async function readResult(
   engine: FixedToolEngine,
   args: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  const ep = endpointForDevice(engine, String(args.device_id), args.endpoint_id as string | undefined);
+  const ep = await endpointForDevice(engine, String(args.device_id), args.endpoint_id as string | undefined);
   const r = await engine.read(ep.endpointId, String(args.device_id), args.resource as string | undefined);
   return { endpoint_id: ep.endpointId, ...r };
 }
@@ -64,7 +71,7 @@ export async function safetyResult(
   traceparent: string,
 ): Promise<Record<string, unknown>> {
   const deviceId = String(args.device_id);
-  const ep = endpointForDevice(engine, deviceId, args.endpoint_id as string | undefined);
+  const ep = await endpointForDevice(engine, deviceId, args.endpoint_id as string | undefined);
   await ep.admit('safety', deviceId); // HOST-090: refused only while the deployment is disabled
   const r = await ep
     .callTool('mhs__safety', { device_id: deviceId }, { timeoutMs: READ_TIMEOUT_MS, meta: { traceparent } })
@@ -90,7 +97,7 @@ export async function operationsResult(
     if (r) return { command_id: commandId, reconciled: true, outcome: r.outcome, method: r.method, receipt: r.receipt };
   }
   const intent = (await ledger.byCommand(commandId)).find((e) => e.kind === 'command.intent');
-  const ep = intent ? engine.endpoint(String(intent.endpoint_id)) : undefined;
+  const ep = intent ? await engine.handle(String(intent.endpoint_id)).catch(() => undefined) : undefined;
   if (!ep)
     throw badInput(
       `command ${commandId} is not a command of this host on an attached endpoint`,

@@ -16,14 +16,17 @@ import type { FixedToolEngine } from './tool-fixed-calls.js';
 const EVIDENCE_TIMEOUT_MS = 30_000;
 
 /** `mhs__inspect {endpoint_id?, device_id?}`. */
-export function inspectResult(engine: FixedToolEngine, args: Record<string, unknown>): Record<string, unknown> {
+export async function inspectResult(
+  engine: FixedToolEngine,
+  args: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
   const endpointId = args.endpoint_id as string | undefined;
   if (typeof args.device_id === 'string') {
-    const ep = endpointForDevice(engine, args.device_id, endpointId);
+    const ep = await endpointForDevice(engine, args.device_id, endpointId);
     const device = ep.manifest.devices.find((d) => d.device_id === args.device_id);
     return { endpoint_id: ep.endpointId, manifest_digest: ep.manifest.manifest_digest, device };
   }
-  const eps = engine.endpoints().filter((e) => !endpointId || e.endpointId === endpointId);
+  const eps = (await engine.handles()).filter((e) => !endpointId || e.endpointId === endpointId);
   if (endpointId && !eps.length)
     throw new HostError(
       ErrorCode.SCHEMA_INVALID_INPUT,
@@ -42,7 +45,7 @@ export async function evidenceResult(
   traceparent: string,
 ): Promise<Record<string, unknown>> {
   const endpointId = args.endpoint_id as string | undefined;
-  const eps = engine.endpoints().filter((e) => !endpointId || e.endpointId === endpointId);
+  const eps = (await engine.handles()).filter((e) => !endpointId || e.endpointId === endpointId);
   if (endpointId && !eps.length)
     throw new HostError(
       ErrorCode.SCHEMA_INVALID_INPUT,
@@ -84,7 +87,7 @@ export async function estopResult(
   principal: CallPrincipal | undefined,
 ): Promise<Record<string, unknown>> {
   const deviceId = String(args.device_id);
-  const ep = endpointForDevice(engine, deviceId, args.endpoint_id as string | undefined);
+  const ep = await endpointForDevice(engine, deviceId, args.endpoint_id as string | undefined);
   if (!safety)
     throw new HostError(
       ErrorCode.HOST_POLICY_DENIED,

@@ -119,7 +119,8 @@ export function createGateway(o: GatewayOptions): Gateway {
       }
     }
     const on = new Set(enabled.map((r) => r.connector_id));
-    const eps = rt.engine.endpoints().filter((e) => on.has(e.connectorId));
+    // Issue 19: endpoints other processes attach are served too; their calls go through those processes.
+    const eps = (await rt.engine.handles()).filter((e) => on.has(e.connectorId));
     const surface = eps.length ? builder.build(eps) : null;
     current = { surface, manifests: new Map(eps.map((e) => [e.endpointId, e.manifest])) };
     const key = surface?.key ?? '';

@@ -43,11 +43,14 @@ export interface PolicyGate extends CallGate {
   vote(approvalId: string, vote: Vote): Promise<ApprovalRequest>;
   get(approvalId: string): Promise<ApprovalRequest | undefined>;
   /**
-   * Voids the open (pending or approved) approvals of a run, or of one node of it, and records each as an
-   * `approval`/`voided` entry with `reason` (e.g. `run_cancelled`): a cancelled step's approval can no longer be
-   * granted or used (issue 16). Returns the voided requests.
+   * Voids the open (pending or approved) approvals of a run, or of one node of it, or one approval, and records each
+   * as an `approval`/`voided` entry with `reason` (e.g. `run_cancelled`, `forward_withdrawn`): a cancelled step's
+   * approval can no longer be granted or used (issue 16). Returns the voided requests.
    */
-  voidOpen(match: { runId: string; nodeId?: string }, reason: string): Promise<ApprovalRequest[]>;
+  voidOpen(
+    match: { runId: string; nodeId?: string } | { approvalId: string },
+    reason: string,
+  ): Promise<ApprovalRequest[]>;
   /** See `GateDecision.notExecuted`: what an allowed call refused before sending undoes (issue 16). */
   notExecuted(decision: GateDecision & { kind: 'allow' }, error: HostError): Promise<void>;
   list(filter?: { status?: ApprovalStatus[]; limit?: number }): Promise<ApprovalRequest[]>;
@@ -449,8 +452,15 @@ export function createPolicyGate(deps: PolicyGateDeps): PolicyGate {
     list: (filter) => store.list(filter),
     async voidOpen(match, reason) {
       const voided: ApprovalRequest[] = [];
-      for (const open of await store.openByRun(match.runId)) {
-        if (match.nodeId !== undefined && open.node_id !== match.nodeId) continue;
+      const candidates =
+        'approvalId' in match
+          ? [await store.get(match.approvalId)].filter(
+              (r): r is ApprovalRequest => r?.status === 'pending' || r?.status === 'approved',
+            )
+          : (await store.openByRun(match.runId)).filter(
+              (r) => match.nodeId === undefined || r.node_id === match.nodeId,
+            );
+      for (const open of candidates) {
         if (!(await setStatus(open, 'voided', reason))) continue;
         await ledger.append(
           approvalEntry('voided', {

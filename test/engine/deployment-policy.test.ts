@@ -149,7 +149,7 @@ describe('HOST-090 deployment policy applied by the host', () => {
 
   it('HOST-090: discovery, safety status and a simulated device stay available while hardware is refused', async () => {
     deployment = { enabled: true, allow_hardware: false };
-    const listed = devicesResult(rt.engine) as { endpoints: Array<{ devices: Array<{ device_id: string }> }> };
+    const listed = (await devicesResult(rt.engine)) as { endpoints: Array<{ devices: Array<{ device_id: string }> }> };
     expect(listed.endpoints[0]!.devices.map((d) => d.device_id).sort()).toEqual(['conveyor-workcell', 'laser']);
     expect(await safetyResult(rt.engine, { device_id: 'laser' }, TP)).toMatchObject({ device_id: 'laser' });
     const step = await rt.engine.invoke({ endpointId: EP, ...STEP });
@@ -215,7 +215,7 @@ describe('HOST-090 deployment policy applied by the host', () => {
     expect(entries.filter((e) => e.kind === 'approval' && e.event === 'refused').map((e) => e.reason)).toEqual(
       Array(5).fill('deployment_disabled'),
     );
-    expect((devicesResult(rt.engine) as { endpoints: unknown[] }).endpoints).toHaveLength(1);
+    expect(((await devicesResult(rt.engine)) as { endpoints: unknown[] }).endpoints).toHaveLength(1);
   });
 
   it('HOST-043 HOST-090: an unavailable policy refuses before any session opens', async () => {

@@ -60,7 +60,7 @@ function engineThatMustNotSend(): TaskResumeDeps['engine'] {
   return {
     invoke: () => Promise.reject(new Error('nothing may be sent again')),
     reconcile: () => Promise.resolve([]),
-    endpoint: () => undefined,
+    handle: () => Promise.reject(new Error('no endpoint is attached')),
   };
 }
 

@@ -9,7 +9,7 @@ import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
 
 /** What the MHS nodes need from the host: the engine (governed call, tasks, reconciliation) and its ledger. */
 export interface MhsNodeDeps {
-  engine: Pick<Engine, 'invoke' | 'runTask' | 'reconcile' | 'endpoint'>;
+  engine: Pick<Engine, 'invoke' | 'runTask' | 'reconcile' | 'endpoint' | 'handle'>;
   ledger: Pick<Ledger, 'head' | 'range' | 'byCommand' | 'append'>;
   /** The policy gate's approvals, so a wait for an operator shows as `waiting-approval`. */
   approvals?: MhsApprovals;

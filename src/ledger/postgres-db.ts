@@ -227,6 +227,12 @@ export class PostgresDb extends PgStatements {
       const client = await this.pool.connect();
       const handle = new PgTx(client, 0, this.location);
       let broken = false;
+      // A checked-out client has no pool listener: a session the server ends under it (idle_in_transaction_session_
+      // timeout after a stall, a restart) must fail this transaction and discard the client, not crash the process.
+      const lost = (): void => {
+        broken = true;
+      };
+      client.on('error', lost);
       try {
         await client.query('BEGIN');
         const out = await fn(handle);
@@ -240,6 +246,7 @@ export class PostgresDb extends PgStatements {
         });
         throw err;
       } finally {
+        client.removeListener('error', lost);
         client.release(broken);
       }
     });

@@ -3,7 +3,7 @@
 // beside the raw sha256 rate over the same bytes measured in the same run, as a ratio.
 // Issue 21: also package verification (export, then `verifyPackage`) beside raw sha256 over the same lines, and with
 // `--entries N` a ledger of N entries exported and verified, each with its time and peak heap above the start.
-// Usage: npm run bench:ledger [-- --n 2000 --entries 1000000] (PostgreSQL too when MHS_TEST_PG_URL is set).
+// Usage: npm run bench:ledger [-- --n 2000 --entries 100000,1000000] (PostgreSQL too when MHS_TEST_PG_URL is set).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -151,59 +151,95 @@ async function bench(store: string, location: string): Promise<void> {
   }
 }
 
-/** Runs `f` sampling the heap every 20 ms; its seconds and peak heap above the heap when it started (MiB). */
-async function withPeakHeap(f: () => Promise<void>): Promise<{ s: number; peakMiB: number }> {
+/** Runs `f` sampling heap and RSS every 20 ms; its seconds and peaks above the values when it started (MiB). */
+async function withPeaks(f: () => Promise<void>): Promise<{ s: number; heapMiB: number; rssMiB: number }> {
   globalThis.gc?.();
-  const base = process.memoryUsage().heapUsed;
-  let peak = base;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().heapUsed)), 20);
+  const base = process.memoryUsage();
+  let heap = base.heapUsed;
+  let rss = base.rss;
+  const sample = () => {
+    const m = process.memoryUsage();
+    heap = Math.max(heap, m.heapUsed);
+    rss = Math.max(rss, m.rss);
+  };
+  const timer = setInterval(sample, 20);
   const t0 = performance.now();
   try {
     await f();
   } finally {
     clearInterval(timer);
   }
-  peak = Math.max(peak, process.memoryUsage().heapUsed);
-  return { s: (performance.now() - t0) / 1000, peakMiB: (peak - base) / 2 ** 20 };
+  sample();
+  const mib = (b: number) => b / 2 ** 20;
+  return { s: (performance.now() - t0) / 1000, heapMiB: mib(heap - base.heapUsed), rssMiB: mib(rss - base.rss) };
 }
 
-/** `--entries N`: export and verify of an N-entry SQLite ledger, with time and peak heap. */
-async function large(n: number): Promise<void> {
-  const db = await openDb(join(dir, 'large.db'), { sqlite: { synchronous: 'NORMAL' } });
+type Peaks = Awaited<ReturnType<typeof withPeaks>>;
+
+/** `--entries N[,M…]`: `ledger verify`, `ledger export` and package verification of an N-entry SQLite ledger. */
+async function large(n: number): Promise<{ verify: Peaks; exp: Peaks; pkg: Peaks }> {
+  const file = join(dir, `large-${n}.db`);
+  const db = await openDb(file, { sqlite: { synchronous: 'NORMAL' } });
   const ledger = await openLedger(db, { clock: new RealClock() });
+  const out = join(dir, `pkg-large-${n}`);
   try {
     let i = 0;
     const t0 = performance.now();
     while (i < n - 1) {
-      const k = Math.min(2000, n - 1 - i);
+      const k = Math.min(5000, n - 1 - i);
       await ledger.appendBatch(Array.from({ length: k }, () => entry(i++)));
     }
     console.log(`large     built ${n} entries in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const v = await withPeakHeap(async () => {
+    const show = (what: string, p: Peaks) =>
+      console.log(
+        `large     ${what.padEnd(14)} n=${n}  ${p.s.toFixed(1)} s  peak heap +${p.heapMiB.toFixed(1)} MiB  peak rss +${p.rssMiB.toFixed(1)} MiB`,
+      );
+    const verify = await withPeaks(async () => {
       if (!(await ledger.verify()).ok) throw new Error('large ledger does not verify');
     });
-    console.log(`large     ledger verify  n=${n}  ${v.s.toFixed(1)} s  peak heap +${v.peakMiB.toFixed(0)} MiB`);
-    const out = join(dir, 'pkg-large');
-    const ex = await withPeakHeap(async () => {
+    show('ledger verify', verify);
+    const exp = await withPeaks(async () => {
       const r = await exportPackage({ db, outDir: out, clock: new RealClock() });
       if (r.status !== 'verified') throw new Error('large package is unverified');
     });
-    console.log(`large     ledger export  n=${n}  ${ex.s.toFixed(1)} s  peak heap +${ex.peakMiB.toFixed(0)} MiB`);
-    const pv = await withPeakHeap(async () => {
+    show('ledger export', exp);
+    const pkg = await withPeaks(async () => {
       const r = await verifyPackage(out);
       if (!r.ok) throw new Error(`large package does not verify: ${JSON.stringify(r.first)}`);
     });
-    console.log(`large     package verify n=${n}  ${pv.s.toFixed(1)} s  peak heap +${pv.peakMiB.toFixed(0)} MiB`);
+    show('package verify', pkg);
+    return { verify, exp, pkg };
   } finally {
     await db.close();
+    rmSync(out, { recursive: true, force: true });
+    rmSync(file, { force: true });
   }
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'mhs-ledger-bench-'));
 try {
   console.log(`ledger bench: node ${process.version}, ${new Date().toISOString()}`);
-  const entries = arg('entries', 0);
-  if (entries > 0) await large(entries);
+  const i = process.argv.indexOf('--entries');
+  const sizes =
+    i > 0
+      ? String(process.argv[i + 1])
+          .split(',')
+          .map(Number)
+      : [];
+  const runs: { n: number; p: Awaited<ReturnType<typeof large>> }[] = [];
+  for (const n of sizes) runs.push({ n, p: await large(n) });
+  if (runs.length > 1) {
+    // Side by side: memory independent of length means the same peaks at every size.
+    const f = (x: number) => x.toFixed(1);
+    console.log(
+      `large     peaks (heap/rss MiB) ${runs
+        .map(
+          ({ n, p }) =>
+            `n=${n}: verify ${f(p.verify.heapMiB)}/${f(p.verify.rssMiB)} export ${f(p.exp.heapMiB)}/${f(p.exp.rssMiB)} package ${f(p.pkg.heapMiB)}/${f(p.pkg.rssMiB)}`,
+        )
+        .join('; ')}`,
+    );
+  }
   await bench('sqlite', join(dir, 'bench.db'));
   const pg = process.env['MHS_TEST_PG_URL'];
   if (pg) {

@@ -1,4 +1,5 @@
-import { linkOverText } from '../core/index.js';
+// chain.js alone, not the core index: the reader thread (verify-worker.ts) starts without the rest of core.
+import { linkOverText } from '../core/chain.js';
 
 /**
  * The stored-bytes fast path of ledger verification (issue 21), shared by the verifier and its reader thread

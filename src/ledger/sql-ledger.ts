@@ -120,7 +120,7 @@ class SqlLedger implements DurableLedger {
   dispose(): void {
     this.disposed = true;
     this.cancelProbe();
-    void this.reader?.close();
+    void this.reader?.close().catch(() => undefined);
     this.reader = null;
     void this.lease.release(false).catch(() => undefined);
   }

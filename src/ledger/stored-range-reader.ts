@@ -19,7 +19,7 @@ function startWorker(): Worker {
 
 /**
  * The ledger verifier's reader thread for one SQLite file (issue 21): started on first use, kept until
- * {@link close} (unreferenced: it never keeps the process alive). {@link check} resolves null when the thread cannot
+ * {@link close}; referenced only while a check is pending, so an idle thread never keeps the process alive. {@link check} resolves null when the thread cannot
  * start or dies: the verifier then reads that range itself, so the verdict never depends on the thread.
  */
 export class StoredRangeReader {
@@ -36,6 +36,8 @@ export class StoredRangeReader {
     if (!w) return Promise.resolve(null);
     return new Promise((resolve) => {
       const req: RangeRequest = { id: ++this.nextId, file: this.file, after, through };
+      // Referenced while a check is pending (else a process awaiting only this would exit), unreferenced when idle.
+      if (!this.pending.size) w.ref();
       this.pending.set(req.id, resolve);
       w.postMessage(req);
     });
@@ -50,15 +52,17 @@ export class StoredRangeReader {
       this.closed = true;
       return null;
     }
-    w.unref();
     w.on('message', (r: RangeResult) => {
       const done = this.pending.get(r.id);
       this.pending.delete(r.id);
+      if (!this.pending.size) w.unref();
       done?.(r.error === undefined ? r : null);
     });
     // A thread that cannot start (no compiled file, no tsx) or dies: its ranges are read by the verifier.
     w.on('error', () => this.stop());
     w.on('exit', () => this.stop());
+    // After the listeners (adding one references the thread again): idle, it never keeps the process alive.
+    w.unref();
     this.worker = w;
     return w;
   }

@@ -3,6 +3,7 @@
 // half; the thread really runs and accepts that half, and whatever it does not accept or does not follow on from the
 // lower half is judged by the verifier, so every tamper gives the verdict the one-thread verifier gives: an edited
 // line, a digest member moved into a nested object, and an edited prev_digest column, in either half and at the seam.
+// The CLI's `ledger status` uses the thread in its own process and exits once it has printed the chain.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/core/index.js';
@@ -10,7 +11,7 @@ import { openDb, openLedger } from '../../src/ledger/index.js';
 import type { Db, DurableLedger } from '../../src/ledger/index.js';
 import { verifyStored } from '../../src/ledger/ledger-rows.js';
 import { StoredRangeReader } from '../../src/ledger/stored-range-reader.js';
-import { tempDir } from './helpers.js';
+import { runCli, tempDir } from './helpers.js';
 
 const N = 12_000;
 let root: { dir: string; cleanup: () => void };
@@ -85,6 +86,14 @@ describe('ledger verify with a reader thread (SQLite)', () => {
     expect(one).toMatchObject({ ok: true, count: N + 1 });
     expect(await ledger.verify()).toEqual(one);
   });
+
+  it('`mhs-host ledger status` in its own process verifies with the reader thread, prints the chain and exits', async () => {
+    // The thread is referenced only while a check is pending: unreferenced throughout, the process would exit
+    // before the check returns (nothing printed); referenced throughout, it would never exit.
+    const r = await runCli(['ledger', 'status', '--db', file]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ state: 'available', chain: { ok: true, count: N + 1 } });
+  }, 60_000);
 
   const mid = Math.floor(N / 2);
   /** Row `seq` holds `args: {a: seq - 1}` (the genesis is seq 0): one more in its line. */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash as oneShotHash } from 'node:crypto';
 import canonicalizeLib from 'canonicalize';
 import { assertJcsEncodable } from './json-encodable.js';
 
@@ -22,7 +22,10 @@ export function jcs(value: unknown): string {
 
 /** Lowercase hex SHA-256 of a string's UTF-8 bytes or of raw bytes. */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  // `crypto.hash` (Node ≥ 20.12) is the one-shot form: about half the cost per call of a Hash object (issue 21).
+  return typeof oneShotHash === 'function'
+    ? oneShotHash('sha256', data, 'hex')
+    : createHash('sha256').update(data).digest('hex');
 }
 
 /** `H(x)` of the wire contract §1: lowercase hex SHA-256 of `JCS(x)`. */

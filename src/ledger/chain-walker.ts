@@ -98,6 +98,13 @@ export class ChainWalker {
     this.nextSeq = seq + 1;
   }
 
+  /** {@link accept} for `n` entries in a row, the last of them `seq` with `digest` (checked by the caller). */
+  acceptRun(n: number, seq: number, digest: string): void {
+    this.index += n;
+    this.prev = digest;
+    this.nextSeq = seq + 1;
+  }
+
   /** The break found so far, or null. */
   get failure(): ChainBreak | null {
     return this.broken;

@@ -13,6 +13,11 @@ export interface Db {
   exec(sql: string): Promise<void>;
   /** Rows of a query. */
   all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
+   * Rows of a query as arrays of their column values in select order: no object per row, for reads of many rows
+   * (ledger verification, issue 21).
+   */
+  rows<T extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** First row or undefined. */
   get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
   /** A statement without rows; `changes` is the affected row count. */

@@ -22,6 +22,7 @@ import {
 import type { PackageBreak, PackageDeviation, PackageManifest } from './package-format.js';
 import { checkEndpointChain } from './package-checks.js';
 import { bindBundles, crossCheckReceipts, crossCheckTranscript, emptyCounts } from './package-cross-check.js';
+import { HostFacts } from './host-facts.js';
 
 /** Options of {@link exportPackage}. */
 export interface ExportOptions {
@@ -82,12 +83,27 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
   const artifacts = await openArtifacts(opts.db, { clock: opts.clock });
   const files = new Map<string, string>();
 
+  // The bundles and transcript first: the cross-checks then gather from the ledger only what they name (issue 21).
+  const bundles = await artifacts.latestEvidenceBundles();
+  const transcript = await artifacts.transcript(opts.sessionId ? { sessionId: opts.sessionId } : {});
+  const views = bundles.map((b) => ({
+    endpoint_id: b.endpoint_id,
+    path: endpointEvidencePath(b.endpoint_id),
+    genesis_digest: b.genesis_digest,
+    head_digest: b.head_digest,
+    entries: b.entries as unknown as Record<string, unknown>[],
+  }));
+  const facts = new HostFacts(views, transcript, opts.sessionId ?? null);
+
   // Host ledger: streamed to its file page by page, the chain walked over the stored bytes (issue 21).
   let written: Awaited<ReturnType<typeof writeLedgerFile>>;
   const referenced = new Set<string>();
   try {
     await mkdir(dir, { recursive: true });
-    written = await writeLedgerFile(opts.db, join(dir, LEDGER_FILE), (e) => collectManifestDigests(e, referenced));
+    written = await writeLedgerFile(opts.db, join(dir, LEDGER_FILE), (e) => {
+      collectManifestDigests(e, referenced);
+      facts.push(e);
+    });
   } catch (err) {
     await removeWritten(dir, st !== null).catch(() => undefined);
     const fsError = /^E[A-Z]+$/.test(String((err as { code?: unknown } | null)?.code));
@@ -97,9 +113,8 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
   const hostBreak: PackageBreak | undefined = b0
     ? { code: 'MHS.EVIDENCE.CHAIN_BROKEN', file: LEDGER_FILE, seq: b0.seq, reason: b0.reason }
     : undefined;
-  const hostEntries = written.view;
-  const first = hostEntries[0] ?? {};
-  const last = hostEntries[hostEntries.length - 1] ?? {};
+  const first = facts.first ?? {};
+  const last = facts.last ?? {};
 
   // Nothing half-written (issue 16 item 3): on any failure from here the folder is left as found.
   const built = await (async () => {
@@ -107,7 +122,6 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
     let endpointBreak: PackageBreak | undefined;
     const deviations: PackageDeviation[] = [];
     const endpoints: PackageManifest['endpoints'] = [];
-    const bundles = await artifacts.latestEvidenceBundles();
     for (const bundle of bundles) {
       const path = endpointEvidencePath(bundle.endpoint_id);
       const c = checkEndpointChain(bundle.entries, bundle.genesis_digest, bundle.head_digest, path, bundle.endpoint_id);
@@ -132,29 +146,21 @@ export async function exportPackage(opts: ExportOptions): Promise<ExportResult> 
     const storedSet = new Set(stored.map((m) => m.digest));
     const missing = [...referenced].filter((d) => !storedSet.has(d)).sort();
 
-    const transcript = await artifacts.transcript(opts.sessionId ? { sessionId: opts.sessionId } : {});
     files.set(TRANSCRIPT_FILE, jsonlText(transcript.map((t) => jcs(t))));
 
     // Issue 20: the same cross-checks the verifier runs, so the package never claims more than they show.
     const crossProblems: PackageBreak[] = [];
-    const views = bundles.map((b) => ({
-      endpoint_id: b.endpoint_id,
-      path: endpointEvidencePath(b.endpoint_id),
-      genesis_digest: b.genesis_digest,
-      head_digest: b.head_digest,
-      entries: b.entries as unknown as Record<string, unknown>[],
-    }));
     const counts = emptyCounts();
-    const boundAt = bindBundles(hostEntries, views, crossProblems, counts);
+    const boundAt = bindBundles(facts, views, crossProblems, counts);
     if (!hostBreak) {
-      crossCheckReceipts(hostEntries, views, boundAt, crossProblems, counts);
-      crossCheckTranscript(hostEntries, transcript, opts.sessionId ?? null, crossProblems, counts);
+      crossCheckReceipts(facts, views, boundAt, crossProblems, counts);
+      crossCheckTranscript(facts, transcript, crossProblems, counts);
     }
     for (const e of endpoints) {
       const seq = boundAt.get(e.endpoint_id);
       const unbound = crossProblems.some((p) => p.file === e.path && p.reason === 'bundle_unbound');
       if (seq !== undefined && !unbound)
-        e.recorded_by = { seq, digest: String(hostEntries.find((h) => h['seq'] === seq)?.['digest']) };
+        e.recorded_by = { seq, digest: String(facts.exports.get(e.endpoint_id)?.['digest']) };
     }
     const crossBreak = crossProblems[0];
 

@@ -1,10 +1,13 @@
-import { jcs, linkOverText } from '../core/index.js';
+import { jcs } from '../core/index.js';
 import type { ChainCheck } from '../core/index.js';
 import { ChainWalker } from './chain-walker.js';
+import type { ChainBreak } from './chain-walker.js';
 import type { Db } from './db.js';
 import type { LedgerEntry } from './ledger-types.js';
-
-const PAGE = 2000;
+import type { StoredRangeReader } from './stored-range-reader.js';
+import { PAGE, ROWS_AFTER, ROWS_BETWEEN, acceptRows } from './stored-rows.js';
+import type { RunState, StoredRow } from './stored-rows.js';
+import type { RangeResult } from './verify-worker.js';
 
 function lookupColumn(v: unknown): string | null {
   return typeof v === 'string' ? v : null;
@@ -41,53 +44,93 @@ export async function insertEntries(t: Db, rows: readonly LedgerEntry[], texts: 
   }
 }
 
+/** Ledgers at least this long (in seqs) are split between the verifier and its reader thread. */
+const SPLIT_MIN = 2 * PAGE;
+
 /**
  * Recomputes every stored link of `ledger_entries`, page by page, and checks each row's columns
  * (`seq`, `digest`, `prev_digest`) against its stored entry. A pruned ledger starts at its checkpoint.
+ * Issue 21: rows are read as arrays, the next page is requested before this one is hashed (on PostgreSQL the
+ * server reads it meanwhile), and with a `reader` (SQLite) the upper half of a long ledger is checked on the reader
+ * thread while this walks the lower half; memory is a few pages whatever the ledger's length. Whatever the reader
+ * thread does not accept, or does not follow on from the lower half, is read and judged here.
  */
-export async function verifyStored(db: Db): Promise<ChainCheck> {
+export async function verifyStored(db: Db, reader?: StoredRangeReader): Promise<ChainCheck> {
   const walker = new ChainWalker(true);
   let head: string | null = null;
-  let from = -1;
-  for (;;) {
-    const rows = await db.all<{ seq: number; digest: string; prev_digest: string; line: string }>(
-      'SELECT seq, digest, prev_digest, line FROM ledger_entries WHERE seq > ? ORDER BY seq LIMIT ?',
-      [from, PAGE],
-    );
-    for (const r of rows) {
-      // Issue 21: the link over the stored bytes and the row's columns, nothing parsed; the first entry, and any row
-      // this does not accept, take the full path below (same verdict and reason as before).
-      const x = walker.expects;
-      if (
-        x &&
-        r.seq === x.seq &&
-        r.prev_digest === x.prev &&
-        linkOverText(r.line, r.digest, r.prev_digest) === r.digest
-      ) {
-        walker.accept(r.seq, r.digest);
-        head = r.digest;
-        continue;
-      }
-      let e: Record<string, unknown> | null;
-      try {
-        e = JSON.parse(r.line) as Record<string, unknown>;
-      } catch {
-        e = null;
-      }
-      if (!e || e['seq'] !== r.seq || e['digest'] !== r.digest || e['prev_digest'] !== r.prev_digest) {
-        return { ok: false, broken_at: r.seq, reason: 'digest' };
-      }
-      const b = walker.push(e, r.line);
-      head = r.digest;
-      if (b)
-        return {
-          ok: false,
-          broken_at: b.seq ?? r.seq,
-          reason: b.reason === 'checkpoint' ? 'genesis' : toCoreReason(b.reason),
-        };
+  // The seq and prev_digest the next row must have once a first entry was accepted.
+  const at: RunState = { seq: -1, prev: null };
+  let upper: Promise<RangeResult | null> | null = null;
+  let through = Infinity;
+  if (reader) {
+    const [lo, hi] =
+      (await db.rows<[number | null, number | null]>('SELECT MIN(seq), MAX(seq) FROM ledger_entries'))[0] ?? [];
+    if (typeof lo === 'number' && typeof hi === 'number' && hi - lo >= SPLIT_MIN) {
+      through = lo + Math.floor((hi - lo) / 2);
+      upper = reader.check(through, hi);
     }
-    if (rows.length < PAGE) break;
-    from = (rows[rows.length - 1] as { seq: number }).seq;
+  }
+  const page = (after: number): Promise<StoredRow[]> =>
+    through === Infinity
+      ? db.rows<StoredRow>(ROWS_AFTER, [after, PAGE])
+      : db.rows<StoredRow>(ROWS_BETWEEN, [after, through, PAGE]);
+  let after = -1;
+  for (;;) {
+    let pending: Promise<StoredRow[]> | null = page(after);
+    while (pending) {
+      const rows: StoredRow[] = await pending;
+      const last = rows[rows.length - 1];
+      pending = rows.length === PAGE && last ? page(last[0]) : null;
+      if (last) after = last[0];
+      for (let i = 0; i < rows.length; i++) {
+        // The stored-bytes fast path over as many rows as it accepts; the first entry, and any row it does not
+        // accept, take the full path below (same verdict and reason as before).
+        const j = acceptRows(rows, i, at);
+        if (j > i) {
+          const run = rows[j - 1] as StoredRow;
+          walker.acceptRun(j - i, run[0], run[1]);
+          head = run[1];
+          i = j;
+        }
+        const r = rows[i];
+        if (!r) break;
+        const [seq, digest, prev, line] = r;
+        let e: Record<string, unknown> | null;
+        try {
+          e = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          e = null;
+        }
+        const b: ChainBreak | null =
+          !e || e['seq'] !== seq || e['digest'] !== digest || e['prev_digest'] !== prev
+            ? { seq, index: -1, reason: 'digest' }
+            : walker.push(e, line);
+        head = digest;
+        if (b) {
+          await pending?.catch(() => undefined);
+          await upper;
+          return {
+            ok: false,
+            broken_at: b.seq ?? seq,
+            reason: b.reason === 'checkpoint' ? 'genesis' : toCoreReason(b.reason),
+          };
+        }
+        const x = walker.expects;
+        at.seq = x ? x.seq : -1;
+        at.prev = x ? x.prev : null;
+      }
+    }
+    if (!upper) break;
+    const r = await upper;
+    upper = null;
+    through = Infinity;
+    // The reader thread's run counts only when its first row follows on from this walk.
+    if (r?.first && r.last && r.first.seq === at.seq && r.first.prev === at.prev) {
+      walker.acceptRun(r.accepted, r.last.seq, r.last.digest);
+      at.seq = r.last.seq + 1;
+      at.prev = head = r.last.digest;
+      after = r.last.seq;
+    }
   }
   return { ok: true, count: walker.count, head_digest: head };
 }

@@ -15,67 +15,11 @@ type Json = Record<string, unknown>;
 
 const PAGE = 5000;
 
-/**
- * Whether the package's cross-checks (package-cross-check.ts, ledger-anchor.ts) read this host entry: bundle
- * bindings, receipts, command states and tool calls. The others are chain-checked and not kept.
- */
-export function crossCheckRelevant(e: Json): boolean {
-  const k = e['kind'];
-  return (
-    k === 'evidence.export' ||
-    k === 'receipt' ||
-    k === 'tool_call' ||
-    k === 'checkpoint' ||
-    typeof e['command_id'] === 'string'
-  );
-}
-
 /** What the walk over a ledger's lines found. */
 export interface LedgerWalk {
   walker: ChainWalker;
   /** First chain break, if any. */
   break: ChainBreak | null;
-  /** The entries the cross-checks read, in order, with the first and last entry always among them. */
-  view: Json[];
-  /** Seqs that must stay in `view` whole (e.g. an anchored one). */
-  keep?: ReadonlySet<number>;
-  lastFull?: Json;
-  lastKept?: Json;
-}
-
-function newWalk(keep?: ReadonlySet<number>): LedgerWalk {
-  return { walker: new ChainWalker(true), break: null, view: [], ...(keep ? { keep } : {}) };
-}
-
-/** Kinds the cross-checks read whole; other entries with a command id are kept as `{seq, kind, command_id, outcome}`. */
-const WHOLE = new Set(['evidence.export', 'receipt', 'tool_call', 'checkpoint']);
-
-function feed(w: LedgerWalk, e: unknown, line: string, canonical: boolean): void {
-  if (!w.break) w.break = w.walker.push(e, line, canonical);
-  const entry = e as Json;
-  if (!entry || typeof entry !== 'object') return;
-  const seq = entry['seq'];
-  w.lastFull = entry;
-  if (!w.view.length || WHOLE.has(String(entry['kind'])) || (typeof seq === 'number' && w.keep?.has(seq))) {
-    w.view.push(entry);
-  } else if (typeof entry['command_id'] === 'string') {
-    // Only what commandStates reads: memory per command, not per byte of its entries (issue 21).
-    w.view.push({
-      seq,
-      kind: entry['kind'],
-      command_id: entry['command_id'],
-      ...(entry['outcome'] !== undefined ? { outcome: entry['outcome'] } : {}),
-    });
-  } else return;
-  w.lastKept = entry;
-}
-
-function finish(w: LedgerWalk): void {
-  const last = w.lastFull;
-  if (!last) return;
-  // The last entry is always there whole (the head, anchors): replace its slim copy, or add it.
-  if (w.lastKept === last && w.view[w.view.length - 1] !== last) w.view[w.view.length - 1] = last;
-  else if (w.lastKept !== last) w.view.push(last);
 }
 
 /** What {@link writeLedgerFile} wrote. */
@@ -87,11 +31,12 @@ export interface WrittenLedger extends LedgerWalk {
 
 /**
  * Writes every stored ledger line of `db` to `path` (created, must not exist), page by page, walking the chain over
- * the stored bytes as it goes. Memory: one page plus the cross-check view.
+ * the stored bytes as it goes; `onEntry` sees each entry, parsed, in order. Memory: one page.
  */
 export async function writeLedgerFile(db: Db, path: string, onEntry?: (e: Json) => void): Promise<WrittenLedger> {
   const hash = createHash('sha256');
-  const w = newWalk();
+  const walker = new ChainWalker(true);
+  let brk: ChainBreak | null = null;
   let size = 0;
   let lines = 0;
   const fh = await open(path, 'wx');
@@ -106,7 +51,7 @@ export async function writeLedgerFile(db: Db, path: string, onEntry?: (e: Json) 
       let chunk = '';
       for (const r of rows) {
         const e = JSON.parse(r.line) as Json;
-        feed(w, e, r.line, false);
+        if (!brk) brk = walker.push(e, r.line);
         onEntry?.(e);
         chunk += `${r.line}\n`;
       }
@@ -122,8 +67,7 @@ export async function writeLedgerFile(db: Db, path: string, onEntry?: (e: Json) 
   } finally {
     await fh.close();
   }
-  finish(w);
-  return { ...w, size, sha256: hash.digest('hex'), lines };
+  return { walker, break: brk, size, sha256: hash.digest('hex'), lines };
 }
 
 /** A line that is not the JCS text of its value, or does not parse. */
@@ -144,12 +88,13 @@ export interface ReadLedger extends LedgerWalk {
 /**
  * Reads a package's `ledger.jsonl` as a stream: sha256 and size of its bytes, each line checked as the JCS text of
  * its value (over the stored text, canonicalising only when a fast check disagrees) and walked as a chain over those
- * bytes. Memory: one chunk plus the cross-check view, whatever the ledger's length.
+ * bytes; `onEntry` sees each canonical entry, parsed, in order. Memory: one chunk, whatever the ledger's length.
  */
-export async function readLedgerFile(path: string, keep?: ReadonlySet<number>): Promise<ReadLedger> {
+export async function readLedgerFile(path: string, onEntry?: (e: Json) => void): Promise<ReadLedger> {
   const hash = createHash('sha256');
   const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
-  const w = newWalk(keep);
+  const walker = new ChainWalker(true);
+  let brk: ChainBreak | null = null;
   let size = 0;
   let index = 0;
   let notUtf8 = false;
@@ -173,7 +118,8 @@ export async function readLedgerFile(path: string, keep?: ReadonlySet<number>): 
       lineProblem = { reason: 'not_canonical', seq, detail: `line ${i + 1}` };
       return;
     }
-    feed(w, v, text, true);
+    if (!brk) brk = walker.push(v, text, true);
+    if (v && typeof v === 'object' && !Array.isArray(v)) onEntry?.(v as Json);
   };
   for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
     hash.update(chunk);
@@ -204,11 +150,10 @@ export async function readLedgerFile(path: string, keep?: ReadonlySet<number>): 
       notUtf8 = true;
     }
   }
-  finish(w);
   const problem = notUtf8
     ? { reason: 'not_utf8' as const, seq: null }
     : rest.length
       ? { reason: 'not_canonical' as const, seq: null, detail: 'missing final newline' }
       : lineProblem;
-  return { ...w, size, sha256: hash.digest('hex'), problem };
+  return { walker, break: brk, size, sha256: hash.digest('hex'), problem };
 }

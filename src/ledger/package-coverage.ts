@@ -1,4 +1,5 @@
-import type { BundleView, CrossCheckCounts } from './package-cross-check.js';
+import type { HostFacts } from './host-facts.js';
+import type { CrossCheckCounts } from './package-cross-check.js';
 
 /**
  * How much of a package's evidence its intact chains were checked against (issue 21): a package whose chains all
@@ -19,29 +20,13 @@ export interface PackageCoverage {
   transcript_unbound: number;
 }
 
-type Json = Record<string, unknown>;
-
-/** The coverage of a package whose chains are intact, from its host entries, bundles and cross-check counts. */
-export function packageCoverage(
-  host: readonly Json[],
-  bundles: readonly BundleView[],
-  counts: CrossCheckCounts,
-): PackageCoverage {
-  const bundled = new Set(bundles.map((b) => b.endpoint_id));
-  const without = new Set<string>();
-  let receipts = 0;
-  for (const e of host) {
-    if (e['kind'] !== 'receipt') continue;
-    receipts++;
-    const r = e['receipt'];
-    const id = r && typeof r === 'object' ? (r as Json)['endpoint_id'] : undefined;
-    if (typeof id === 'string' && !bundled.has(id)) without.add(id);
-  }
+/** The coverage of a package whose chains are intact, from its host ledger's facts, bundles and cross-check counts. */
+export function packageCoverage(host: HostFacts, counts: CrossCheckCounts): PackageCoverage {
   return {
-    receipts,
+    receipts: host.receipts,
     receipts_cross_checked: counts.receipts_cross_checked,
-    receipts_unchecked: receipts - counts.receipts_cross_checked,
-    endpoints_without_bundle: [...without].sort(),
+    receipts_unchecked: host.receipts - counts.receipts_cross_checked,
+    endpoints_without_bundle: [...host.receiptsWithoutBundle].sort(),
     pruned_unchecked: counts.pruned_unchecked,
     transcript_unbound: counts.transcript_unbound,
   };

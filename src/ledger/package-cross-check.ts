@@ -1,26 +1,20 @@
-import { bodyOfReceipt } from './evidence-conformance.js';
 import { brk } from './package-checks.js';
 import { LEDGER_FILE, TRANSCRIPT_FILE } from './package-format.js';
 import type { PackageBreak } from './package-format.js';
-import { transcriptItemDigest } from './transcript-binding.js';
+import { num, obj } from './host-facts.js';
+import type { BundleView, HostFacts } from './host-facts.js';
+
+export type { BundleView } from './host-facts.js';
 
 /**
- * The package's cross-checks (issue 20 item 3), pure over parsed entries: each endpoint bundle is bound to the
- * host `evidence.export` entry that recorded it; endpoint receipts and host receipts are checked both ways; the
+ * The package's cross-checks (issue 20 item 3), pure over the bundles, the transcript and what {@link HostFacts}
+ * gathered from the host ledger as it streamed by (issue 21): each endpoint bundle is bound to the host
+ * `evidence.export` entry that recorded it; endpoint receipts and host receipts are checked both ways; the
  * transcript's tool calls are bound to the `tool_call` entries. A re-sealed chain recomputes, but it no longer
  * agrees with the other chain or with the entries that recorded it.
  */
 
 type Json = Record<string, unknown>;
-
-/** One endpoint bundle of the package, parsed. */
-export interface BundleView {
-  endpoint_id: string;
-  path: string;
-  genesis_digest: unknown;
-  head_digest: unknown;
-  entries: Json[];
-}
 
 /** What the cross-checks counted; problems are separate. */
 export interface CrossCheckCounts {
@@ -50,40 +44,20 @@ export function emptyCounts(): CrossCheckCounts {
   };
 }
 
-const num = (v: unknown): number => (typeof v === 'number' ? v : -1);
-const obj = (v: unknown): Json | undefined =>
-  v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : undefined;
-
-/** The host seq of the last `evidence.export` entry that recorded each endpoint's bundle. */
-function lastExports(host: readonly Json[]): Map<string, Json> {
-  const out = new Map<string, Json>();
-  for (const e of host)
-    if (e['kind'] === 'evidence.export' && e['source'] === 'endpoint' && typeof e['endpoint_id'] === 'string')
-      out.set(e['endpoint_id'], e);
-  return out;
-}
-
-/** The seq a pruned ledger starts at (its checkpoint), or null when the package holds it from genesis. */
-export function prunedBefore(host: readonly Json[]): number | null {
-  const first = host[0];
-  return first?.['kind'] === 'checkpoint' ? num(first['seq']) : null;
-}
-
 /**
  * Binds every bundle to the host ledger: the last `evidence.export` of its endpoint must name its genesis, head
  * and length. Returns the binding entry's seq per endpoint (receipts recorded before it must be in the bundle).
  */
 export function bindBundles(
-  host: readonly Json[],
+  host: HostFacts,
   bundles: readonly BundleView[],
   problems: PackageBreak[],
   counts: CrossCheckCounts,
 ): Map<string, number> {
-  const exports = lastExports(host);
   const bound = new Map<string, number>();
   for (const b of bundles) {
-    const x = exports.get(b.endpoint_id);
-    if (!x && prunedBefore(host) !== null) {
+    const x = host.exports.get(b.endpoint_id);
+    if (!x && host.prunedBefore !== null) {
       counts.pruned_unchecked++;
       continue;
     }
@@ -113,89 +87,52 @@ export function bindBundles(
   return bound;
 }
 
-/** Which commands the host left open as unknown (HOST-091) and which it settled without a receipt. */
-function commandStates(host: readonly Json[]): Map<string, 'intent' | 'unknown' | 'settled_no_receipt' | 'receipt'> {
-  const out = new Map<string, 'intent' | 'unknown' | 'settled_no_receipt' | 'receipt'>();
-  for (const e of host) {
-    const id = e['command_id'];
-    if (typeof id !== 'string') continue;
-    const kind = e['kind'];
-    if (kind === 'command.intent' && !out.has(id)) out.set(id, 'intent');
-    else if (kind === 'command.unknown' && out.get(id) === 'intent') out.set(id, 'unknown');
-    else if (kind === 'command.not_sent' || (kind === 'reconcile' && e['outcome'] === 'not_executed'))
-      out.set(id, 'settled_no_receipt');
-    else if (kind === 'receipt') out.set(id, 'receipt');
-  }
-  return out;
-}
-
 /**
  * Endpoint ↔ host receipts (issue 20): a host receipt recorded before its bundle was exported whose chain
  * position lies in the bundle must be there, and match it; every endpoint receipt must be a host receipt, or a
  * command the host recorded as unknown. A receipt in one and not the other is reported with both positions.
  */
 export function crossCheckReceipts(
-  host: readonly Json[],
+  host: HostFacts,
   bundles: readonly BundleView[],
   boundAt: ReadonlyMap<string, number>,
   problems: PackageBreak[],
   counts: CrossCheckCounts,
 ): void {
-  const byDigest = new Map<string, Map<string, Json>>();
-  for (const b of bundles) byDigest.set(b.endpoint_id, new Map(b.entries.map((e) => [String(e['digest']), e])));
-  const hostDigests = new Set<string>();
-
-  for (const r of host) {
-    if (r['kind'] !== 'receipt') continue;
-    const receipt = obj(r['receipt']);
-    const ev = obj(receipt?.['evidence']);
-    const endpoint = String(receipt?.['endpoint_id']);
-    if (typeof ev?.['digest'] === 'string') hostDigests.add(ev['digest']);
-    const entries = byDigest.get(endpoint);
-    const hit = entries && typeof ev?.['digest'] === 'string' ? entries.get(ev['digest']) : undefined;
-    if (hit) {
-      if (
-        hit['seq'] !== ev?.['seq'] ||
-        hit['prev_digest'] !== ev?.['prev_digest'] ||
-        // A tampered entry may have lost its body: a mismatch, never a crash. A kept `replayed` is a deviation (§9).
-        !bodyOfReceipt(hit['body'], receipt as Json)
-      )
-        problems.push(
-          brk(LEDGER_FILE, num(r['seq']), 'cross_check', 'receipt differs from the endpoint evidence entry'),
-        );
-      else counts.receipts_cross_checked++;
-      continue;
-    }
-    // Not in the bundle: a gap only when the receipt was recorded before the bundle and follows one of its entries.
-    const bound = boundAt.get(endpoint);
-    const follows = entries && typeof ev?.['prev_digest'] === 'string' ? entries.get(ev['prev_digest']) : undefined;
-    if (bound !== undefined && num(r['seq']) < bound && follows) {
-      const bundle = bundles.find((b) => b.endpoint_id === endpoint) as BundleView;
-      problems.push(
+  counts.receipts_cross_checked += host.receiptsMatched;
+  counts.receipts_not_in_bundle += host.receiptsNotInBundle;
+  // Not in the bundle: a gap only when the receipt was recorded before the bundle and follows one of its entries.
+  const found = [...host.receiptProblems];
+  for (const c of host.gapCandidates) {
+    const bound = boundAt.get(c.endpoint);
+    if (bound !== undefined && c.seq < bound) {
+      const bundle = bundles.find((b) => b.endpoint_id === c.endpoint) as BundleView;
+      found.push(
         brk(
           LEDGER_FILE,
-          num(r['seq']),
+          c.seq,
           'receipt_missing_from_bundle',
-          `host receipt (ledger.jsonl seq ${num(r['seq'])}) has endpoint seq ${num(ev?.['seq'])} after entry ${num(follows['seq'])} of ${bundle.path}, which does not hold it`,
+          `host receipt (ledger.jsonl seq ${c.seq}) has endpoint seq ${c.evSeq} after entry ${c.follows} of ${bundle.path}, which does not hold it`,
         ),
       );
     } else counts.receipts_not_in_bundle++;
   }
+  // One problem at most per host receipt: in ledger order.
+  problems.push(...found.sort((a, b) => (a.seq ?? -1) - (b.seq ?? -1)));
 
-  const states = commandStates(host);
-  const pruned = prunedBefore(host) !== null;
+  const pruned = host.prunedBefore !== null;
   for (const b of bundles) {
     // A pruned ledger lacks the host receipts of the bundle's older entries: check from the first it records on.
-    const recorded = b.entries.filter((e) => hostDigests.has(String(e['digest']))).map((e) => num(e['seq']));
+    const recorded = b.entries.filter((e) => host.hostDigests.has(String(e['digest']))).map((e) => num(e['seq']));
     const from = pruned ? (recorded.length ? Math.min(...recorded) : Infinity) : -Infinity;
     for (const e of b.entries) {
-      if (e['kind'] !== 'receipt' || hostDigests.has(String(e['digest']))) continue;
+      if (e['kind'] !== 'receipt' || host.hostDigests.has(String(e['digest']))) continue;
       if (num(e['seq']) < from) {
         counts.pruned_unchecked++;
         continue;
       }
       const command = obj(e['body'])?.['command_id'];
-      const state = typeof command === 'string' ? states.get(command) : undefined;
+      const state = typeof command === 'string' ? host.states.get(command) : undefined;
       if (state === 'unknown') {
         counts.receipts_unreconciled++;
         continue;
@@ -215,81 +152,68 @@ export function crossCheckReceipts(
 
 /**
  * Transcript ↔ `tool_call` entries (issue 20): every tool call and result line matches a digest a chained
- * `tool_call` entry recorded, and every recorded digest of an exported session has its line. `sessions` is the
- * session the package's transcript was limited to, or null for all.
+ * `tool_call` entry recorded, and every recorded digest of an exported session has its line. `host` was gathered
+ * for these `items` and the session the package's transcript was limited to (or null for all).
  */
 export function crossCheckTranscript(
-  host: readonly Json[],
+  host: HostFacts,
   items: readonly Json[],
-  session: string | null,
   problems: PackageBreak[],
   counts: CrossCheckCounts,
 ): void {
-  const calls = new Map<string, number[]>(); // call digest → tool_call entry seqs (a model may reuse call ids)
-  const results = new Map<number, string>(); // tool_call entry seq → result digest
-  const legacy = new Set<string>(); // `${session}\u0000${call_id}` of entries recorded without digests
-  for (const e of host) {
-    if (e['kind'] !== 'tool_call') continue;
-    if (session !== null && e['agent_run_id'] !== session) continue;
-    const d = obj(e['transcript_digests']);
-    if (!d) {
-      legacy.add(`${String(e['agent_run_id'])}\u0000${String(e['call_id'])}`);
-      continue;
-    }
-    const seq = num(e['seq']);
-    calls.set(String(d['call']), [...(calls.get(String(d['call'])) ?? []), seq]);
-    results.set(seq, String(d['result']));
-  }
   const seenCalls = new Set<number>();
   const seenResults = new Set<number>();
-  const start = prunedBefore(host);
+  const start = host.prunedBefore;
   // Tool calls whose result was recorded before the checkpoint: their entries were pruned (HOST-056).
   const prunedCalls = new Set<string>();
   if (start !== null)
     for (const it of items)
       if (it['kind'] === 'tool_result' && num(it['ledger_seq']) < start)
         prunedCalls.add(`${String(it['session_id'])}\u0000${String(it['call_id'])}`);
-  for (const it of items) {
+  items.forEach((it, i) => {
     const kind = it['kind'];
     if (kind !== 'tool_call' && kind !== 'tool_result') {
       counts.transcript_messages++;
-      continue;
+      return;
     }
-    const digest = transcriptItemDigest(it);
+    const digest = host.itemDigests[i] as string;
     const at = num(it['seq']);
     if (kind === 'tool_call') {
-      const seq = (calls.get(digest) ?? []).find((s) => !seenCalls.has(s));
+      const seq = (host.calls.get(digest) ?? []).find((s) => !seenCalls.has(s));
       if (seq !== undefined) {
         seenCalls.add(seq);
         counts.transcript_bound++;
-        continue;
+        return;
       }
     } else {
       const seq = num(it['ledger_seq']);
-      if (results.get(seq) === digest && !seenResults.has(seq)) {
+      if (host.results.get(seq) === digest && !seenResults.has(seq)) {
         seenResults.add(seq);
         counts.transcript_bound++;
-        continue;
+        return;
       }
     }
     const key = `${String(it['session_id'])}\u0000${String(it['call_id'])}`;
     if (prunedCalls.has(key)) {
       counts.pruned_unchecked++;
-      continue;
+      return;
     }
-    if (legacy.has(key)) {
+    if (host.legacy.has(key)) {
       counts.transcript_unbound++;
-      continue;
+      return;
     }
     problems.push(
       brk(TRANSCRIPT_FILE, at, 'transcript_unbound', `${String(kind)} line matches no tool_call entry of ledger.jsonl`),
     );
-  }
-  for (const seqs of calls.values())
-    for (const s of seqs)
-      if (!seenCalls.has(s))
-        problems.push(brk(LEDGER_FILE, s, 'transcript_line_missing', 'its tool call is not in transcript.jsonl'));
-  for (const s of results.keys())
-    if (!seenResults.has(s))
-      problems.push(brk(LEDGER_FILE, s, 'transcript_line_missing', 'its tool result is not in transcript.jsonl'));
+  });
+  // Unmatched calls grouped by their digest in first-seen order, then unmatched results, in ledger order.
+  const calls = [...host.strayCalls];
+  for (const [digest, seqs] of host.calls)
+    for (const seq of seqs) if (!seenCalls.has(seq)) calls.push({ order: host.callOrder.get(digest) ?? 0, seq });
+  calls.sort((a, b) => a.order - b.order || a.seq - b.seq);
+  for (const c of calls)
+    problems.push(brk(LEDGER_FILE, c.seq, 'transcript_line_missing', 'its tool call is not in transcript.jsonl'));
+  const results = [...host.strayResults, ...[...host.results.keys()].filter((s) => !seenResults.has(s))];
+  for (const s of results.sort((a, b) => a - b))
+    problems.push(brk(LEDGER_FILE, s, 'transcript_line_missing', 'its tool result is not in transcript.jsonl'));
 }

@@ -61,10 +61,10 @@ function quoteIdent(name: string): string {
 
 type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 
-function query(on: Queryable, sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
+function query(on: Queryable, sql: string, params?: readonly unknown[], arrays = false): Promise<pg.QueryResult> {
   const text = params && params.length ? toPgPlaceholders(sql) : sql;
   const values = params ? params.map((p) => (p === undefined ? null : p)) : undefined;
-  return on.query(text, values);
+  return arrays ? on.query({ text, ...(values ? { values } : {}), rowMode: 'array' }) : on.query(text, values);
 }
 
 /** The statements of {@link Db} over a pool or one client. */
@@ -81,6 +81,10 @@ abstract class PgStatements implements Db {
 
   async all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return (await query(this.on(), sql, params ?? [])).rows as T[];
+  }
+
+  async rows<T extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return (await query(this.on(), sql, params ?? [], true)).rows as T[];
   }
 
   async get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {

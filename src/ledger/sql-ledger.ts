@@ -9,6 +9,8 @@ import { GATE_OWNER, claimGate, heldGates, projectGate, takeOverGate } from './d
 import type { DurableGate } from './device-gates.js';
 import { gateEffect } from './gate-projection.js';
 import { HostLease, ownerStatus } from './host-leases.js';
+import { SqliteDb } from './sqlite-db.js';
+import { StoredRangeReader } from './stored-range-reader.js';
 import type { LeaseTiming } from './host-leases.js';
 import { inCommitSpan } from './commit-span.js';
 import { LedgerHealth, ledgerUnavailable } from './ledger-health.js';
@@ -118,6 +120,8 @@ class SqlLedger implements DurableLedger {
   dispose(): void {
     this.disposed = true;
     this.cancelProbe();
+    void this.reader?.close().catch(() => undefined);
+    this.reader = null;
     void this.lease.release(false).catch(() => undefined);
   }
 
@@ -441,9 +445,14 @@ class SqlLedger implements DurableLedger {
     return this.many('SELECT line FROM ledger_entries WHERE session_id = ? ORDER BY seq', [sessionId]);
   }
 
+  /** The verifier's reader thread on a SQLite file (issue 21), started by the first verification. */
+  private reader: StoredRangeReader | null = null;
+
   /** Recomputes every stored link, page by page; also checks each row's columns against its entry. */
   verify(): Promise<ChainCheck> {
-    return verifyStored(this.db);
+    if (!this.reader && !this.disposed && this.db instanceof SqliteDb)
+      this.reader = new StoredRangeReader(this.db.location);
+    return verifyStored(this.db, this.reader ?? undefined);
   }
 }
 

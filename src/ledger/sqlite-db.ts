@@ -42,12 +42,14 @@ class SqliteConn {
     readonly readonly: boolean,
   ) {}
 
-  private stmt(sql: string, control = false): Stmt {
-    let s = this.stmts.get(sql);
+  private stmt(sql: string, control = false, raw = false): Stmt {
+    const key = raw ? `raw\u0000${sql}` : sql;
+    let s = this.stmts.get(key);
     if (!s) {
       s = this.conn.prepare(sql);
+      if (raw) s.raw(true);
       if (this.stmts.size > 500) this.stmts.clear();
-      this.stmts.set(sql, s);
+      this.stmts.set(key, s);
     }
     if (!s.reader && !control) this.dirty = true;
     return s;
@@ -65,6 +67,10 @@ class SqliteConn {
       return [];
     }
     return s.all(...bindable(params)) as T[];
+  }
+
+  rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): T[] {
+    return this.stmt(sql, false, true).all(...bindable(params)) as T[];
   }
 
   get<T>(sql: string, params?: readonly unknown[]): T | undefined {
@@ -153,6 +159,10 @@ class SqliteTx implements Db {
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return this.live(() => this.c.all<T>(sql, params));
+  }
+
+  rows<T extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.live(() => this.c.rows<T>(sql, params));
   }
 
   get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
@@ -246,6 +256,10 @@ export class SqliteDb implements Db {
 
   all<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return this.locked(async () => this.c.all<T>(sql, params));
+  }
+
+  rows<T extends unknown[] = unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.locked(async () => this.c.rows<T>(sql, params));
   }
 
   get<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {

@@ -6,7 +6,9 @@ import type { ReadLedger } from './ledger-stream.js';
 import { checkAnchor } from './ledger-anchor.js';
 import type { AnchorSignature, LedgerAnchor } from './ledger-anchor.js';
 import { bindBundles, crossCheckReceipts, crossCheckTranscript, emptyCounts } from './package-cross-check.js';
-import type { BundleView, CrossCheckCounts } from './package-cross-check.js';
+import type { CrossCheckCounts } from './package-cross-check.js';
+import { HostFacts } from './host-facts.js';
+import type { BundleView } from './host-facts.js';
 import { brk, checkEndpointChain, listFiles, parseCanonicalLines } from './package-checks.js';
 import { fullyCovered, packageCoverage } from './package-coverage.js';
 import type { PackageCoverage } from './package-coverage.js';
@@ -146,8 +148,9 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
   const fileList = Array.isArray(manifest['files']) ? (manifest['files'] as Json[]) : null;
   if (!fileList) problems.push(brk(MANIFEST_FILE, null, 'files'));
   const contents = new Map<string, Buffer>();
-  const keep = opts.anchor ? new Set([opts.anchor.seq]) : undefined;
-  let ledgerRead: ReadLedger | undefined;
+  // ledger.jsonl is read last, once the bundles and transcript it is cross-checked against are known (issue 21); its
+  // problems go where the loop would have put them.
+  let ledgerListed: { size: unknown; sha256: unknown; at: number } | undefined;
   for (const f of fileList ?? []) {
     const path = f?.['path'];
     if (
@@ -162,18 +165,7 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
     }
     listed.set(path, { size: Number(f['size']), sha256: String(f['sha256']) });
     if (path === LEDGER_FILE) {
-      // Streamed (issue 21): hashed, parsed and chain-walked line by line, never held whole.
-      try {
-        const st = await lstat(join(dir, path));
-        if (!st.isFile()) throw new Error('not a regular file');
-        const r = await readLedgerFile(join(dir, path), keep);
-        checked.files++;
-        if (r.size !== f['size']) problems.push(brk(path, null, 'size'));
-        else if (r.sha256 !== f['sha256']) problems.push(brk(path, null, 'sha256'));
-        ledgerRead = r;
-      } catch {
-        problems.push(brk(path, null, 'missing'));
-      }
+      ledgerListed = { size: f['size'], sha256: f['sha256'], at: problems.length };
       continue;
     }
     let bytes: Buffer;
@@ -196,9 +188,70 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
   for (const p of [LEDGER_FILE, TRANSCRIPT_FILE, README_FILE])
     if (!listed.has(p)) problems.push(brk(p, null, 'missing'));
 
+  // Endpoint bundles and the transcript, parsed before the ledger streams by (their problems reported below).
+  const endpointProblems: PackageBreak[] = [];
+  const bundles: BundleView[] = [];
+  const endpoints = Array.isArray(manifest['endpoints']) ? (manifest['endpoints'] as Json[]) : [];
+  for (const ep of endpoints) {
+    const id = ep?.['endpoint_id'];
+    const path = ep?.['path'];
+    if (typeof id !== 'string' || path !== endpointEvidencePath(id)) {
+      endpointProblems.push(brk(MANIFEST_FILE, null, 'endpoints', `bad endpoint ${JSON.stringify(id)}`));
+      continue;
+    }
+    const bytes = contents.get(path);
+    if (!bytes) {
+      if (!listed.has(path)) endpointProblems.push(brk(path, null, 'missing'));
+      continue;
+    }
+    const parsed = parseCanonicalLines(path, bytes);
+    if ('problem' in parsed) {
+      endpointProblems.push(parsed.problem);
+      continue;
+    }
+    const c = checkEndpointChain(parsed.values, ep['genesis_digest'], ep['head_digest'], path, id);
+    if (c.break) endpointProblems.push(c.break);
+    deviations.push(...c.deviations);
+    checked.endpoint_entries += parsed.values.length;
+    bundles.push({
+      endpoint_id: id,
+      path,
+      genesis_digest: ep['genesis_digest'],
+      head_digest: ep['head_digest'],
+      entries: parsed.values as Json[],
+    });
+  }
+  const tBytes = contents.get(TRANSCRIPT_FILE);
+  let transcript: Json[] | null = null;
+  let transcriptProblem: PackageBreak | undefined;
+  if (tBytes) {
+    const parsed = parseCanonicalLines(TRANSCRIPT_FILE, tBytes);
+    if ('problem' in parsed) transcriptProblem = parsed.problem;
+    else transcript = parsed.values as Json[];
+  }
+  const session = typeof manifest['transcript_session'] === 'string' ? manifest['transcript_session'] : null;
+  const facts = new HostFacts(bundles, transcript, session, opts.anchor ? new Set([opts.anchor.seq]) : undefined);
+
+  // The host ledger, streamed (issue 21): hashed, parsed and chain-walked line by line, never held whole.
+  let ledgerRead: ReadLedger | undefined;
+  if (ledgerListed) {
+    const found: PackageBreak[] = [];
+    try {
+      const st = await lstat(join(dir, LEDGER_FILE));
+      if (!st.isFile()) throw new Error('not a regular file');
+      const r = await readLedgerFile(join(dir, LEDGER_FILE), (e) => facts.push(e));
+      checked.files++;
+      if (r.size !== ledgerListed.size) found.push(brk(LEDGER_FILE, null, 'size'));
+      else if (r.sha256 !== ledgerListed.sha256) found.push(brk(LEDGER_FILE, null, 'sha256'));
+      ledgerRead = r;
+    } catch {
+      found.push(brk(LEDGER_FILE, null, 'missing'));
+    }
+    problems.splice(ledgerListed.at, 0, ...found);
+  }
+
   // 3. Host chain.
   const ledger = (manifest['ledger'] ?? {}) as Json;
-  let host: Json[] = [];
   let hostIntact = false;
   if (ledger['path'] !== LEDGER_FILE) problems.push(brk(MANIFEST_FILE, null, 'ledger'));
   if (ledgerRead) {
@@ -209,7 +262,6 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
       const broke = r.break !== null;
       if (r.break) problems.push(brk(LEDGER_FILE, r.break.seq, r.break.reason));
       checked.ledger_entries = w.count;
-      host = r.view;
       hostIntact = !broke;
       if (!broke) {
         const first = w.first ?? {};
@@ -230,38 +282,8 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
     }
   }
 
-  // 4. Endpoint chains.
-  const bundles: BundleView[] = [];
-  const endpoints = Array.isArray(manifest['endpoints']) ? (manifest['endpoints'] as Json[]) : [];
-  for (const ep of endpoints) {
-    const id = ep?.['endpoint_id'];
-    const path = ep?.['path'];
-    if (typeof id !== 'string' || path !== endpointEvidencePath(id)) {
-      problems.push(brk(MANIFEST_FILE, null, 'endpoints', `bad endpoint ${JSON.stringify(id)}`));
-      continue;
-    }
-    const bytes = contents.get(path);
-    if (!bytes) {
-      if (!listed.has(path)) problems.push(brk(path, null, 'missing'));
-      continue;
-    }
-    const parsed = parseCanonicalLines(path, bytes);
-    if ('problem' in parsed) {
-      problems.push(parsed.problem);
-      continue;
-    }
-    const c = checkEndpointChain(parsed.values, ep['genesis_digest'], ep['head_digest'], path, id);
-    if (c.break) problems.push(c.break);
-    deviations.push(...c.deviations);
-    checked.endpoint_entries += parsed.values.length;
-    bundles.push({
-      endpoint_id: id,
-      path,
-      genesis_digest: ep['genesis_digest'],
-      head_digest: ep['head_digest'],
-      entries: parsed.values as Json[],
-    });
-  }
+  // 4. Endpoint chains (parsed above).
+  problems.push(...endpointProblems);
 
   // 5. Manifests named by digest.
   const digests = Array.isArray(manifest['manifests']) ? (manifest['manifests'] as unknown[]) : [];
@@ -292,24 +314,17 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
     }
   }
 
-  // 6. Transcript: canonical JSON lines.
-  const tBytes = contents.get(TRANSCRIPT_FILE);
-  let transcript: Json[] | null = null;
-  if (tBytes) {
-    const parsed = parseCanonicalLines(TRANSCRIPT_FILE, tBytes);
-    if ('problem' in parsed) problems.push(parsed.problem);
-    else transcript = parsed.values as Json[];
-  }
+  // 6. Transcript: canonical JSON lines (parsed above).
+  if (transcriptProblem) problems.push(transcriptProblem);
 
   // 7. Cross-checks (issue 20): bundles bound to the ledger, receipts both ways, transcript to tool_call entries.
   if (hostIntact) {
-    const boundAt = bindBundles(host, bundles, problems, checked);
-    crossCheckReceipts(host, bundles, boundAt, problems, checked);
-    const session = typeof manifest['transcript_session'] === 'string' ? manifest['transcript_session'] : null;
-    if (transcript) crossCheckTranscript(host, transcript, session, problems, checked);
-    coverage = packageCoverage(host, bundles, checked);
+    const boundAt = bindBundles(facts, bundles, problems, checked);
+    crossCheckReceipts(facts, bundles, boundAt, problems, checked);
+    if (transcript) crossCheckTranscript(facts, transcript, problems, checked);
+    coverage = packageCoverage(facts, checked);
     if (opts.anchor) {
-      const a = checkAnchor(opts.anchor, host, opts.publicKeyPem, manifest['manifest_sha256']);
+      const a = checkAnchor(opts.anchor, facts.ends, opts.publicKeyPem, manifest['manifest_sha256']);
       if (a.problem) problems.push(a.problem);
       anchored = { seq: opts.anchor.seq, digest: opts.anchor.digest, signature: a.signature };
     }

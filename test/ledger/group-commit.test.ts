@@ -46,6 +46,9 @@ class ObservedDb implements Db {
   all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return this.inner.all<T>(sql, params);
   }
+  rows<T extends unknown[]>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.inner.rows<T>(sql, params);
+  }
   get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
     return this.inner.get<T>(sql, params);
   }

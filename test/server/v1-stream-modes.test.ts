@@ -13,6 +13,7 @@
 //   `testing.mockProviders` is advertised.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updatesTier } from '../helpers/stream-modes.js';
 import { BACKENDS } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
 import { client, makeToken, readSse, serve } from './serve-helpers.js';
@@ -29,19 +30,6 @@ const MOCK = {
   },
 };
 const TERMINAL = (s: Record<string, any>): boolean => ['completed', 'failed', 'cancelled'].includes(s.status);
-/** The `updates` row of the stream-modes.md mapping table, restated. */
-const updatesTier = (t: string): boolean =>
-  /^(run|interrupt|approval|clarification|eval|deployment)\./.test(t) ||
-  [
-    'node.completed',
-    'node.failed',
-    'node.skipped',
-    'node.cancelled',
-    'node.suspended',
-    'node.dispatched',
-    'artifact.created',
-    'workspace.updated',
-  ].includes(t);
 
 describe.each(BACKENDS)('v1 stream modes and the stream-text mock on $name', (backend) => {
   let h: StoreHandle;

@@ -6,11 +6,12 @@
 // a `streamMode` outside the pattern or not served is 400 unsupported_stream_mode, checked before anything else.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updatesTier } from '../../helpers/stream-modes.js';
 import { BACKENDS } from '../../ledger/helpers.js';
 import type { StoreHandle } from '../../ledger/helpers.js';
 import { makeToken, serve } from '../../server/serve-helpers.js';
 import type { Served } from '../../server/serve-helpers.js';
-import { call, pollToEnd, readV2Sse, v2EventProblems, v2Problems } from './v2-kit.js';
+import { call, pollToEnd, readV2Sse, v2EventProblems, v2Problems, waitForV2Status } from './v2-kit.js';
 
 describe.each(BACKENDS)('v2 event stream on $name', (backend) => {
   let h: StoreHandle;
@@ -53,14 +54,7 @@ describe.each(BACKENDS)('v2 event stream on $name', (backend) => {
     expect(types[0]).toBe('run.started');
     expect(types.at(-1)).toBe('run.completed');
     expect(types).not.toContain('node.started');
-    // The `updates` row of the events.md mode table, restated.
-    const updates = (t: string): boolean =>
-      /^(run|interrupt|approval|clarification|eval|deployment)\./.test(t) ||
-      ['node.completed', 'node.failed', 'node.skipped', 'node.cancelled', 'node.suspended', 'node.dispatched'].includes(
-        t,
-      ) ||
-      ['artifact.created', 'workspace.updated'].includes(t);
-    expect(s.frames.map((f) => f.data)).toEqual(done.events.filter((e) => updates(e.type)));
+    expect(s.frames.map((f) => f.data)).toEqual(done.events.filter((e) => updatesTier(e.type)));
   });
 
   it('Last-Event-ID resumes at the next sequence and does not repeat the resumption point', async () => {
@@ -98,13 +92,7 @@ describe.each(BACKENDS)('v2 event stream on $name', (backend) => {
       body: { workflowId: 'conformance-approval' },
     });
     // Wait until the gate is suspended (the poll long-polls; no sleeps).
-    let after: number | undefined;
-    for (;;) {
-      const q = `?timeout=5${after !== undefined ? `&afterSequence=${after}` : ''}`;
-      const p = await call(srv.url, 'GET', `${created.body.eventsUrl}/poll${q}`, { token, version: '2' });
-      if (p.body.events.length) after = p.body.events.at(-1).sequence;
-      if (p.body.status === 'waiting-approval') break;
-    }
+    await waitForV2Status(srv.url, created.body.eventsUrl, token, 'waiting-approval');
     const streaming = readV2Sse(`${srv.url}${created.body.eventsUrl}?streamMode=debug`, token);
     const bare = created.body.runId.split('/')[1].replace('-', '_');
     const resolved = await call(srv.url, 'POST', `/v1/runs/${bare}/interrupts/gate`, {

@@ -8,25 +8,12 @@
 // - `messages` combines with the others; `bufferMs` out of range, or beside `values`, is 400 validation_error.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { updatesTier } from '../../helpers/stream-modes.js';
 import { BACKENDS } from '../../ledger/helpers.js';
 import type { StoreHandle } from '../../ledger/helpers.js';
 import { makeToken, serve } from '../../server/serve-helpers.js';
 import type { Served } from '../../server/serve-helpers.js';
-import { call, pollToEnd, readV2Sse, v2EventProblems, v2Problems } from './v2-kit.js';
-
-/** The `updates` row of the events.md mode table, restated. */
-const updatesTier = (t: string): boolean =>
-  /^(run|interrupt|approval|clarification|eval|deployment)\./.test(t) ||
-  [
-    'node.completed',
-    'node.failed',
-    'node.skipped',
-    'node.cancelled',
-    'node.suspended',
-    'node.dispatched',
-    'artifact.created',
-    'workspace.updated',
-  ].includes(t);
+import { call, pollToEnd, readV2Sse, v2EventProblems, v2Problems, waitForV2Status } from './v2-kit.js';
 
 const TERMINAL_NODE = new Set(['node.completed', 'node.failed', 'node.skipped', 'node.cancelled']);
 
@@ -55,13 +42,7 @@ describe.each(BACKENDS)('v2 stream modes on $name', (backend) => {
       version: '2',
       body: { workflowId: 'conformance-approval' },
     });
-    let after: number | undefined;
-    for (;;) {
-      const q = `?timeout=5${after !== undefined ? `&afterSequence=${after}` : ''}`;
-      const p = await call(srv.url, 'GET', `${created.body.eventsUrl}/poll${q}`, { token, version: '2' });
-      if (p.body.events.length) after = p.body.events.at(-1).sequence;
-      if (p.body.status === 'waiting-approval') break;
-    }
+    await waitForV2Status(srv.url, created.body.eventsUrl, token, 'waiting-approval');
     const bare = created.body.runId.split('/')[1].replace('-', '_');
     const resolved = await call(srv.url, 'POST', `/v1/runs/${bare}/interrupts/gate`, {
       token,

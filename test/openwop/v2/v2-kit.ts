@@ -102,6 +102,17 @@ export async function pollToEnd(url: string, eventsUrl: string, token: string): 
   }
 }
 
+/** Long-polls a v2 run's events until its status is `status` (no sleeps). */
+export async function waitForV2Status(url: string, eventsUrl: string, token: string, status: string): Promise<void> {
+  let after: number | undefined;
+  for (;;) {
+    const q = `?timeout=5${after !== undefined ? `&afterSequence=${after}` : ''}`;
+    const p = await call(url, 'GET', `${eventsUrl}/poll${q}`, { token, version: '2' });
+    if (p.body.events.length) after = p.body.events.at(-1).sequence;
+    if (p.body.status === status) return;
+  }
+}
+
 /** Reads a v2 SSE stream until the server closes it; returns each frame's `id`, `event` and parsed `data`. */
 export async function readV2Sse(
   url: string,

@@ -162,6 +162,10 @@ describe.skipIf(!PG_URL)('endpoint takeover with a command in flight', () => {
       if (!intent) await pause(25);
     }
     expect(intent).toBeDefined();
+    // The intent is journaled before the send: give the send time to reach the device (its 2 s latency then keeps the
+    // command in flight), so the kill lands mid-command. Killed between intent and send, the command was never
+    // delivered, and the new holder rightly settles it as not executed instead (seen under heavy load).
+    await pause(700);
     await a.kill();
 
     const done = await client(b.url, token).until(runId, (s) =>

@@ -8,7 +8,6 @@ import type { GraphState } from './graph.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, NodeRegistry } from './node-registry.js';
 import { RunHalted } from './run-context.js';
-import { untilStoreBack } from './store-retry.js';
 import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
@@ -19,6 +18,9 @@ import type { CutAttempt, DrainPolicy } from './run-pause.js';
 import { recordedRunDuration } from './replay.js';
 import { executeNode } from './node-execution.js';
 import type { Outcome } from './node-execution.js';
+import { NodeOutputs } from './node-outputs.js';
+import { RunJournal } from './run-journal.js';
+import { RunSchedule } from './run-schedule.js';
 import { completionEvents, nodeError, terminalEvent, variableChangedEvents } from './node-outcome.js';
 import type { RunEnding } from './node-outcome.js';
 import type { SettledRequest } from './run-requests.js';
@@ -63,6 +65,12 @@ export class RunActor {
   private stepped = false;
   private readonly graph: Graph;
   private state: GraphState;
+  /** Nodes to decide again after a change (issue 21 item 5). */
+  private readonly schedule: RunSchedule;
+  private readonly outputs = new NodeOutputs();
+  private readonly journal: RunJournal;
+  /** Nodes started in this step, executed once the step's events are durable. */
+  private toLaunch: Array<{ nodeId: string; resumed: boolean }> = [];
   private variables: Record<string, unknown>;
   private readonly history = new Map<string, RunEvent[]>();
   private readonly lastEvent = new Map<string, string>();
@@ -97,11 +105,24 @@ export class RunActor {
     this.runId = run.runId;
     this.graph = new Graph(run.definition);
     this.state = this.graph.initialState();
+    this.schedule = new RunSchedule(this.graph);
+    this.schedule.markAll();
     this.variables = { ...run.variables };
     this.status = run.status;
     this.spanCtx = contextFrom(run.traceparent);
     this.done = new Promise((r) => (this.resolveDone = r));
     this.steppedDown = new Promise((r) => (this.resolveSteppedDown = r));
+    this.journal = new RunJournal({
+      runId: this.runId,
+      store: deps.store,
+      clock: deps.clock,
+      halt: this.halt.signal,
+      ...(deps.onBackgroundError ? { onOutage: deps.onBackgroundError } : {}),
+      leaseLost: () => {
+        this.stepDown();
+        deps.onLeaseLost?.(this.runId);
+      },
+    });
     this.interrupts = {
       runId: this.runId,
       pending: this.pending,
@@ -111,7 +132,7 @@ export class RunActor {
       enqueue: (fn) => this.enqueue(fn),
       historyOf: (nodeId) => this.historyOf(nodeId),
       append: (inputs, patch, settle) => this.append(inputs, patch, settle),
-      settleAlone: (settle) => this.fenced(() => this.deps.store.settleRequest(this.runId, settle)),
+      settleAlone: (settle) => this.journal.fenced(() => this.deps.store.settleRequest(this.runId, settle)),
     };
   }
 
@@ -139,7 +160,7 @@ export class RunActor {
       this.spanCtx = s.ctx;
       const events = await this.deps.store.events(this.runId);
       if (!events.length) {
-        const [e] = await this.append(
+        const [id] = this.stage(
           [
             {
               type: 'run.started',
@@ -160,18 +181,17 @@ export class RunActor {
           ],
           { status: 'running', startedAt: isoAt(this.deps.clock.now()) },
         );
-        this.startedEventId = e!.eventId;
-        this.status = 'running';
+        this.startedEventId = id!;
       } else {
         this.fold(events);
-        await this.append([{ type: 'run.resuming', payload: { fromStatus: this.status } }]);
+        this.stage([{ type: 'run.resuming', payload: { fromStatus: this.status } }]);
         for (const nodeId of Object.keys(this.state.nodes)) {
-          if (this.state.nodes[nodeId]!.status === 'running' && !this.cut.has(nodeId)) this.launch(nodeId, true);
+          if (this.state.nodes[nodeId]!.status === 'running' && !this.cut.has(nodeId)) this.begin(nodeId, true);
         }
       }
       this.armRunTimeout();
       this.paused = this.status === 'paused';
-      if (!this.paused && this.status !== 'cancelling') await this.startCut();
+      if (!this.paused && this.status !== 'cancelling') this.startCut();
       if (this.status === 'cancelling') {
         this.cancelRequest = { reason: 'cancel requested before restart', by: 'system' };
         this.stop.abort();
@@ -189,31 +209,55 @@ export class RunActor {
     this.executions = r.executions;
     for (const id of r.cut) this.cut.add(id);
     if (r.failure) this.failure = r.failure;
+    for (const id of Object.keys(this.state.nodes)) this.syncOutputs(id);
   }
 
-  private async append(inputs: RunEventInput[], patch: RunPatch = {}, settle?: SettledRequest): Promise<RunEvent[]> {
+  /** Stages events (and a row patch) for this step's commit; returns their event ids. */
+  private stage(inputs: RunEventInput[], patch: RunPatch = {}): string[] {
     if (patch.status) patch = { ...patch, status: heldStatus(this.paused && !this.cancelRequest, patch.status) };
-    // Issue 16: a store outage delays the event until the store is back; it is never dropped.
-    const events = await this.fenced(() => this.deps.store.append(this.runId, inputs, patch, settle));
+    const ids = this.journal.stage(inputs, patch, (nodeId) => this.history.get(nodeId));
     if (patch.status) this.status = patch.status;
-    if (patch.variables) this.variables = patch.variables;
-    for (const e of events) if (e.nodeId && !e.type.startsWith('node.started')) this.history.get(e.nodeId)?.push(e);
-    return events;
+    if (patch.variables) this.setVariablesBag(patch.variables);
+    return ids;
   }
 
-  /**
-   * A write of this run: waits out a store outage; a write the lease fence refused (issue 19) makes the actor step
-   * down (never retried) and ends the caller's work as a halt.
-   */
-  private async fenced<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await this.untilStoreBack(fn);
-    } catch (err) {
-      if (!(err instanceof HostError) || err.code !== ErrorCode.HOST_RUN_LEASE_LOST) throw err;
-      this.stepDown();
-      this.deps.onLeaseLost?.(this.runId);
-      throw new RunHalted(`run ${this.runId}: ${err.message}`);
+  /** Appends at once: what this step staged, then `inputs`, in one transaction; resolves when durable. */
+  private async append(inputs: RunEventInput[], patch: RunPatch = {}, settle?: SettledRequest): Promise<RunEvent[]> {
+    this.stage(inputs, patch);
+    const events = await this.journal.commit(settle);
+    return events.slice(events.length - inputs.length);
+  }
+
+  /** Commits this step's staged events, then executes the nodes it started (their `node.started` is durable). */
+  private async commitStep(): Promise<void> {
+    await this.journal.commit();
+    const launch = this.toLaunch;
+    this.toLaunch = [];
+    for (const l of launch) {
+      if (!this.halt.signal.aborted) this.launch(l.nodeId, l.resumed);
+      else {
+        // Not executed: the node resumes from its durable `node.started` when the run does.
+        this.inFlight.delete(l.nodeId);
+        this.cutters.delete(l.nodeId);
+      }
     }
+  }
+
+  /** A graph transition of `nodeId` was applied: its dependants are decided again and its outputs kept current. */
+  private touched(nodeId: string): void {
+    this.schedule.changed(nodeId);
+    this.syncOutputs(nodeId);
+  }
+
+  private syncOutputs(nodeId: string): void {
+    const st = this.state.nodes[nodeId]!;
+    if (st.status === 'completed') this.outputs.set(nodeId, st.outputs);
+    else this.outputs.delete(nodeId);
+  }
+
+  private setVariablesBag(next: Record<string, unknown>): void {
+    this.variables = next;
+    this.schedule.variablesChanged();
   }
 
   /**
@@ -227,15 +271,6 @@ export class RunActor {
     if (this.runTimer) this.deps.clock.clearTimeout(this.runTimer);
     this.span?.end();
     this.resolveSteppedDown();
-  }
-
-  private untilStoreBack<T>(fn: () => Promise<T>): Promise<T> {
-    const report = this.deps.onBackgroundError;
-    return untilStoreBack(fn, {
-      clock: this.deps.clock,
-      signal: this.halt.signal,
-      ...(report ? { onOutage: (e: HostError) => report(withRun(e, this.runId)) } : {}),
-    });
   }
 
   /**
@@ -288,69 +323,75 @@ export class RunActor {
     return this.cancelRequest !== undefined || this.failure !== undefined;
   }
 
-  /** Starts, skips and finishes as the graph allows. Runs inside the mailbox. */
+  /**
+   * Starts, skips and finishes as the graph allows, deciding only the nodes a change may affect (issue 21 item 5);
+   * the step's events are committed together, then the nodes it started execute. Runs inside the mailbox.
+   */
   private async advance(): Promise<void> {
-    if (this.terminal || this.halt.signal.aborted) return;
+    if (this.terminal || this.halt.signal.aborted) return this.commitStep();
     if (!this.stopping() && !this.paused) {
-      for (let changed = true; changed && !this.stopping();) {
-        changed = false;
-        for (const node of this.run.definition.nodes) {
-          if (this.stopping()) break;
-          const d = this.graph.decide(node.id, this.state, this.variables);
-          if (d === 'wait') continue;
-          changed = true;
-          if (d === 'skip') {
-            const [e] = await this.append([
-              {
-                type: 'node.skipped',
-                nodeId: node.id,
-                payload: { nodeId: node.id, reason: node.disabled ? 'disabled' : 'no incoming edge fired' },
-              },
-            ]);
-            this.graph.markSkipped(this.state, node.id);
-            this.lastEvent.set(node.id, e!.eventId);
-            continue;
-          }
-          if (this.executions >= this.deps.maxNodeExecutions) {
-            await this.append([
-              {
-                type: 'cap.breached',
-                nodeId: node.id,
-                payload: {
-                  kind: 'node-executions',
-                  limit: this.deps.maxNodeExecutions,
-                  observed: this.executions + 1,
-                  nodeId: node.id,
-                },
-              },
-            ]);
-            this.fail(
-              { code: 'recursion_limit_exceeded', message: `more than ${this.deps.maxNodeExecutions} node executions` },
-              node.id,
-            );
-            break;
-          }
-          await this.startNode(node.id, node.typeId);
+      this.schedule.restart();
+      for (let nodeId = this.schedule.take(); nodeId !== undefined; nodeId = this.schedule.take()) {
+        const d = this.graph.decide(nodeId, this.state, this.variables);
+        if (d === 'wait') continue;
+        const node = this.graph.nodes.get(nodeId)!;
+        if (d === 'skip') {
+          const [id] = this.stage([
+            {
+              type: 'node.skipped',
+              nodeId,
+              payload: { nodeId, reason: node.disabled ? 'disabled' : 'no incoming edge fired' },
+            },
+          ]);
+          this.graph.markSkipped(this.state, nodeId);
+          this.touched(nodeId);
+          this.lastEvent.set(nodeId, id!);
+          continue;
         }
+        if (this.executions >= this.deps.maxNodeExecutions) {
+          this.schedule.mark(nodeId);
+          // Committed before the failure acts (child runs are cancelled on it).
+          await this.append([
+            {
+              type: 'cap.breached',
+              nodeId,
+              payload: {
+                kind: 'node-executions',
+                limit: this.deps.maxNodeExecutions,
+                observed: this.executions + 1,
+                nodeId,
+              },
+            },
+          ]);
+          this.fail(
+            { code: 'recursion_limit_exceeded', message: `more than ${this.deps.maxNodeExecutions} node executions` },
+            nodeId,
+          );
+          break;
+        }
+        this.startNode(nodeId, node.typeId);
       }
     }
-    if (this.inFlight.size) return;
+    if (this.inFlight.size) return this.commitStep();
     if (this.cancelRequest) return this.finish('cancelled');
     if (this.failure) return this.finish('failed');
-    if (this.paused) return;
-    const unhandled = Object.entries(this.state.nodes).find(
-      ([id, st]) => st.status === 'failed' && !this.graph.failureHandled(id),
-    );
+    if (this.paused) return this.commitStep();
+    let unhandled: string | undefined;
+    for (const [id, st] of Object.entries(this.state.nodes))
+      if (st.status === 'failed' && !this.graph.failureHandled(id)) {
+        unhandled = id;
+        break;
+      }
     if (unhandled) {
-      this.failure = { error: unhandled[1].error!, nodeId: unhandled[0] };
+      this.failure = { error: this.state.nodes[unhandled]!.error!, nodeId: unhandled };
       return this.finish('failed');
     }
     return this.finish('completed');
   }
 
-  /** `node.started` and a fresh attempt of `nodeId` (its history begins anew). */
-  private async startNode(nodeId: string, typeId: string): Promise<void> {
-    const [started] = await this.append([
+  /** Stages `node.started` and a fresh attempt of `nodeId` (its history begins anew), executed after the commit. */
+  private startNode(nodeId: string, typeId: string): void {
+    const [id] = this.stage([
       {
         type: 'node.started',
         nodeId,
@@ -358,23 +399,24 @@ export class RunActor {
         payload: { nodeId, typeId, attempt: 0 },
       },
     ]);
-    this.startedEvent.set(nodeId, started!.eventId);
+    this.startedEvent.set(nodeId, id!);
     this.graph.markStarted(this.state, nodeId);
+    this.touched(nodeId);
     this.history.set(nodeId, []);
     this.executions++;
-    this.launch(nodeId, false);
+    this.begin(nodeId, false);
   }
 
   private nodeOf(nodeId: string): WorkflowNode {
-    return this.run.definition.nodes.find((n) => n.id === nodeId)!;
+    return this.graph.nodes.get(nodeId)!;
   }
 
   /** Begins afresh every attempt an `immediate` pause cut (v2 runs.md: the resumed run's `node.started`). */
-  private async startCut(): Promise<void> {
+  private startCut(): void {
     for (const nodeId of [...this.cut]) {
       if (this.inFlight.has(nodeId)) continue; // the cut attempt has not returned yet: started when it does
       this.cut.delete(nodeId);
-      await this.startNode(nodeId, this.nodeOf(nodeId).typeId);
+      this.startNode(nodeId, this.nodeOf(nodeId).typeId);
     }
   }
 
@@ -398,23 +440,35 @@ export class RunActor {
     this.supervise(this.deps.cancelChildren(this.runId, 'parent-failed'), 'cancel child runs');
   }
 
-  private launch(nodeId: string, resumed: boolean): void {
+  /** `nodeId` is in flight from now; it executes at the end of this step ({@link commitStep}). */
+  private begin(nodeId: string, resumed: boolean): void {
     this.inFlight.add(nodeId);
     this.cutters.set(nodeId, new AbortController());
+    this.toLaunch.push({ nodeId, resumed });
+  }
+
+  private launch(nodeId: string, resumed: boolean): void {
+    const outputs = this.outputs.borrow();
     this.supervise(
-      this.execute(nodeId, resumed).then((outcome) => this.enqueue(() => this.onNodeDone(nodeId, outcome))),
+      this.execute(nodeId, resumed, outputs).then((outcome) =>
+        this.enqueue(() => {
+          this.outputs.release(outputs);
+          return this.onNodeDone(nodeId, outcome);
+        }),
+      ),
       `node ${nodeId}`,
     );
   }
 
-  private execute(nodeId: string, resumed: boolean): Promise<Outcome> {
-    const nodeOutputs: Record<string, Record<string, unknown> | undefined> = {};
-    for (const [id, st] of Object.entries(this.state.nodes))
-      if (st.status === 'completed') nodeOutputs[id] = st.outputs;
+  private execute(
+    nodeId: string,
+    resumed: boolean,
+    nodeOutputs: Record<string, Record<string, unknown> | undefined>,
+  ): Promise<Outcome> {
     return executeNode({
       host: this,
       run: this.run,
-      nodeId,
+      node: this.nodeOf(nodeId),
       activation: this.state.nodes[nodeId]!.activations,
       nodeOutputs,
       variables: this.variables,
@@ -437,24 +491,24 @@ export class RunActor {
     if (!outcome.ok && (outcome.error instanceof RunHalted || this.halt.signal.aborted)) return; // resumes after restart
     if (this.cut.has(nodeId)) {
       // A cut attempt records no terminal event; resumed before it returned, it begins afresh now.
-      if (!this.paused && !this.stopping()) await this.startCut();
+      if (!this.paused && !this.stopping()) this.startCut();
       return this.advance();
     }
-    let events: RunEvent[];
+    let ids: string[];
     // The terminal event is caused by the node's last event (e.g. interrupt.resolved) or its start.
     const causationId = this.historyOf(nodeId).at(-1)?.eventId ?? this.startedEvent.get(nodeId) ?? this.startedEventId;
     if (outcome.ok) {
       const changed = outcome.result.variables ?? {};
       const inputs = completionEvents(nodeId, outcome.result, this.variables, causationId);
       const next = { ...this.variables, ...changed };
-      events = await this.append(inputs, Object.keys(changed).length ? { variables: next } : {});
+      ids = this.stage(inputs, Object.keys(changed).length ? { variables: next } : {});
       this.graph.markTerminal(this.state, nodeId, 'completed', outcome.result.outputs ?? {});
       if (outcome.result.exitLoop) this.graph.markLoopExit(this.state, nodeId);
     } else if (
       this.stopping() &&
       (outcome.error instanceof RunCancelled || !(outcome.error instanceof NodeFailure) || this.stop.signal.aborted)
     ) {
-      events = await this.append([
+      ids = this.stage([
         {
           type: 'node.cancelled',
           nodeId,
@@ -467,13 +521,16 @@ export class RunActor {
       const err = outcome.error;
       const error = nodeError(err);
       const info = err instanceof NodeFailure ? err.failedInfo : {};
-      events = await this.append([
+      // Committed before the failure acts (an unhandled one cancels the child runs).
+      const events = await this.append([
         { type: 'node.failed', nodeId, causationId, payload: { ...info, nodeId, error, attempts: 1 } },
       ]);
+      ids = events.map((e) => e.eventId);
       this.graph.markTerminal(this.state, nodeId, 'failed', undefined, error);
       if (!this.graph.failureHandled(nodeId)) this.fail(error, nodeId);
     }
-    this.lastEvent.set(nodeId, events[events.length - 1]!.eventId);
+    this.touched(nodeId);
+    this.lastEvent.set(nodeId, ids[ids.length - 1]!);
     await this.advance();
   }
 
@@ -497,6 +554,7 @@ export class RunActor {
       end = { status, ...this.cancelRequest! };
     }
     const input = terminalEvent(end, durationMs);
+    // The terminal event commits with the rest of this step (e.g. the last node's completion).
     await this.append([input], patch);
     this.terminal = true;
     if (this.runTimer) this.deps.clock.clearTimeout(this.runTimer);
@@ -540,12 +598,12 @@ export class RunActor {
         return;
       }
       if (this.cancelRequest) {
-        if (settle) await this.fenced(() => this.deps.store.settleRequest(this.runId, settle));
+        if (settle) await this.journal.fenced(() => this.deps.store.settleRequest(this.runId, settle));
         return;
       }
       this.cancelRequest = parentRunId ? { reason, by, parentRunId } : { reason, by };
       if (this.failure) this.failure = undefined;
-      await this.fenced(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }, settle));
+      await this.journal.fenced(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }, settle));
       this.status = 'cancelling';
       this.stop.abort();
       await this.deps.cancelChildren(this.runId, 'parent-cancelled');
@@ -584,7 +642,7 @@ export class RunActor {
       const e = resumeEvent(this.status, reason);
       this.paused = false;
       await this.append([e], { status: this.waitingStatus() });
-      await this.startCut();
+      this.startCut();
       await this.advance();
     });
   }
@@ -657,18 +715,4 @@ export class RunActor {
   get isTerminal(): boolean {
     return this.terminal;
   }
-}
-
-/** `err` with the run it delayed named in its details. */
-function withRun(err: HostError, runId: string): HostError {
-  return new HostError(
-    err.code,
-    `run ${runId} waits for the store: ${err.message}`,
-    { ...err.details, runId },
-    {
-      remediation: err.remediation,
-      retryable: err.retryable,
-      cause: err,
-    },
-  );
 }

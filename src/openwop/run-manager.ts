@@ -12,8 +12,8 @@ import {
   RunRequestForwarding,
 } from './run-request-forwarding.js';
 import type { RunRequests } from './run-requests.js';
-import { buildSnapshot } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
+import { SnapshotCache } from './snapshot-cache.js';
 import type { DrainPolicy } from './run-pause.js';
 import type { OpenwopStore, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
@@ -91,9 +91,11 @@ export class RunManager {
   /** Request applications started by lease sweeps, awaited on shutdown. */
   private readonly sweeping = new Set<Promise<void>>();
   private closed = false;
+  private readonly snapshots: SnapshotCache;
 
   constructor(private readonly o: RunManagerOptions) {
     this.maxNodeExecutions = o.maxNodeExecutions ?? 1000;
+    this.snapshots = new SnapshotCache(o.store);
     this.forwarding = o.requests
       ? new RunRequestForwarding({
           store: o.store,
@@ -524,7 +526,7 @@ export class RunManager {
   /** The RunSnapshot of a run (run-snapshot.schema.json); raises `not_found`. */
   async snapshot(runId: string): Promise<RunSnapshot> {
     const r = await this.requireRun(runId);
-    const snap = buildSnapshot(r, await this.o.store.events(runId));
+    const snap = await this.snapshots.snapshot(r);
     const children = await this.o.store.childRuns(runId);
     if (!children.length) return snap;
     snap.childRuns = children.map((c) => ({

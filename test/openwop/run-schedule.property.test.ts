@@ -76,7 +76,7 @@ function simulate(spec: Spec, incremental: boolean): string[] {
       }
       return;
     }
-    for (let changed = true; changed && log.length < MAX_STEPS; ) {
+    for (let changed = true; changed && log.length < MAX_STEPS;) {
       changed = false;
       for (const node of graph.def.nodes) {
         if (log.length >= MAX_STEPS) break;
@@ -107,10 +107,9 @@ function simulate(spec: Spec, incremental: boolean): string[] {
 
 const spec: fc.Arbitrary<Spec> = fc.record({
   nodes: fc.array(fc.record({ disabled: fc.boolean({ freq: 8 }) }), { minLength: 1, maxLength: 12 }),
-  edges: fc.array(
-    fc.record({ s: fc.nat(40), t: fc.nat(40), rule: fc.nat(10), conditional: fc.boolean({ freq: 4 }) }),
-    { maxLength: 30 },
-  ),
+  edges: fc.array(fc.record({ s: fc.nat(40), t: fc.nat(40), rule: fc.nat(10), conditional: fc.boolean({ freq: 4 }) }), {
+    maxLength: 30,
+  }),
   outcomes: fc.array(fc.nat(3), { minLength: 1, maxLength: 20 }),
 });
 

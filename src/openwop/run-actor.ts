@@ -1,10 +1,7 @@
 import type { Context, Span } from '@opentelemetry/api';
-import { causationHostIdOf, causationIdOf } from './causation/causation-link.js';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
+import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import { Graph } from './graph.js';
-import type { GraphState } from './graph.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
 import type { Caller, ChildRuns, NodeRegistry } from './node-registry.js';
 import { RunHalted } from './run-context.js';
@@ -12,22 +9,20 @@ import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
 import type { InterruptHost } from './run-interrupts.js';
-import { foldEvents } from './run-fold.js';
-import { heldStatus, pauseEvent, resumeEvent, uncuttable } from './run-pause.js';
-import type { CutAttempt, DrainPolicy } from './run-pause.js';
+import { cutAttempts, heldStatus, pauseEvent, resumeEvent } from './run-pause.js';
+import type { DrainPolicy } from './run-pause.js';
 import { recordedRunDuration } from './replay.js';
 import { executeNode } from './node-execution.js';
 import type { Outcome } from './node-execution.js';
-import { NodeOutputs } from './node-outputs.js';
-import { RunJournal } from './run-journal.js';
-import { RunSchedule } from './run-schedule.js';
-import { completionEvents, nodeError, terminalEvent, variableChangedEvents } from './node-outcome.js';
+import { RunJournal, runFailure } from './run-journal.js';
+import { RunPosition } from './run-position.js';
+import { completionEvents, nodeError, runStartedEvent, terminalEvent, variableChangedEvents } from './node-outcome.js';
 import type { RunEnding } from './node-outcome.js';
 import type { SettledRequest } from './run-requests.js';
 import type { Db } from '../ledger/db.js';
 import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
-import type { RunError, RunEvent, RunEventInput, RunStatus, WorkflowNode } from './types.js';
+import type { RunError, RunEvent, RunEventInput, RunStatus } from './types.js';
 
 /** What a run actor needs from its surroundings. */
 export interface RunActorDeps {
@@ -63,23 +58,15 @@ export class RunActor {
   readonly steppedDown: Promise<void>;
   private resolveSteppedDown!: () => void;
   private stepped = false;
-  private readonly graph: Graph;
-  private state: GraphState;
-  /** Nodes to decide again after a change (issue 21 item 5). */
-  private readonly schedule: RunSchedule;
-  private readonly outputs = new NodeOutputs();
+  /** Where the run stands (graph state, what to decide again, node histories and causes). */
+  private readonly pos: RunPosition;
   private readonly journal: RunJournal;
   /** Nodes started in this step, executed once the step's events are durable. */
   private toLaunch: Array<{ nodeId: string; resumed: boolean }> = [];
   private variables: Record<string, unknown>;
-  private readonly history = new Map<string, RunEvent[]>();
-  private readonly lastEvent = new Map<string, string>();
-  private readonly startedEvent = new Map<string, string>();
   private readonly inFlight = new Set<string>();
   /** Per in-flight node, the signal that cuts its attempt (v2 `immediate` pause). */
   private readonly cutters = new Map<string, AbortController>();
-  /** Nodes whose attempt an `immediate` pause cut: begun afresh on resume, their cut outcome dropped. */
-  private readonly cut = new Set<string>();
   readonly pending = new Map<string, PendingInterrupt>();
   private readonly stop = new AbortController();
   private readonly halt = new AbortController();
@@ -90,8 +77,6 @@ export class RunActor {
   /** v2 `pauseRun` (drain-current-node): no node starts until `resumeRun` or a cancel. */
   private paused = false;
   private failure: { error: RunError; nodeId?: string } | undefined;
-  private executions = 0;
-  private startedEventId = '';
   private runTimer: ReturnType<Clock['setTimeout']> | undefined;
   private span: Span | undefined;
   private spanCtx: Context;
@@ -103,10 +88,7 @@ export class RunActor {
     private run: StoredRun,
   ) {
     this.runId = run.runId;
-    this.graph = new Graph(run.definition);
-    this.state = this.graph.initialState();
-    this.schedule = new RunSchedule(this.graph);
-    this.schedule.markAll();
+    this.pos = new RunPosition(run.definition);
     this.variables = { ...run.variables };
     this.status = run.status;
     this.spanCtx = contextFrom(run.traceparent);
@@ -160,34 +142,16 @@ export class RunActor {
       this.spanCtx = s.ctx;
       const events = await this.deps.store.events(this.runId);
       if (!events.length) {
-        const [id] = this.stage(
-          [
-            {
-              type: 'run.started',
-              ...causationIdOf(this.run.metadata, this.deps.hostId),
-              payload: {
-                workflowId: this.run.workflowId,
-                inputs: this.run.inputs,
-                transport: 'rest',
-                engineVersion: '1',
-                tags: this.run.tags,
-                metadata: this.run.metadata,
-                ...(this.run.parentRunId
-                  ? { parentRunId: this.run.parentRunId, parentNodeId: this.run.parentNodeId }
-                  : {}),
-                ...causationHostIdOf(this.run.metadata, this.deps.hostId),
-              },
-            },
-          ],
-          { status: 'running', startedAt: isoAt(this.deps.clock.now()) },
-        );
-        this.startedEventId = id!;
+        const [id] = this.stage([runStartedEvent(this.run, this.deps.hostId)], {
+          status: 'running',
+          startedAt: isoAt(this.deps.clock.now()),
+        });
+        this.pos.startedEventId = id!;
       } else {
-        this.fold(events);
+        const failure = this.pos.fold(events);
+        if (failure) this.failure = failure;
         this.stage([{ type: 'run.resuming', payload: { fromStatus: this.status } }]);
-        for (const nodeId of Object.keys(this.state.nodes)) {
-          if (this.state.nodes[nodeId]!.status === 'running' && !this.cut.has(nodeId)) this.begin(nodeId, true);
-        }
+        for (const nodeId of this.pos.running()) if (!this.pos.cut.has(nodeId)) this.begin(nodeId, true);
       }
       this.armRunTimeout();
       this.paused = this.status === 'paused';
@@ -200,22 +164,10 @@ export class RunActor {
     });
   }
 
-  private fold(events: RunEvent[]): void {
-    const r = foldEvents(this.graph, this.state, events);
-    for (const [k, v] of r.history) this.history.set(k, v);
-    for (const [k, v] of r.lastEvent) this.lastEvent.set(k, v);
-    for (const [k, v] of r.startedEvent) this.startedEvent.set(k, v);
-    this.startedEventId = r.startedEventId;
-    this.executions = r.executions;
-    for (const id of r.cut) this.cut.add(id);
-    if (r.failure) this.failure = r.failure;
-    for (const id of Object.keys(this.state.nodes)) this.syncOutputs(id);
-  }
-
   /** Stages events (and a row patch) for this step's commit; returns their event ids. */
   private stage(inputs: RunEventInput[], patch: RunPatch = {}): string[] {
     if (patch.status) patch = { ...patch, status: heldStatus(this.paused && !this.cancelRequest, patch.status) };
-    const ids = this.journal.stage(inputs, patch, (nodeId) => this.history.get(nodeId));
+    const ids = this.journal.stage(inputs, patch, (nodeId) => this.pos.history.get(nodeId));
     if (patch.status) this.status = patch.status;
     if (patch.variables) this.setVariablesBag(patch.variables);
     return ids;
@@ -243,21 +195,9 @@ export class RunActor {
     }
   }
 
-  /** A graph transition of `nodeId` was applied: its dependants are decided again and its outputs kept current. */
-  private touched(nodeId: string): void {
-    this.schedule.changed(nodeId);
-    this.syncOutputs(nodeId);
-  }
-
-  private syncOutputs(nodeId: string): void {
-    const st = this.state.nodes[nodeId]!;
-    if (st.status === 'completed') this.outputs.set(nodeId, st.outputs);
-    else this.outputs.delete(nodeId);
-  }
-
   private setVariablesBag(next: Record<string, unknown>): void {
     this.variables = next;
-    this.schedule.variablesChanged();
+    this.pos.schedule.variablesChanged();
   }
 
   /**
@@ -280,19 +220,7 @@ export class RunActor {
   supervise(p: Promise<unknown>, what: string): void {
     p.catch((err: unknown) => {
       if (err instanceof RunHalted || this.halt.signal.aborted) return;
-      const e = toHostError(err);
-      this.deps.onBackgroundError?.(
-        new HostError(
-          e.code,
-          `run ${this.runId}: ${what}: ${e.message}`,
-          { ...e.details, runId: this.runId, what },
-          {
-            remediation: e.remediation,
-            retryable: e.retryable,
-            cause: err,
-          },
-        ),
-      );
+      this.deps.onBackgroundError?.(runFailure(err, this.runId, what));
     });
   }
 
@@ -307,7 +235,7 @@ export class RunActor {
   }
 
   historyOf(nodeId: string): RunEvent[] {
-    return this.history.get(nodeId) ?? [];
+    return this.pos.historyOf(nodeId);
   }
 
   /** Status to show while interrupts are pending (`waiting-*`), else `running`. */
@@ -330,11 +258,12 @@ export class RunActor {
   private async advance(): Promise<void> {
     if (this.terminal || this.halt.signal.aborted) return this.commitStep();
     if (!this.stopping() && !this.paused) {
-      this.schedule.restart();
-      for (let nodeId = this.schedule.take(); nodeId !== undefined; nodeId = this.schedule.take()) {
-        const d = this.graph.decide(nodeId, this.state, this.variables);
+      const { schedule } = this.pos;
+      schedule.restart();
+      for (let nodeId = schedule.take(); nodeId !== undefined; nodeId = schedule.take()) {
+        const d = this.pos.decide(nodeId, this.variables);
         if (d === 'wait') continue;
-        const node = this.graph.nodes.get(nodeId)!;
+        const node = this.pos.node(nodeId);
         if (d === 'skip') {
           const [id] = this.stage([
             {
@@ -343,13 +272,11 @@ export class RunActor {
               payload: { nodeId, reason: node.disabled ? 'disabled' : 'no incoming edge fired' },
             },
           ]);
-          this.graph.markSkipped(this.state, nodeId);
-          this.touched(nodeId);
-          this.lastEvent.set(nodeId, id!);
+          this.pos.skipped(nodeId, id!);
           continue;
         }
-        if (this.executions >= this.deps.maxNodeExecutions) {
-          this.schedule.mark(nodeId);
+        if (this.pos.executions >= this.deps.maxNodeExecutions) {
+          schedule.mark(nodeId);
           // Committed before the failure acts (child runs are cancelled on it).
           await this.append([
             {
@@ -358,7 +285,7 @@ export class RunActor {
               payload: {
                 kind: 'node-executions',
                 limit: this.deps.maxNodeExecutions,
-                observed: this.executions + 1,
+                observed: this.pos.executions + 1,
                 nodeId,
               },
             },
@@ -376,14 +303,9 @@ export class RunActor {
     if (this.cancelRequest) return this.finish('cancelled');
     if (this.failure) return this.finish('failed');
     if (this.paused) return this.commitStep();
-    let unhandled: string | undefined;
-    for (const [id, st] of Object.entries(this.state.nodes))
-      if (st.status === 'failed' && !this.graph.failureHandled(id)) {
-        unhandled = id;
-        break;
-      }
+    const unhandled = this.pos.unhandledFailure();
     if (unhandled) {
-      this.failure = { error: this.state.nodes[unhandled]!.error!, nodeId: unhandled };
+      this.failure = unhandled;
       return this.finish('failed');
     }
     return this.finish('completed');
@@ -395,42 +317,21 @@ export class RunActor {
       {
         type: 'node.started',
         nodeId,
-        causationId: this.causationFor(nodeId),
+        causationId: this.pos.causationFor(nodeId),
         payload: { nodeId, typeId, attempt: 0 },
       },
     ]);
-    this.startedEvent.set(nodeId, id!);
-    this.graph.markStarted(this.state, nodeId);
-    this.touched(nodeId);
-    this.history.set(nodeId, []);
-    this.executions++;
+    this.pos.started(nodeId, id!);
     this.begin(nodeId, false);
-  }
-
-  private nodeOf(nodeId: string): WorkflowNode {
-    return this.graph.nodes.get(nodeId)!;
   }
 
   /** Begins afresh every attempt an `immediate` pause cut (v2 runs.md: the resumed run's `node.started`). */
   private startCut(): void {
-    for (const nodeId of [...this.cut]) {
+    for (const nodeId of [...this.pos.cut]) {
       if (this.inFlight.has(nodeId)) continue; // the cut attempt has not returned yet: started when it does
-      this.cut.delete(nodeId);
-      this.startNode(nodeId, this.nodeOf(nodeId).typeId);
+      this.pos.cut.delete(nodeId);
+      this.startNode(nodeId, this.pos.node(nodeId).typeId);
     }
-  }
-
-  private causationFor(nodeId: string): string {
-    let best: string | undefined;
-    let at = -1;
-    for (const e of this.graph.incoming.get(nodeId) ?? []) {
-      const st = this.state.nodes[e.sourceNodeId]!;
-      if (st.terminalAt > at && this.lastEvent.has(e.sourceNodeId)) {
-        at = st.terminalAt;
-        best = this.lastEvent.get(e.sourceNodeId);
-      }
-    }
-    return best ?? this.startedEventId;
   }
 
   private fail(error: RunError, nodeId?: string): void {
@@ -448,11 +349,11 @@ export class RunActor {
   }
 
   private launch(nodeId: string, resumed: boolean): void {
-    const outputs = this.outputs.borrow();
+    const outputs = this.pos.outputs.borrow();
     this.supervise(
       this.execute(nodeId, resumed, outputs).then((outcome) =>
         this.enqueue(() => {
-          this.outputs.release(outputs);
+          this.pos.outputs.release(outputs);
           return this.onNodeDone(nodeId, outcome);
         }),
       ),
@@ -468,8 +369,8 @@ export class RunActor {
     return executeNode({
       host: this,
       run: this.run,
-      node: this.nodeOf(nodeId),
-      activation: this.state.nodes[nodeId]!.activations,
+      node: this.pos.node(nodeId),
+      activation: this.pos.activation(nodeId),
       nodeOutputs,
       variables: this.variables,
       resumed,
@@ -489,26 +390,27 @@ export class RunActor {
     this.cutters.delete(nodeId);
     if (this.terminal) return;
     if (!outcome.ok && (outcome.error instanceof RunHalted || this.halt.signal.aborted)) return; // resumes after restart
-    if (this.cut.has(nodeId)) {
+    if (this.pos.cut.has(nodeId)) {
       // A cut attempt records no terminal event; resumed before it returned, it begins afresh now.
       if (!this.paused && !this.stopping()) this.startCut();
       return this.advance();
     }
-    let ids: string[];
-    // The terminal event is caused by the node's last event (e.g. interrupt.resolved) or its start.
-    const causationId = this.historyOf(nodeId).at(-1)?.eventId ?? this.startedEvent.get(nodeId) ?? this.startedEventId;
+    const causationId = this.pos.terminalCausation(nodeId);
     if (outcome.ok) {
       const changed = outcome.result.variables ?? {};
       const inputs = completionEvents(nodeId, outcome.result, this.variables, causationId);
       const next = { ...this.variables, ...changed };
-      ids = this.stage(inputs, Object.keys(changed).length ? { variables: next } : {});
-      this.graph.markTerminal(this.state, nodeId, 'completed', outcome.result.outputs ?? {});
-      if (outcome.result.exitLoop) this.graph.markLoopExit(this.state, nodeId);
+      const ids = this.stage(inputs, Object.keys(changed).length ? { variables: next } : {});
+      this.pos.ended(nodeId, ids[ids.length - 1]!, {
+        status: 'completed',
+        outputs: outcome.result.outputs ?? {},
+        exitLoop: outcome.result.exitLoop === true,
+      });
     } else if (
       this.stopping() &&
       (outcome.error instanceof RunCancelled || !(outcome.error instanceof NodeFailure) || this.stop.signal.aborted)
     ) {
-      ids = this.stage([
+      const [id] = this.stage([
         {
           type: 'node.cancelled',
           nodeId,
@@ -516,21 +418,18 @@ export class RunActor {
           payload: { nodeId, reason: this.cancelRequest?.reason ?? 'run stopping' },
         },
       ]);
-      this.graph.markTerminal(this.state, nodeId, 'cancelled');
+      this.pos.ended(nodeId, id!, { status: 'cancelled' });
     } else {
       const err = outcome.error;
       const error = nodeError(err);
       const info = err instanceof NodeFailure ? err.failedInfo : {};
       // Committed before the failure acts (an unhandled one cancels the child runs).
-      const events = await this.append([
+      const [e] = await this.append([
         { type: 'node.failed', nodeId, causationId, payload: { ...info, nodeId, error, attempts: 1 } },
       ]);
-      ids = events.map((e) => e.eventId);
-      this.graph.markTerminal(this.state, nodeId, 'failed', undefined, error);
-      if (!this.graph.failureHandled(nodeId)) this.fail(error, nodeId);
+      this.pos.ended(nodeId, e!.eventId, { status: 'failed', error });
+      if (!this.pos.graph.failureHandled(nodeId)) this.fail(error, nodeId);
     }
-    this.touched(nodeId);
-    this.lastEvent.set(nodeId, ids[ids.length - 1]!);
     await this.advance();
   }
 
@@ -543,10 +442,7 @@ export class RunActor {
     const patch: RunPatch = { status, completedAt: isoAt(now) };
     let end: RunEnding;
     if (status === 'completed') {
-      const outputs: Record<string, unknown> = {};
-      for (const id of this.graph.sinks())
-        if (this.state.nodes[id]!.status === 'completed') outputs[id] = this.state.nodes[id]!.outputs ?? {};
-      end = { status, outputs };
+      end = { status, outputs: this.pos.sinkOutputs() };
     } else if (status === 'failed') {
       patch.error = this.failure!.error;
       end = { status, ...this.failure! };
@@ -617,20 +513,20 @@ export class RunActor {
    */
   pause(o: { reason?: string; drainPolicy: DrainPolicy }): Promise<void> {
     return this.enqueue(async () => {
-      const cut: CutAttempt[] = [];
-      if (o.drainPolicy === 'immediate' && !this.terminal && !this.stopping() && this.status !== 'paused')
-        for (const nodeId of this.inFlight) {
-          const node = this.nodeOf(nodeId);
-          const reg = this.deps.registry;
-          // Only a pure node (core nodes: no host service, no external effect) not run by an agent is cut.
-          if (!(reg.has(node.typeId) && reg.get(node.typeId).pure === true && node.agent === undefined))
-            throw uncuttable(this.status, nodeId, node.typeId);
-          cut.push({ nodeId, attempt: this.state.nodes[nodeId]!.activations });
-        }
+      const cut =
+        o.drainPolicy === 'immediate' && !this.terminal && !this.stopping() && this.status !== 'paused'
+          ? cutAttempts(
+              this.status,
+              this.inFlight,
+              (id) => this.pos.node(id),
+              this.deps.registry,
+              (id) => this.pos.activation(id),
+            )
+          : [];
       await this.append([pauseEvent(this.status, this.terminal || this.stopping(), o, cut)], { status: 'paused' });
       this.paused = true;
       for (const c of cut) {
-        this.cut.add(c.nodeId);
+        this.pos.cut.add(c.nodeId);
         this.cutters.get(c.nodeId)?.abort();
       }
     });

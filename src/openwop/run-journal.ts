@@ -1,4 +1,4 @@
-import { ErrorCode, HostError } from '../core/index.js';
+import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { RunHalted } from './run-context.js';
 import type { SettledRequest } from './run-requests.js';
@@ -104,5 +104,16 @@ function withRun(err: HostError, runId: string): HostError {
       retryable: err.retryable,
       cause: err,
     },
+  );
+}
+
+/** A failure of run work nobody awaits (`what`), with its code, named for its run (issue 16). */
+export function runFailure(err: unknown, runId: string, what: string): HostError {
+  const e = toHostError(err);
+  return new HostError(
+    e.code,
+    `run ${runId}: ${what}: ${e.message}`,
+    { ...e.details, runId, what },
+    { remediation: e.remediation, retryable: e.retryable, cause: err },
   );
 }

@@ -201,5 +201,5 @@ describe.each(BACKENDS)('a run log longer than 10,000 events on $name', (backend
     expect(snap.nodeStates.n1).toMatchObject({ status: 'completed', executions: 1 });
     // A snapshot read again after more events applies only those (the same projection as a fold from the start).
     expect(await host.runs.snapshot(run.runId)).toEqual(snap);
-  });
+  }, 120_000); // 11,000 appended events: slow on a loaded machine, no timing asserted
 });

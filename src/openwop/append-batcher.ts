@@ -12,6 +12,11 @@ interface Waiting<T> {
  * fails (a terminal run, the lease fence, a schema refusal) is rolled back alone and rejects only its caller; a
  * failed commit rejects every caller in it, with nothing written. Every caller is released only once the transaction
  * holding its append has committed (on SQLite `FULL`, once the WAL is fsynced: `SqliteDb`), never earlier.
+ *
+ * SQLite only: there every transaction of the file is serialised anyway and pays its own fsync. On PostgreSQL
+ * appends run concurrently on the pool (the server group-commits WAL flushes itself), and one transaction holding
+ * several runs' lease locks (issue 19 fence, `FOR SHARE`) could deadlock with a multi-row lease renewal, so each
+ * append keeps its own transaction there.
  */
 export class AppendBatcher {
   private queue: Array<Waiting<unknown>> = [];
@@ -23,10 +28,18 @@ export class AppendBatcher {
 
   /** Runs `work` inside the next batch's transaction (in its own savepoint); resolves once that commit is durable. */
   submit<T>(work: (t: Db) => Promise<T>): Promise<T> {
+    if (this.db.dialect !== 'sqlite') return this.alone(work);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve, reject } as Waiting<unknown>);
       this.running ??= this.drain();
     });
+  }
+
+  private async alone<T>(work: (t: Db) => Promise<T>): Promise<T> {
+    const v = await this.db.tx(work);
+    this.stats.commits++;
+    this.stats.appends++;
+    return v;
   }
 
   /** Commits batches until the queue is empty; owned by `running` (one drain at a time, nothing unawaited). */

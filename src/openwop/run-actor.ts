@@ -3,9 +3,8 @@ import { SpanStatusCode } from '@opentelemetry/api';
 import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
-import type { Caller, ChildRuns, NodeRegistry } from './node-registry.js';
+import type { Caller } from './node-registry.js';
 import { RunHalted } from './run-context.js';
-import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
 import type { InterruptHost } from './run-interrupts.js';
@@ -20,29 +19,12 @@ import { completionEvents, nodeError, runStartedEvent, terminalEvent, variableCh
 import type { RunEnding } from './node-outcome.js';
 import type { SettledRequest } from './run-requests.js';
 import type { Db } from '../ledger/db.js';
-import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
+import type { RunPatch, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
 import type { RunError, RunEvent, RunEventInput, RunStatus } from './types.js';
+import type { RunActorDeps } from './run-actor-deps.js';
 
-/** What a run actor needs from its surroundings. */
-export interface RunActorDeps {
-  store: OpenwopStore;
-  registry: NodeRegistry;
-  clock: Clock;
-  children: ChildRuns;
-  /** Requests cancellation of every non-terminal child run (cascade). */
-  cancelChildren(runId: string, reason: string): Promise<void>;
-  /** Ceiling on node executions per run (capabilities `limits.maxNodeExecutions`). */
-  maxNodeExecutions: number;
-  /** Installed host service families (RFC 0144): their `ctx` surfaces are bound for every node. */
-  families?: readonly ServiceFamily[];
-  /** This host's id (RFC 0040): a run caused on another host gets `causationHostId` on its `run.started`. */
-  hostId?: string;
-  /** Where failures no caller sees go (a store outage the run waits out, a fault of the actor itself; HOST-093). */
-  onBackgroundError?: (err: HostError) => void;
-  /** Told when the fence refused this run's write (issue 19): another process drives the run now. */
-  onLeaseLost?: (runId: string) => void;
-}
+export type { RunActorDeps } from './run-actor-deps.js';
 
 /**
  * One actor per run: executes the node graph, appends every transition to the run's event log and
@@ -176,22 +158,28 @@ export class RunActor {
   /** Appends at once: what this step staged, then `inputs`, in one transaction; resolves when durable. */
   private async append(inputs: RunEventInput[], patch: RunPatch = {}, settle?: SettledRequest): Promise<RunEvent[]> {
     this.stage(inputs, patch);
-    const events = await this.journal.commit(settle);
+    const events = await this.commitOrDrop(settle);
     return events.slice(events.length - inputs.length);
   }
 
   /** Commits this step's staged events, then executes the nodes it started (their `node.started` is durable). */
   private async commitStep(): Promise<void> {
-    await this.journal.commit();
+    await this.commitOrDrop();
     const launch = this.toLaunch;
     this.toLaunch = [];
     for (const l of launch) {
       if (!this.halt.signal.aborted) this.launch(l.nodeId, l.resumed);
-      else {
-        // Not executed: the node resumes from its durable `node.started` when the run does.
-        this.inFlight.delete(l.nodeId);
-        this.cutters.delete(l.nodeId);
-      }
+      else this.unbegin(l.nodeId); // resumes from its durable `node.started` when the run does
+    }
+  }
+
+  /** Commits what is staged; when that fails, the nodes this step started are not executed (their start is lost). */
+  private async commitOrDrop(settle?: SettledRequest): Promise<RunEvent[]> {
+    try {
+      return await this.journal.commit(settle);
+    } catch (err) {
+      for (const l of this.toLaunch.splice(0)) this.unbegin(l.nodeId);
+      throw err;
     }
   }
 
@@ -346,6 +334,11 @@ export class RunActor {
     this.inFlight.add(nodeId);
     this.cutters.set(nodeId, new AbortController());
     this.toLaunch.push({ nodeId, resumed });
+  }
+
+  private unbegin(nodeId: string): void {
+    this.inFlight.delete(nodeId);
+    this.cutters.delete(nodeId);
   }
 
   private launch(nodeId: string, resumed: boolean): void {

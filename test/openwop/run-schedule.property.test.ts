@@ -107,9 +107,12 @@ function simulate(spec: Spec, incremental: boolean): string[] {
 
 const spec: fc.Arbitrary<Spec> = fc.record({
   nodes: fc.array(fc.record({ disabled: fc.nat(7).map((x) => x === 0) }), { minLength: 1, maxLength: 12 }),
-  edges: fc.array(fc.record({ s: fc.nat(40), t: fc.nat(40), rule: fc.nat(10), conditional: fc.nat(3).map((x) => x === 0) }), {
-    maxLength: 30,
-  }),
+  edges: fc.array(
+    fc.record({ s: fc.nat(40), t: fc.nat(40), rule: fc.nat(10), conditional: fc.nat(3).map((x) => x === 0) }),
+    {
+      maxLength: 30,
+    },
+  ),
   outcomes: fc.array(fc.nat(3), { minLength: 1, maxLength: 20 }),
 });
 

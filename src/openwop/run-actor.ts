@@ -30,7 +30,8 @@ export type { RunActorDeps } from './run-actor-deps.js';
  * One actor per run: executes the node graph, appends every transition to the run's event log and
  * folds that log to pick up where it stopped after a restart (a node with a terminal event never
  * runs again; one that was in flight resumes through its recorded history). All state changes go
- * through one mailbox, so events are appended in a single order.
+ * through one mailbox, so events are appended in a single order. The events of one scheduling step commit together,
+ * before the nodes it starts execute (issue 21 item 5, {@link RunJournal}).
  */
 export class RunActor {
   readonly runId: string;

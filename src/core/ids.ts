@@ -1,5 +1,6 @@
 import { monotonicFactory, isValid } from 'ulidx';
 import type { Clock } from './clock.js';
+import { pooledCryptoRandom } from './pooled-random.js';
 
 /** Id prefixes of the wire contract §1 plus the host's own records. */
 export const ID_PREFIXES = {
@@ -42,8 +43,9 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** Ids from `clock`; their random part from `random` (tests: {@link seededRandom}), else the pooled OS CSPRNG. */
 export function createIdFactory(clock: Clock, random?: () => number): IdFactory {
-  const ulid = monotonicFactory(random);
+  const ulid = monotonicFactory(random ?? pooledCryptoRandom());
   return { next: (kind) => ID_PREFIXES[kind] + ulid(clock.now()) };
 }
 

@@ -12,33 +12,52 @@ export function conversationChannels(
   def: WorkflowDefinition,
   events: readonly RunEvent[],
 ): { channels?: Record<string, unknown[]> } {
-  const declared = def.channels && typeof def.channels === 'object' ? (def.channels as Record<string, unknown>) : {};
-  const channelOf = new Map<string, string>();
-  for (const n of def.nodes) {
-    if (n.typeId !== 'core.conversationGate') continue;
-    const name = typeof n.config.channel === 'string' ? n.config.channel : 'conversation';
-    if (name in declared) channelOf.set(n.id, name);
+  const f = new ChannelFold(def);
+  for (const e of events) f.apply(e);
+  return f.value();
+}
+
+/** The transcript of {@link conversationChannels}, folded one event at a time. */
+export class ChannelFold {
+  private readonly channelOf = new Map<string, string>();
+  private readonly channels: Record<string, unknown[]> = {};
+
+  constructor(def: WorkflowDefinition) {
+    const declared = def.channels && typeof def.channels === 'object' ? (def.channels as Record<string, unknown>) : {};
+    for (const n of def.nodes) {
+      if (n.typeId !== 'core.conversationGate') continue;
+      const name = typeof n.config.channel === 'string' ? n.config.channel : 'conversation';
+      if (name in declared) this.channelOf.set(n.id, name);
+    }
+    for (const name of this.channelOf.values()) this.channels[name] = [];
   }
-  if (channelOf.size === 0) return {};
-  const channels: Record<string, unknown[]> = {};
-  for (const name of channelOf.values()) channels[name] = [];
-  const message = (conversationId: unknown, turnIndex: number, outcome: unknown): Record<string, unknown> => ({
-    messageId: `${String(conversationId)}:${turnIndex}`,
-    conversationId,
-    turnIndex,
-    ...(outcome as Record<string, unknown> | undefined),
-  });
-  for (const e of events) {
-    const name = e.nodeId ? channelOf.get(e.nodeId) : undefined;
-    if (!name) continue;
+
+  apply(e: RunEvent): void {
+    const name = e.nodeId ? this.channelOf.get(e.nodeId) : undefined;
+    if (!name) return;
     if (e.type === 'conversation.exchanged') {
-      channels[name]!.push(message(e.payload.conversationId, e.payload.turnIndex as number, e.payload.outcome));
+      this.channels[name]!.push(message(e.payload.conversationId, e.payload.turnIndex as number, e.payload.outcome));
     } else if (e.type === 'node.completed' && e.payload.replayedFrom !== undefined) {
       // A replay fork resolves the gate from the source's recorded outcome (replay.ts): its transcript is the turns.
       const out = (e.payload.outputs ?? {}) as { conversationId?: unknown; transcript?: unknown };
       if (Array.isArray(out.transcript))
-        out.transcript.forEach((t, i) => channels[name]!.push(message(out.conversationId, i, t)));
+        out.transcript.forEach((t, i) => this.channels[name]!.push(message(out.conversationId, i, t)));
     }
   }
-  return { channels };
+
+  value(): { channels?: Record<string, unknown[]> } {
+    if (this.channelOf.size === 0) return {};
+    const channels: Record<string, unknown[]> = {};
+    for (const [name, list] of Object.entries(this.channels)) channels[name] = [...list];
+    return { channels };
+  }
+}
+
+function message(conversationId: unknown, turnIndex: number, outcome: unknown): Record<string, unknown> {
+  return {
+    messageId: `${String(conversationId)}:${turnIndex}`,
+    conversationId,
+    turnIndex,
+    ...(outcome as Record<string, unknown> | undefined),
+  };
 }

@@ -1,5 +1,5 @@
 import { evaluateCondition } from './expressions.js';
-import type { RunError, TriggerRule, WorkflowDefinition, WorkflowEdge } from './types.js';
+import type { RunError, TriggerRule, WorkflowDefinition, WorkflowEdge, WorkflowNode } from './types.js';
 
 /** Where one node stands in the current run. */
 export type NodeStatus = 'pending' | 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
@@ -36,18 +36,32 @@ const ANY_RULES: ReadonlySet<TriggerRule> = new Set(['any_success', 'any_failed'
 export class Graph {
   readonly incoming = new Map<string, WorkflowEdge[]>();
   readonly outgoing = new Map<string, WorkflowEdge[]>();
+  /** Nodes by id, and each node's place in the definition (the order scheduling passes visit them in). */
+  readonly nodes = new Map<string, WorkflowNode>();
+  readonly order = new Map<string, number>();
+  /** Incoming edges of each node split by rule kind (`any_*` against the rest), computed once. */
+  private readonly anyIn = new Map<string, WorkflowEdge[]>();
+  private readonly allIn = new Map<string, WorkflowEdge[]>();
+  /** Nodes with an incoming edge that has a condition (their decision may change when the variables do). */
+  readonly conditional: string[] = [];
   private readonly reach = new Map<string, Set<string>>();
   private entries: Set<string> | undefined;
 
   constructor(readonly def: WorkflowDefinition) {
-    for (const n of def.nodes) {
+    def.nodes.forEach((n, i) => {
+      this.nodes.set(n.id, n);
+      this.order.set(n.id, i);
       this.incoming.set(n.id, []);
       this.outgoing.set(n.id, []);
-    }
+      this.anyIn.set(n.id, []);
+      this.allIn.set(n.id, []);
+    });
     for (const e of def.edges) {
       this.incoming.get(e.targetNodeId)?.push(e);
       this.outgoing.get(e.sourceNodeId)?.push(e);
+      (ANY_RULES.has(e.triggerRule ?? 'all_success') ? this.anyIn : this.allIn).get(e.targetNodeId)?.push(e);
     }
+    for (const n of def.nodes) if (this.incoming.get(n.id)!.some((e) => e.condition)) this.conditional.push(n.id);
   }
 
   /** Nodes reachable from `from` by following edges (not including `from` unless on a cycle). */
@@ -146,29 +160,52 @@ export class Graph {
    * ran in this pass is started again only through an edge from downstream of it (a loop back).
    */
   decide(nodeId: string, s: GraphState, variables: Record<string, unknown>): Decision {
-    const node = this.def.nodes.find((n) => n.id === nodeId)!;
+    const node = this.nodes.get(nodeId)!;
     const st = s.nodes[nodeId]!;
     if (st.status === 'running') return 'wait';
-    const incoming = this.incoming.get(nodeId) ?? [];
+    const incoming = this.incoming.get(nodeId)!;
     if (!incoming.length || (st.activations === 0 && this.loopEntries().has(nodeId))) {
       if (st.activations > 0) return 'wait';
       return node.disabled ? 'skip' : 'start';
     }
-    const fresh = (e: WorkflowEdge): boolean => s.nodes[e.sourceNodeId]!.terminalAt > st.activatedAt;
     const ran = st.activations > 0;
-    const allowed = (e: WorkflowEdge): boolean => !ran || this.reachableFrom(nodeId).has(e.sourceNodeId);
-    const anyEdges = incoming.filter((e) => ANY_RULES.has(e.triggerRule ?? 'all_success'));
-    const allEdges = incoming.filter((e) => !ANY_RULES.has(e.triggerRule ?? 'all_success'));
-    const fires =
-      anyEdges.some((e) => fresh(e) && allowed(e) && this.edgeSatisfied(e, s, variables)) ||
-      (allEdges.length > 0 &&
-        allEdges.every((e) => fresh(e) && allowed(e)) &&
-        allEdges.every((e) => this.edgeSatisfied(e, s, variables)));
+    let fires = false;
+    for (const e of this.anyIn.get(nodeId)!)
+      if (this.counts(e, nodeId, st, s, ran) && this.edgeSatisfied(e, s, variables)) {
+        fires = true;
+        break;
+      }
+    const all = this.allIn.get(nodeId)!;
+    if (!fires && all.length > 0) fires = this.allFire(all, nodeId, st, s, ran, variables);
     if (fires) return node.disabled ? 'skip' : 'start';
     // Skip once every incoming edge has resolved without firing, unless the node already finished this pass.
     const done = st.terminalAt > st.activatedAt || (ran && st.activatedAt >= 0 && st.terminalAt >= st.activatedAt);
-    if (!done && incoming.every((e) => fresh(e))) return 'skip';
+    if (!done && incoming.every((e) => s.nodes[e.sourceNodeId]!.terminalAt > st.activatedAt)) return 'skip';
     return 'wait';
+  }
+
+  /** Every edge of `all` counts and is satisfied (the non-`any_*` rules). */
+  private allFire(
+    all: readonly WorkflowEdge[],
+    nodeId: string,
+    st: NodeState,
+    s: GraphState,
+    ran: boolean,
+    variables: Record<string, unknown>,
+  ): boolean {
+    for (const e of all) if (!this.counts(e, nodeId, st, s, ran)) return false;
+    for (const e of all) if (!this.edgeSatisfied(e, s, variables)) return false;
+    return true;
+  }
+
+  /**
+   * Whether edge `e` into `nodeId` counts: its source finished since the node's last activation, and a node that
+   * already ran is started again only through an edge from downstream of it (a loop back).
+   */
+  private counts(e: WorkflowEdge, nodeId: string, st: NodeState, s: GraphState, ran: boolean): boolean {
+    return (
+      s.nodes[e.sourceNodeId]!.terminalAt > st.activatedAt && (!ran || this.reachableFrom(nodeId).has(e.sourceNodeId))
+    );
   }
 
   /** Applies an activation (`running`), returns the new step. */

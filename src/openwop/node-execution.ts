@@ -9,6 +9,7 @@ import type { ContextHost } from './run-context.js';
 import { prepareExecution } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
 import type { StoredRun } from './store.js';
+import type { WorkflowNode } from './types.js';
 import { startSpan } from './tracing.js';
 
 /** How one node execution ended: its result, or what it threw (the run actor decides what that means). */
@@ -18,7 +19,7 @@ export type Outcome = { ok: true; result: NodeResult } | { ok: false; error: unk
 export interface NodeExecution {
   host: ContextHost;
   run: StoredRun;
-  nodeId: string;
+  node: WorkflowNode;
   activation: number;
   /** Outputs of the run's completed nodes, by node id (for input expressions). */
   nodeOutputs: Record<string, Record<string, unknown> | undefined>;
@@ -40,10 +41,10 @@ export interface NodeExecution {
  * bound (RFC 0144), and reports the outcome with the measured duration. Never throws.
  */
 export async function executeNode(x: NodeExecution): Promise<Outcome> {
-  const node = x.run.definition.nodes.find((n) => n.id === x.nodeId)!;
+  const { node } = x;
   const { span, traceparent } = startSpan(`openwop.node ${node.typeId}`, x.spanCtx, {
     'openwop.run_id': x.run.runId,
-    'openwop.node_id': x.nodeId,
+    'openwop.node_id': node.id,
     'openwop.type_id': node.typeId,
   });
   const started = x.clock.now();

@@ -2,6 +2,26 @@ import { toHostError } from '../core/index.js';
 import { NodeFailure } from './node-registry.js';
 import type { NodeResult } from './node-registry.js';
 import type { RunError, RunEventInput } from './types.js';
+import { causationHostIdOf, causationIdOf } from './causation/causation-link.js';
+import type { StoredRun } from './store.js';
+
+/** The `run.started` event of a new run (`causationId`/`causationHostId` of a run caused elsewhere, RFC 0040). */
+export function runStartedEvent(run: StoredRun, hostId: string | undefined): RunEventInput {
+  return {
+    type: 'run.started',
+    ...causationIdOf(run.metadata, hostId),
+    payload: {
+      workflowId: run.workflowId,
+      inputs: run.inputs,
+      transport: 'rest',
+      engineVersion: '1',
+      tags: run.tags,
+      metadata: run.metadata,
+      ...(run.parentRunId ? { parentRunId: run.parentRunId, parentNodeId: run.parentNodeId } : {}),
+      ...causationHostIdOf(run.metadata, hostId),
+    },
+  };
+}
 
 /** The `{code, message, details?}` a failed node reports, from whatever its executor threw. */
 export function nodeError(err: unknown): RunError {

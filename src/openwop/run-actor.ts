@@ -1,57 +1,37 @@
 import type { Context, Span } from '@opentelemetry/api';
-import { causationHostIdOf, causationIdOf } from './causation/causation-link.js';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { ErrorCode, HostError, isoAt, toHostError } from '../core/index.js';
+import { ErrorCode, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import { Graph } from './graph.js';
-import type { GraphState } from './graph.js';
 import { NodeFailure, RunCancelled } from './node-registry.js';
-import type { Caller, ChildRuns, NodeRegistry } from './node-registry.js';
+import type { Caller } from './node-registry.js';
 import { RunHalted } from './run-context.js';
-import { untilStoreBack } from './store-retry.js';
-import type { ServiceFamily } from './service-family.js';
 import type { PendingInterrupt } from './run-context.js';
 import { recordResolution, resolveInterrupt, timeoutInterrupt, waitingStatusOf } from './run-interrupts.js';
 import type { InterruptHost } from './run-interrupts.js';
-import { foldEvents } from './run-fold.js';
-import { heldStatus, pauseEvent, resumeEvent, uncuttable } from './run-pause.js';
-import type { CutAttempt, DrainPolicy } from './run-pause.js';
+import { cutAttempts, heldStatus, pauseEvent, resumeEvent } from './run-pause.js';
+import type { DrainPolicy } from './run-pause.js';
 import { recordedRunDuration } from './replay.js';
 import { executeNode } from './node-execution.js';
 import type { Outcome } from './node-execution.js';
-import { completionEvents, nodeError, terminalEvent, variableChangedEvents } from './node-outcome.js';
+import { RunJournal, runFailure } from './run-journal.js';
+import { RunPosition } from './run-position.js';
+import { completionEvents, nodeError, runStartedEvent, terminalEvent, variableChangedEvents } from './node-outcome.js';
 import type { RunEnding } from './node-outcome.js';
 import type { SettledRequest } from './run-requests.js';
 import type { Db } from '../ledger/db.js';
-import type { OpenwopStore, RunPatch, StoredRun } from './store.js';
+import type { RunPatch, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
-import type { RunError, RunEvent, RunEventInput, RunStatus, WorkflowNode } from './types.js';
+import type { RunError, RunEvent, RunEventInput, RunStatus } from './types.js';
+import type { RunActorDeps } from './run-actor-deps.js';
 
-/** What a run actor needs from its surroundings. */
-export interface RunActorDeps {
-  store: OpenwopStore;
-  registry: NodeRegistry;
-  clock: Clock;
-  children: ChildRuns;
-  /** Requests cancellation of every non-terminal child run (cascade). */
-  cancelChildren(runId: string, reason: string): Promise<void>;
-  /** Ceiling on node executions per run (capabilities `limits.maxNodeExecutions`). */
-  maxNodeExecutions: number;
-  /** Installed host service families (RFC 0144): their `ctx` surfaces are bound for every node. */
-  families?: readonly ServiceFamily[];
-  /** This host's id (RFC 0040): a run caused on another host gets `causationHostId` on its `run.started`. */
-  hostId?: string;
-  /** Where failures no caller sees go (a store outage the run waits out, a fault of the actor itself; HOST-093). */
-  onBackgroundError?: (err: HostError) => void;
-  /** Told when the fence refused this run's write (issue 19): another process drives the run now. */
-  onLeaseLost?: (runId: string) => void;
-}
+export type { RunActorDeps } from './run-actor-deps.js';
 
 /**
  * One actor per run: executes the node graph, appends every transition to the run's event log and
  * folds that log to pick up where it stopped after a restart (a node with a terminal event never
  * runs again; one that was in flight resumes through its recorded history). All state changes go
- * through one mailbox, so events are appended in a single order.
+ * through one mailbox, so events are appended in a single order. The events of one scheduling step commit together,
+ * before the nodes it starts execute (issue 21 item 5, {@link RunJournal}).
  */
 export class RunActor {
   readonly runId: string;
@@ -61,17 +41,15 @@ export class RunActor {
   readonly steppedDown: Promise<void>;
   private resolveSteppedDown!: () => void;
   private stepped = false;
-  private readonly graph: Graph;
-  private state: GraphState;
+  /** Where the run stands (graph state, what to decide again, node histories and causes). */
+  private readonly pos: RunPosition;
+  private readonly journal: RunJournal;
+  /** Nodes started in this step, executed once the step's events are durable. */
+  private toLaunch: Array<{ nodeId: string; resumed: boolean }> = [];
   private variables: Record<string, unknown>;
-  private readonly history = new Map<string, RunEvent[]>();
-  private readonly lastEvent = new Map<string, string>();
-  private readonly startedEvent = new Map<string, string>();
   private readonly inFlight = new Set<string>();
   /** Per in-flight node, the signal that cuts its attempt (v2 `immediate` pause). */
   private readonly cutters = new Map<string, AbortController>();
-  /** Nodes whose attempt an `immediate` pause cut: begun afresh on resume, their cut outcome dropped. */
-  private readonly cut = new Set<string>();
   readonly pending = new Map<string, PendingInterrupt>();
   private readonly stop = new AbortController();
   private readonly halt = new AbortController();
@@ -82,8 +60,6 @@ export class RunActor {
   /** v2 `pauseRun` (drain-current-node): no node starts until `resumeRun` or a cancel. */
   private paused = false;
   private failure: { error: RunError; nodeId?: string } | undefined;
-  private executions = 0;
-  private startedEventId = '';
   private runTimer: ReturnType<Clock['setTimeout']> | undefined;
   private span: Span | undefined;
   private spanCtx: Context;
@@ -95,13 +71,23 @@ export class RunActor {
     private run: StoredRun,
   ) {
     this.runId = run.runId;
-    this.graph = new Graph(run.definition);
-    this.state = this.graph.initialState();
+    this.pos = new RunPosition(run.definition);
     this.variables = { ...run.variables };
     this.status = run.status;
     this.spanCtx = contextFrom(run.traceparent);
     this.done = new Promise((r) => (this.resolveDone = r));
     this.steppedDown = new Promise((r) => (this.resolveSteppedDown = r));
+    this.journal = new RunJournal({
+      runId: this.runId,
+      store: deps.store,
+      clock: deps.clock,
+      halt: this.halt.signal,
+      ...(deps.onBackgroundError ? { onOutage: deps.onBackgroundError } : {}),
+      leaseLost: () => {
+        this.stepDown();
+        deps.onLeaseLost?.(this.runId);
+      },
+    });
     this.interrupts = {
       runId: this.runId,
       pending: this.pending,
@@ -111,7 +97,7 @@ export class RunActor {
       enqueue: (fn) => this.enqueue(fn),
       historyOf: (nodeId) => this.historyOf(nodeId),
       append: (inputs, patch, settle) => this.append(inputs, patch, settle),
-      settleAlone: (settle) => this.fenced(() => this.deps.store.settleRequest(this.runId, settle)),
+      settleAlone: (settle) => this.journal.fenced(() => this.deps.store.settleRequest(this.runId, settle)),
     };
   }
 
@@ -139,39 +125,20 @@ export class RunActor {
       this.spanCtx = s.ctx;
       const events = await this.deps.store.events(this.runId);
       if (!events.length) {
-        const [e] = await this.append(
-          [
-            {
-              type: 'run.started',
-              ...causationIdOf(this.run.metadata, this.deps.hostId),
-              payload: {
-                workflowId: this.run.workflowId,
-                inputs: this.run.inputs,
-                transport: 'rest',
-                engineVersion: '1',
-                tags: this.run.tags,
-                metadata: this.run.metadata,
-                ...(this.run.parentRunId
-                  ? { parentRunId: this.run.parentRunId, parentNodeId: this.run.parentNodeId }
-                  : {}),
-                ...causationHostIdOf(this.run.metadata, this.deps.hostId),
-              },
-            },
-          ],
-          { status: 'running', startedAt: isoAt(this.deps.clock.now()) },
-        );
-        this.startedEventId = e!.eventId;
-        this.status = 'running';
+        const [id] = this.stage([runStartedEvent(this.run, this.deps.hostId)], {
+          status: 'running',
+          startedAt: isoAt(this.deps.clock.now()),
+        });
+        this.pos.startedEventId = id!;
       } else {
-        this.fold(events);
-        await this.append([{ type: 'run.resuming', payload: { fromStatus: this.status } }]);
-        for (const nodeId of Object.keys(this.state.nodes)) {
-          if (this.state.nodes[nodeId]!.status === 'running' && !this.cut.has(nodeId)) this.launch(nodeId, true);
-        }
+        const failure = this.pos.fold(events);
+        if (failure) this.failure = failure;
+        this.stage([{ type: 'run.resuming', payload: { fromStatus: this.status } }]);
+        for (const nodeId of this.pos.running()) if (!this.pos.cut.has(nodeId)) this.begin(nodeId, true);
       }
       this.armRunTimeout();
       this.paused = this.status === 'paused';
-      if (!this.paused && this.status !== 'cancelling') await this.startCut();
+      if (!this.paused && this.status !== 'cancelling') this.startCut();
       if (this.status === 'cancelling') {
         this.cancelRequest = { reason: 'cancel requested before restart', by: 'system' };
         this.stop.abort();
@@ -180,40 +147,46 @@ export class RunActor {
     });
   }
 
-  private fold(events: RunEvent[]): void {
-    const r = foldEvents(this.graph, this.state, events);
-    for (const [k, v] of r.history) this.history.set(k, v);
-    for (const [k, v] of r.lastEvent) this.lastEvent.set(k, v);
-    for (const [k, v] of r.startedEvent) this.startedEvent.set(k, v);
-    this.startedEventId = r.startedEventId;
-    this.executions = r.executions;
-    for (const id of r.cut) this.cut.add(id);
-    if (r.failure) this.failure = r.failure;
-  }
-
-  private async append(inputs: RunEventInput[], patch: RunPatch = {}, settle?: SettledRequest): Promise<RunEvent[]> {
+  /** Stages events (and a row patch) for this step's commit; returns their event ids. */
+  private stage(inputs: RunEventInput[], patch: RunPatch = {}): string[] {
     if (patch.status) patch = { ...patch, status: heldStatus(this.paused && !this.cancelRequest, patch.status) };
-    // Issue 16: a store outage delays the event until the store is back; it is never dropped.
-    const events = await this.fenced(() => this.deps.store.append(this.runId, inputs, patch, settle));
+    const ids = this.journal.stage(inputs, patch, (nodeId) => this.pos.history.get(nodeId));
     if (patch.status) this.status = patch.status;
-    if (patch.variables) this.variables = patch.variables;
-    for (const e of events) if (e.nodeId && !e.type.startsWith('node.started')) this.history.get(e.nodeId)?.push(e);
-    return events;
+    if (patch.variables) this.setVariablesBag(patch.variables);
+    return ids;
   }
 
-  /**
-   * A write of this run: waits out a store outage; a write the lease fence refused (issue 19) makes the actor step
-   * down (never retried) and ends the caller's work as a halt.
-   */
-  private async fenced<T>(fn: () => Promise<T>): Promise<T> {
-    try {
-      return await this.untilStoreBack(fn);
-    } catch (err) {
-      if (!(err instanceof HostError) || err.code !== ErrorCode.HOST_RUN_LEASE_LOST) throw err;
-      this.stepDown();
-      this.deps.onLeaseLost?.(this.runId);
-      throw new RunHalted(`run ${this.runId}: ${err.message}`);
+  /** Appends at once: what this step staged, then `inputs`, in one transaction; resolves when durable. */
+  private async append(inputs: RunEventInput[], patch: RunPatch = {}, settle?: SettledRequest): Promise<RunEvent[]> {
+    this.stage(inputs, patch);
+    const events = await this.commitOrDrop(settle);
+    return events.slice(events.length - inputs.length);
+  }
+
+  /** Commits this step's staged events, then executes the nodes it started (their `node.started` is durable). */
+  private async commitStep(): Promise<void> {
+    await this.commitOrDrop();
+    const launch = this.toLaunch;
+    this.toLaunch = [];
+    for (const l of launch) {
+      if (!this.halt.signal.aborted) this.launch(l.nodeId, l.resumed);
+      else this.unbegin(l.nodeId); // resumes from its durable `node.started` when the run does
     }
+  }
+
+  /** Commits what is staged; when that fails, the nodes this step started are not executed (their start is lost). */
+  private async commitOrDrop(settle?: SettledRequest): Promise<RunEvent[]> {
+    try {
+      return await this.journal.commit(settle);
+    } catch (err) {
+      for (const l of this.toLaunch.splice(0)) this.unbegin(l.nodeId);
+      throw err;
+    }
+  }
+
+  private setVariablesBag(next: Record<string, unknown>): void {
+    this.variables = next;
+    this.pos.schedule.variablesChanged();
   }
 
   /**
@@ -229,15 +202,6 @@ export class RunActor {
     this.resolveSteppedDown();
   }
 
-  private untilStoreBack<T>(fn: () => Promise<T>): Promise<T> {
-    const report = this.deps.onBackgroundError;
-    return untilStoreBack(fn, {
-      clock: this.deps.clock,
-      signal: this.halt.signal,
-      ...(report ? { onOutage: (e: HostError) => report(withRun(e, this.runId)) } : {}),
-    });
-  }
-
   /**
    * Owns a promise this actor starts and nobody awaits (issue 16): a rejection is reported with its code, never
    * left unhandled; a halt (host shutdown) is not a failure.
@@ -245,19 +209,7 @@ export class RunActor {
   supervise(p: Promise<unknown>, what: string): void {
     p.catch((err: unknown) => {
       if (err instanceof RunHalted || this.halt.signal.aborted) return;
-      const e = toHostError(err);
-      this.deps.onBackgroundError?.(
-        new HostError(
-          e.code,
-          `run ${this.runId}: ${what}: ${e.message}`,
-          { ...e.details, runId: this.runId, what },
-          {
-            remediation: e.remediation,
-            retryable: e.retryable,
-            cause: err,
-          },
-        ),
-      );
+      this.deps.onBackgroundError?.(runFailure(err, this.runId, what));
     });
   }
 
@@ -272,7 +224,7 @@ export class RunActor {
   }
 
   historyOf(nodeId: string): RunEvent[] {
-    return this.history.get(nodeId) ?? [];
+    return this.pos.historyOf(nodeId);
   }
 
   /** Status to show while interrupts are pending (`waiting-*`), else `running`. */
@@ -288,107 +240,87 @@ export class RunActor {
     return this.cancelRequest !== undefined || this.failure !== undefined;
   }
 
-  /** Starts, skips and finishes as the graph allows. Runs inside the mailbox. */
+  /**
+   * Starts, skips and finishes as the graph allows, deciding only the nodes a change may affect (issue 21 item 5);
+   * the step's events are committed together, then the nodes it started execute. Runs inside the mailbox.
+   */
   private async advance(): Promise<void> {
-    if (this.terminal || this.halt.signal.aborted) return;
+    if (this.terminal || this.halt.signal.aborted) return this.commitStep();
     if (!this.stopping() && !this.paused) {
-      for (let changed = true; changed && !this.stopping();) {
-        changed = false;
-        for (const node of this.run.definition.nodes) {
-          if (this.stopping()) break;
-          const d = this.graph.decide(node.id, this.state, this.variables);
-          if (d === 'wait') continue;
-          changed = true;
-          if (d === 'skip') {
-            const [e] = await this.append([
-              {
-                type: 'node.skipped',
-                nodeId: node.id,
-                payload: { nodeId: node.id, reason: node.disabled ? 'disabled' : 'no incoming edge fired' },
-              },
-            ]);
-            this.graph.markSkipped(this.state, node.id);
-            this.lastEvent.set(node.id, e!.eventId);
-            continue;
-          }
-          if (this.executions >= this.deps.maxNodeExecutions) {
-            await this.append([
-              {
-                type: 'cap.breached',
-                nodeId: node.id,
-                payload: {
-                  kind: 'node-executions',
-                  limit: this.deps.maxNodeExecutions,
-                  observed: this.executions + 1,
-                  nodeId: node.id,
-                },
-              },
-            ]);
-            this.fail(
-              { code: 'recursion_limit_exceeded', message: `more than ${this.deps.maxNodeExecutions} node executions` },
-              node.id,
-            );
-            break;
-          }
-          await this.startNode(node.id, node.typeId);
+      const { schedule } = this.pos;
+      schedule.restart();
+      for (let nodeId = schedule.take(); nodeId !== undefined; nodeId = schedule.take()) {
+        const d = this.pos.decide(nodeId, this.variables);
+        if (d === 'wait') continue;
+        const node = this.pos.node(nodeId);
+        if (d === 'skip') {
+          const [id] = this.stage([
+            {
+              type: 'node.skipped',
+              nodeId,
+              payload: { nodeId, reason: node.disabled ? 'disabled' : 'no incoming edge fired' },
+            },
+          ]);
+          this.pos.skipped(nodeId, id!);
+          continue;
         }
+        if (this.pos.executions >= this.deps.maxNodeExecutions) {
+          schedule.mark(nodeId);
+          // Committed before the failure acts (child runs are cancelled on it).
+          await this.append([
+            {
+              type: 'cap.breached',
+              nodeId,
+              payload: {
+                kind: 'node-executions',
+                limit: this.deps.maxNodeExecutions,
+                observed: this.pos.executions + 1,
+                nodeId,
+              },
+            },
+          ]);
+          this.fail(
+            { code: 'recursion_limit_exceeded', message: `more than ${this.deps.maxNodeExecutions} node executions` },
+            nodeId,
+          );
+          break;
+        }
+        this.startNode(nodeId, node.typeId);
       }
     }
-    if (this.inFlight.size) return;
+    if (this.inFlight.size) return this.commitStep();
     if (this.cancelRequest) return this.finish('cancelled');
     if (this.failure) return this.finish('failed');
-    if (this.paused) return;
-    const unhandled = Object.entries(this.state.nodes).find(
-      ([id, st]) => st.status === 'failed' && !this.graph.failureHandled(id),
-    );
+    if (this.paused) return this.commitStep();
+    const unhandled = this.pos.unhandledFailure();
     if (unhandled) {
-      this.failure = { error: unhandled[1].error!, nodeId: unhandled[0] };
+      this.failure = unhandled;
       return this.finish('failed');
     }
     return this.finish('completed');
   }
 
-  /** `node.started` and a fresh attempt of `nodeId` (its history begins anew). */
-  private async startNode(nodeId: string, typeId: string): Promise<void> {
-    const [started] = await this.append([
+  /** Stages `node.started` and a fresh attempt of `nodeId` (its history begins anew), executed after the commit. */
+  private startNode(nodeId: string, typeId: string): void {
+    const [id] = this.stage([
       {
         type: 'node.started',
         nodeId,
-        causationId: this.causationFor(nodeId),
+        causationId: this.pos.causationFor(nodeId),
         payload: { nodeId, typeId, attempt: 0 },
       },
     ]);
-    this.startedEvent.set(nodeId, started!.eventId);
-    this.graph.markStarted(this.state, nodeId);
-    this.history.set(nodeId, []);
-    this.executions++;
-    this.launch(nodeId, false);
-  }
-
-  private nodeOf(nodeId: string): WorkflowNode {
-    return this.run.definition.nodes.find((n) => n.id === nodeId)!;
+    this.pos.started(nodeId, id!);
+    this.begin(nodeId, false);
   }
 
   /** Begins afresh every attempt an `immediate` pause cut (v2 runs.md: the resumed run's `node.started`). */
-  private async startCut(): Promise<void> {
-    for (const nodeId of [...this.cut]) {
+  private startCut(): void {
+    for (const nodeId of [...this.pos.cut]) {
       if (this.inFlight.has(nodeId)) continue; // the cut attempt has not returned yet: started when it does
-      this.cut.delete(nodeId);
-      await this.startNode(nodeId, this.nodeOf(nodeId).typeId);
+      this.pos.cut.delete(nodeId);
+      this.startNode(nodeId, this.pos.node(nodeId).typeId);
     }
-  }
-
-  private causationFor(nodeId: string): string {
-    let best: string | undefined;
-    let at = -1;
-    for (const e of this.graph.incoming.get(nodeId) ?? []) {
-      const st = this.state.nodes[e.sourceNodeId]!;
-      if (st.terminalAt > at && this.lastEvent.has(e.sourceNodeId)) {
-        at = st.terminalAt;
-        best = this.lastEvent.get(e.sourceNodeId);
-      }
-    }
-    return best ?? this.startedEventId;
   }
 
   private fail(error: RunError, nodeId?: string): void {
@@ -398,24 +330,41 @@ export class RunActor {
     this.supervise(this.deps.cancelChildren(this.runId, 'parent-failed'), 'cancel child runs');
   }
 
-  private launch(nodeId: string, resumed: boolean): void {
+  /** `nodeId` is in flight from now; it executes at the end of this step ({@link commitStep}). */
+  private begin(nodeId: string, resumed: boolean): void {
     this.inFlight.add(nodeId);
     this.cutters.set(nodeId, new AbortController());
+    this.toLaunch.push({ nodeId, resumed });
+  }
+
+  private unbegin(nodeId: string): void {
+    this.inFlight.delete(nodeId);
+    this.cutters.delete(nodeId);
+  }
+
+  private launch(nodeId: string, resumed: boolean): void {
+    const outputs = this.pos.outputs.borrow();
     this.supervise(
-      this.execute(nodeId, resumed).then((outcome) => this.enqueue(() => this.onNodeDone(nodeId, outcome))),
+      this.execute(nodeId, resumed, outputs).then((outcome) =>
+        this.enqueue(() => {
+          this.pos.outputs.release(outputs);
+          return this.onNodeDone(nodeId, outcome);
+        }),
+      ),
       `node ${nodeId}`,
     );
   }
 
-  private execute(nodeId: string, resumed: boolean): Promise<Outcome> {
-    const nodeOutputs: Record<string, Record<string, unknown> | undefined> = {};
-    for (const [id, st] of Object.entries(this.state.nodes))
-      if (st.status === 'completed') nodeOutputs[id] = st.outputs;
+  private execute(
+    nodeId: string,
+    resumed: boolean,
+    nodeOutputs: Record<string, Record<string, unknown> | undefined>,
+  ): Promise<Outcome> {
     return executeNode({
       host: this,
       run: this.run,
-      nodeId,
-      activation: this.state.nodes[nodeId]!.activations,
+      node: this.pos.node(nodeId),
+      activation: this.pos.activation(nodeId),
       nodeOutputs,
       variables: this.variables,
       resumed,
@@ -435,26 +384,27 @@ export class RunActor {
     this.cutters.delete(nodeId);
     if (this.terminal) return;
     if (!outcome.ok && (outcome.error instanceof RunHalted || this.halt.signal.aborted)) return; // resumes after restart
-    if (this.cut.has(nodeId)) {
+    if (this.pos.cut.has(nodeId)) {
       // A cut attempt records no terminal event; resumed before it returned, it begins afresh now.
-      if (!this.paused && !this.stopping()) await this.startCut();
+      if (!this.paused && !this.stopping()) this.startCut();
       return this.advance();
     }
-    let events: RunEvent[];
-    // The terminal event is caused by the node's last event (e.g. interrupt.resolved) or its start.
-    const causationId = this.historyOf(nodeId).at(-1)?.eventId ?? this.startedEvent.get(nodeId) ?? this.startedEventId;
+    const causationId = this.pos.terminalCausation(nodeId);
     if (outcome.ok) {
       const changed = outcome.result.variables ?? {};
       const inputs = completionEvents(nodeId, outcome.result, this.variables, causationId);
       const next = { ...this.variables, ...changed };
-      events = await this.append(inputs, Object.keys(changed).length ? { variables: next } : {});
-      this.graph.markTerminal(this.state, nodeId, 'completed', outcome.result.outputs ?? {});
-      if (outcome.result.exitLoop) this.graph.markLoopExit(this.state, nodeId);
+      const ids = this.stage(inputs, Object.keys(changed).length ? { variables: next } : {});
+      this.pos.ended(nodeId, ids[ids.length - 1]!, {
+        status: 'completed',
+        outputs: outcome.result.outputs ?? {},
+        exitLoop: outcome.result.exitLoop === true,
+      });
     } else if (
       this.stopping() &&
       (outcome.error instanceof RunCancelled || !(outcome.error instanceof NodeFailure) || this.stop.signal.aborted)
     ) {
-      events = await this.append([
+      const [id] = this.stage([
         {
           type: 'node.cancelled',
           nodeId,
@@ -462,18 +412,18 @@ export class RunActor {
           payload: { nodeId, reason: this.cancelRequest?.reason ?? 'run stopping' },
         },
       ]);
-      this.graph.markTerminal(this.state, nodeId, 'cancelled');
+      this.pos.ended(nodeId, id!, { status: 'cancelled' });
     } else {
       const err = outcome.error;
       const error = nodeError(err);
       const info = err instanceof NodeFailure ? err.failedInfo : {};
-      events = await this.append([
+      // Committed before the failure acts (an unhandled one cancels the child runs).
+      const [e] = await this.append([
         { type: 'node.failed', nodeId, causationId, payload: { ...info, nodeId, error, attempts: 1 } },
       ]);
-      this.graph.markTerminal(this.state, nodeId, 'failed', undefined, error);
-      if (!this.graph.failureHandled(nodeId)) this.fail(error, nodeId);
+      this.pos.ended(nodeId, e!.eventId, { status: 'failed', error });
+      if (!this.pos.graph.failureHandled(nodeId)) this.fail(error, nodeId);
     }
-    this.lastEvent.set(nodeId, events[events.length - 1]!.eventId);
     await this.advance();
   }
 
@@ -486,10 +436,7 @@ export class RunActor {
     const patch: RunPatch = { status, completedAt: isoAt(now) };
     let end: RunEnding;
     if (status === 'completed') {
-      const outputs: Record<string, unknown> = {};
-      for (const id of this.graph.sinks())
-        if (this.state.nodes[id]!.status === 'completed') outputs[id] = this.state.nodes[id]!.outputs ?? {};
-      end = { status, outputs };
+      end = { status, outputs: this.pos.sinkOutputs() };
     } else if (status === 'failed') {
       patch.error = this.failure!.error;
       end = { status, ...this.failure! };
@@ -497,6 +444,7 @@ export class RunActor {
       end = { status, ...this.cancelRequest! };
     }
     const input = terminalEvent(end, durationMs);
+    // The terminal event commits with the rest of this step (e.g. the last node's completion).
     await this.append([input], patch);
     this.terminal = true;
     if (this.runTimer) this.deps.clock.clearTimeout(this.runTimer);
@@ -540,12 +488,12 @@ export class RunActor {
         return;
       }
       if (this.cancelRequest) {
-        if (settle) await this.fenced(() => this.deps.store.settleRequest(this.runId, settle));
+        if (settle) await this.journal.fenced(() => this.deps.store.settleRequest(this.runId, settle));
         return;
       }
       this.cancelRequest = parentRunId ? { reason, by, parentRunId } : { reason, by };
       if (this.failure) this.failure = undefined;
-      await this.fenced(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }, settle));
+      await this.journal.fenced(() => this.deps.store.patchRun(this.runId, { status: 'cancelling' }, settle));
       this.status = 'cancelling';
       this.stop.abort();
       await this.deps.cancelChildren(this.runId, 'parent-cancelled');
@@ -559,20 +507,20 @@ export class RunActor {
    */
   pause(o: { reason?: string; drainPolicy: DrainPolicy }): Promise<void> {
     return this.enqueue(async () => {
-      const cut: CutAttempt[] = [];
-      if (o.drainPolicy === 'immediate' && !this.terminal && !this.stopping() && this.status !== 'paused')
-        for (const nodeId of this.inFlight) {
-          const node = this.nodeOf(nodeId);
-          const reg = this.deps.registry;
-          // Only a pure node (core nodes: no host service, no external effect) not run by an agent is cut.
-          if (!(reg.has(node.typeId) && reg.get(node.typeId).pure === true && node.agent === undefined))
-            throw uncuttable(this.status, nodeId, node.typeId);
-          cut.push({ nodeId, attempt: this.state.nodes[nodeId]!.activations });
-        }
+      const cut =
+        o.drainPolicy === 'immediate' && !this.terminal && !this.stopping() && this.status !== 'paused'
+          ? cutAttempts(
+              this.status,
+              this.inFlight,
+              (id) => this.pos.node(id),
+              this.deps.registry,
+              (id) => this.pos.activation(id),
+            )
+          : [];
       await this.append([pauseEvent(this.status, this.terminal || this.stopping(), o, cut)], { status: 'paused' });
       this.paused = true;
       for (const c of cut) {
-        this.cut.add(c.nodeId);
+        this.pos.cut.add(c.nodeId);
         this.cutters.get(c.nodeId)?.abort();
       }
     });
@@ -584,7 +532,7 @@ export class RunActor {
       const e = resumeEvent(this.status, reason);
       this.paused = false;
       await this.append([e], { status: this.waitingStatus() });
-      await this.startCut();
+      this.startCut();
       await this.advance();
     });
   }
@@ -657,18 +605,4 @@ export class RunActor {
   get isTerminal(): boolean {
     return this.terminal;
   }
-}
-
-/** `err` with the run it delayed named in its details. */
-function withRun(err: HostError, runId: string): HostError {
-  return new HostError(
-    err.code,
-    `run ${runId} waits for the store: ${err.message}`,
-    { ...err.details, runId },
-    {
-      remediation: err.remediation,
-      retryable: err.retryable,
-      cause: err,
-    },
-  );
 }

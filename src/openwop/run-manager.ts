@@ -14,8 +14,8 @@ import {
   RunRequestForwarding,
 } from './run-request-forwarding.js';
 import type { RunRequests } from './run-requests.js';
-import { buildSnapshot } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
+import { SnapshotCache } from './snapshot-cache.js';
 import type { DrainPolicy } from './run-pause.js';
 import type { OpenwopStore, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
@@ -95,12 +95,15 @@ export class RunManager {
   private closed = false;
   /** `testing.mockProviders` as the installed families advertise it (undefined: none, mock providers forbidden). */
   private readonly mockProviders: readonly string[] | undefined;
+  private readonly snapshots: SnapshotCache;
 
   constructor(private readonly o: RunManagerOptions) {
     this.maxNodeExecutions = o.maxNodeExecutions ?? 1000;
     const testing = mergeCapabilities(...(o.families ?? []).map((f) => f.capabilities())).testing as
-      { mockProviders?: string[] } | undefined;
+      | { mockProviders?: string[] }
+      | undefined;
     this.mockProviders = testing?.mockProviders;
+    this.snapshots = new SnapshotCache(o.store);
     this.forwarding = o.requests
       ? new RunRequestForwarding({
           store: o.store,
@@ -532,7 +535,7 @@ export class RunManager {
   /** The RunSnapshot of a run (run-snapshot.schema.json); raises `not_found`. */
   async snapshot(runId: string): Promise<RunSnapshot> {
     const r = await this.requireRun(runId);
-    const snap = buildSnapshot(r, await this.o.store.events(runId));
+    const snap = await this.snapshots.snapshot(r);
     const children = await this.o.store.childRuns(runId);
     if (!children.length) return snap;
     snap.childRuns = children.map((c) => ({

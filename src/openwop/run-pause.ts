@@ -1,5 +1,6 @@
 import { ErrorCode, HostError } from '../core/index.js';
-import type { RunEventInput, RunStatus } from './types.js';
+import type { NodeRegistry } from './node-registry.js';
+import type { RunEventInput, RunStatus, WorkflowNode } from './types.js';
 import { TERMINAL_STATUSES } from './types.js';
 
 /**
@@ -64,6 +65,27 @@ export function uncuttable(status: RunStatus, nodeId: string, typeId: string): H
     `node ${nodeId} (${typeId}) is executing an attempt with an external effect, which an immediate pause cannot cut; pause with drain-current-node`,
     { status, nodeId, typeId, supported: ['drain-current-node'] },
   );
+}
+
+/**
+ * The attempts an `immediate` pause cuts: every node in flight, each of which must be a pure node (core nodes: no host
+ * service, no external effect) not run by an agent, else the pause is refused ({@link uncuttable}).
+ */
+export function cutAttempts(
+  status: RunStatus,
+  inFlight: Iterable<string>,
+  nodeOf: (nodeId: string) => WorkflowNode,
+  registry: NodeRegistry,
+  activation: (nodeId: string) => number,
+): CutAttempt[] {
+  const cut: CutAttempt[] = [];
+  for (const nodeId of inFlight) {
+    const node = nodeOf(nodeId);
+    if (!(registry.has(node.typeId) && registry.get(node.typeId).pure === true && node.agent === undefined))
+      throw uncuttable(status, nodeId, node.typeId);
+    cut.push({ nodeId, attempt: activation(nodeId) });
+  }
+  return cut;
 }
 
 /** The `run.resumed` event of an accepted resume, or the refusal (the run is not paused). */

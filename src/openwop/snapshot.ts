@@ -1,8 +1,8 @@
 import { workflowDigest } from './workflow-versions.js';
-import { agentIdentities } from './agents/agent-projection.js';
+import { AgentIdentityFold } from './agents/agent-projection.js';
 import type { AgentRef } from './agents/agent-script.js';
-import { usageMetrics } from './services/provider-usage.js';
-import { conversationChannels } from './conversation-channel.js';
+import { UsageFold } from './services/provider-usage.js';
+import { ChannelFold } from './conversation-channel.js';
 import { ENGINE_VERSION, EVENT_LOG_SCHEMA_VERSION } from './store.js';
 import type { StoredRun } from './store.js';
 import type { RunError, RunEvent, RunStatus } from './types.js';
@@ -41,14 +41,36 @@ export interface RunSnapshot {
   channels?: Record<string, unknown[]>;
 }
 
-/** Folds a run's events over its row into a RunSnapshot. */
-export function buildSnapshot(run: StoredRun, events: readonly RunEvent[]): RunSnapshot {
-  const nodeStates: Record<string, Record<string, unknown>> = {};
-  for (const n of run.definition.nodes) nodeStates[n.id] = { status: 'pending', typeId: n.typeId, executions: 0 };
-  const pending = new Map<string, { nodeId: string; interruptId: string; kind: string; data: unknown }>();
-  for (const e of events) {
+type PendingView = { nodeId: string; interruptId: string; kind: string; data: unknown };
+
+/**
+ * The event-derived part of a run's snapshot, extended one event at a time (issue 21 item 5): a reader keeps it and
+ * applies only the events after {@link lastSequence}, so a snapshot costs the events since the last one, with no cap
+ * on the log's length. Applying an event at or below `lastSequence` again changes nothing.
+ */
+export class SnapshotFold {
+  readonly nodeStates: Record<string, Record<string, unknown>> = {};
+  private readonly pending = new Map<string, PendingView>();
+  private readonly agents: AgentIdentityFold;
+  private readonly usage = new UsageFold();
+  private readonly channels: ChannelFold;
+  lastSequence = -1;
+  private digest: string | undefined;
+
+  constructor(readonly definition: StoredRun['definition']) {
+    for (const n of definition.nodes) this.nodeStates[n.id] = { status: 'pending', typeId: n.typeId, executions: 0 };
+    this.agents = new AgentIdentityFold(definition);
+    this.channels = new ChannelFold(definition);
+  }
+
+  apply(e: RunEvent): void {
+    if (e.sequence <= this.lastSequence) return;
+    this.lastSequence = e.sequence;
+    this.agents.apply(e);
+    this.usage.apply(e);
+    this.channels.apply(e);
     const nodeId = e.nodeId ?? (e.payload.nodeId as string | undefined);
-    const st = nodeId ? nodeStates[nodeId] : undefined;
+    const st = nodeId ? this.nodeStates[nodeId] : undefined;
     switch (e.type) {
       case 'node.started':
         if (st) {
@@ -79,7 +101,7 @@ export function buildSnapshot(run: StoredRun, events: readonly RunEvent[]): RunS
         break;
       case 'interrupt.requested':
         if (nodeId) {
-          pending.set(nodeId, {
+          this.pending.set(nodeId, {
             nodeId,
             interruptId: e.payload.key as string,
             kind: e.payload.kind as string,
@@ -88,34 +110,47 @@ export function buildSnapshot(run: StoredRun, events: readonly RunEvent[]): RunS
         }
         break;
       case 'interrupt.resolved':
-        if (nodeId) pending.delete(nodeId);
+        if (nodeId) this.pending.delete(nodeId);
         break;
     }
   }
-  const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
-  const interrupts = terminal ? [] : [...pending.values()];
-  const snap: RunSnapshot = {
-    runId: run.runId,
-    workflowId: run.workflowId,
-    workflowDigest: workflowDigest(run.definition),
-    status: run.status,
-    nodeStates,
-    variables: run.variables,
-    engineVersion: ENGINE_VERSION,
-    eventLogSchemaVersion: EVENT_LOG_SCHEMA_VERSION,
-    tags: run.tags,
-    metadata: run.metadata,
-    configurable: run.configurable,
-    lastSequence: events.length ? events[events.length - 1]!.sequence : -1,
-    pendingInterrupts: interrupts,
-  };
-  if (interrupts[0]) snap.currentNodeId = interrupts[0].nodeId;
-  if (run.startedAt) snap.startedAt = run.startedAt;
-  if (run.completedAt) snap.completedAt = run.completedAt;
-  if (run.error) snap.error = run.error;
-  if (run.parentRunId) snap.parentRunId = run.parentRunId;
-  if (run.parentNodeId) snap.parentNodeId = run.parentNodeId;
-  Object.assign(snap, agentIdentities(run.definition, events), usageMetrics(events));
-  Object.assign(snap, conversationChannels(run.definition, events));
-  return snap;
+
+  /** The RunSnapshot of `run` (its row) with this fold's state; a copy the caller may change. */
+  snapshot(run: StoredRun): RunSnapshot {
+    const nodeStates: Record<string, Record<string, unknown>> = {};
+    for (const [id, st] of Object.entries(this.nodeStates)) nodeStates[id] = { ...st };
+    const terminal = run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled';
+    const interrupts = terminal ? [] : [...this.pending.values()].map((p) => ({ ...p }));
+    const snap: RunSnapshot = {
+      runId: run.runId,
+      workflowId: run.workflowId,
+      // A run's definition never changes (issue 20), so its digest is computed once.
+      workflowDigest: (this.digest ??= workflowDigest(this.definition)),
+      status: run.status,
+      nodeStates,
+      variables: run.variables,
+      engineVersion: ENGINE_VERSION,
+      eventLogSchemaVersion: EVENT_LOG_SCHEMA_VERSION,
+      tags: run.tags,
+      metadata: run.metadata,
+      configurable: run.configurable,
+      lastSequence: this.lastSequence,
+      pendingInterrupts: interrupts,
+    };
+    if (interrupts[0]) snap.currentNodeId = interrupts[0].nodeId;
+    if (run.startedAt) snap.startedAt = run.startedAt;
+    if (run.completedAt) snap.completedAt = run.completedAt;
+    if (run.error) snap.error = run.error;
+    if (run.parentRunId) snap.parentRunId = run.parentRunId;
+    if (run.parentNodeId) snap.parentNodeId = run.parentNodeId;
+    Object.assign(snap, this.agents.value(), this.usage.value(), this.channels.value());
+    return snap;
+  }
+}
+
+/** Folds a run's events over its row into a RunSnapshot. */
+export function buildSnapshot(run: StoredRun, events: readonly RunEvent[]): RunSnapshot {
+  const fold = new SnapshotFold(run.definition);
+  for (const e of events) fold.apply(e);
+  return fold.snapshot(run);
 }

@@ -8,6 +8,7 @@ import { ensureOpenwopTables } from './store-schema.js';
 import type { RunRequests, SettledRequest } from './run-requests.js';
 import { TERMINAL_STATUSES } from './types.js';
 import { putWorkflowVersion } from './workflow-versions.js';
+import { AppendBatcher } from './append-batcher.js';
 import type { WorkflowVersion } from './workflow-versions.js';
 import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
 
@@ -42,6 +43,12 @@ export interface RunFence {
 }
 
 /** Tells other processes of committed appends (issue 19; a shared PostgreSQL store). */
+/** An event to append; `eventId` when the caller drew it beforehand ({@link OpenwopStore.newEventId}). */
+export type AppendInput = RunEventInput & { eventId?: string };
+
+/** Rows read per query when a run's whole log (or all of it after a sequence) is read: never a silent cap. */
+const EVENT_PAGE = 5_000;
+
 export interface RunEventNotifier {
   /** Runs inside the append transaction (a `NOTIFY` is delivered at commit, never for a rollback). */
   appended(t: Db, runId: string, firstSequence: number, lastSequence: number): Promise<void>;
@@ -162,6 +169,8 @@ export class OpenwopStore {
   requests: RunRequests | undefined;
   /** Per run with local subscribers: the last sequence emitted to them, and the relay read in flight. */
   private readonly relayed = new Map<string, { last: number; reading: Promise<void> }>();
+  /** Group commit of appends across runs (issue 21 item 5). */
+  readonly appends: AppendBatcher;
 
   constructor(
     readonly db: Db,
@@ -170,6 +179,7 @@ export class OpenwopStore {
     private readonly onOutage?: (err: HostError) => void,
   ) {
     this.ids = createIdFactory(clock);
+    this.appends = new AppendBatcher(db);
     this.bus.setMaxListeners(0);
     this.ready = ensureOpenwopTables(db);
   }
@@ -192,6 +202,11 @@ export class OpenwopStore {
 
   newRunId(): string {
     return this.ids.next('run');
+  }
+
+  /** An event id drawn ahead of its append (a run actor names causations within one batch of events). */
+  newEventId(): string {
+    return this.ids.next('event');
   }
 
   /**
@@ -285,6 +300,19 @@ export class OpenwopStore {
       const row = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE run_id = ?', [runId]);
       return { run: toRun(row!), created: true, driven };
     });
+  }
+
+  /**
+   * A run's status and last sequence without its row's JSON (the definition of a large workflow is costly to parse):
+   * what a poll or an existence check needs.
+   */
+  async runHead(runId: string): Promise<{ status: RunStatus; lastSequence: number } | undefined> {
+    await this.ready;
+    const row = await this.db.get<{ status: RunStatus; last_seq: number | string }>(
+      'SELECT status, last_seq FROM openwop_runs WHERE run_id = ?',
+      [runId],
+    );
+    return row ? { status: row.status, lastSequence: Number(row.last_seq) } : undefined;
   }
 
   async getRun(runId: string): Promise<StoredRun | undefined> {
@@ -387,81 +415,84 @@ export class OpenwopStore {
 
   /**
    * Appends events to a run atomically with an optional run-row patch. Sequences continue from the
-   * run's last one; a terminal run refuses further events (one terminal event, last).
+   * run's last one; a terminal run refuses further events (one terminal event, last). Appends of any runs made while
+   * a commit is in flight share the next transaction (group commit, {@link AppendBatcher}); each resolves once its
+   * own transaction has committed.
    */
   async append(
     runId: string,
-    inputs: readonly RunEventInput[],
+    inputs: readonly AppendInput[],
     patch: RunPatch = {},
     /** A forwarded request these events apply (issue 19): settled in the same transaction, so exactly once. */
     settle?: SettledRequest,
   ): Promise<RunEvent[]> {
     await this.ready;
-    return this.write('append_events', () => this.appendTx(runId, inputs, patch, settle));
+    const events = await this.write('append_events', () =>
+      this.appends.submit((t) => this.appendIn(t, runId, inputs, patch, settle)),
+    );
+    this.emit(runId, events);
+    return events;
   }
 
-  private async appendTx(
+  private async appendIn(
+    t: Db,
     runId: string,
-    inputs: readonly RunEventInput[],
+    inputs: readonly AppendInput[],
     patch: RunPatch,
     settle: SettledRequest | undefined,
   ): Promise<RunEvent[]> {
     const schemas = openwopSchemas();
-    const events = await this.db.tx(async (t) => {
-      await this.fence?.check(t, runId);
-      await t.run('UPDATE openwop_runs SET last_seq = last_seq + ? WHERE run_id = ?', [inputs.length, runId]);
-      const row = await t.get<{ last_seq: number | string; status: RunStatus }>(
-        'SELECT last_seq, status FROM openwop_runs WHERE run_id = ?',
-        [runId],
-      );
-      if (!row) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
-      if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') {
-        throw new HostError(ErrorCode.CONFLICT, `run ${runId} is ${row.status}`, { runId, status: row.status });
+    await this.fence?.check(t, runId);
+    await t.run('UPDATE openwop_runs SET last_seq = last_seq + ? WHERE run_id = ?', [inputs.length, runId]);
+    const row = await t.get<{ last_seq: number | string; status: RunStatus }>(
+      'SELECT last_seq, status FROM openwop_runs WHERE run_id = ?',
+      [runId],
+    );
+    if (!row) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+    if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') {
+      throw new HostError(ErrorCode.CONFLICT, `run ${runId} is ${row.status}`, { runId, status: row.status });
+    }
+    let seq = Number(row.last_seq) - inputs.length + 1;
+    const out: RunEvent[] = [];
+    for (const input of inputs) {
+      const e: RunEvent = {
+        eventId: input.eventId ?? this.ids.next('event'),
+        runId,
+        sequence: seq++,
+        type: input.type,
+        payload: input.payload,
+        timestamp: isoAt(this.clock.now()),
+        engineVersion: ENGINE_VERSION,
+      };
+      if (input.nodeId) e.nodeId = input.nodeId;
+      if (input.causationId) e.causationId = input.causationId;
+      const issues = schemas.checkEvent(e);
+      if (issues.length) {
+        throw new HostError(ErrorCode.HOST_INTERNAL, `event ${e.type} does not match the OpenWOP schema`, {
+          type: e.type,
+          errors: issues,
+        });
       }
-      let seq = Number(row.last_seq) - inputs.length + 1;
-      const out: RunEvent[] = [];
-      for (const input of inputs) {
-        const e: RunEvent = {
-          eventId: this.ids.next('event'),
+      await t.run(
+        'INSERT INTO openwop_events (run_id, sequence, event_id, type, node_id, causation_id, ts, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [
           runId,
-          sequence: seq++,
-          type: input.type,
-          payload: input.payload,
-          timestamp: isoAt(this.clock.now()),
-          engineVersion: ENGINE_VERSION,
-        };
-        if (input.nodeId) e.nodeId = input.nodeId;
-        if (input.causationId) e.causationId = input.causationId;
-        const issues = schemas.checkEvent(e);
-        if (issues.length) {
-          throw new HostError(ErrorCode.HOST_INTERNAL, `event ${e.type} does not match the OpenWOP schema`, {
-            type: e.type,
-            errors: issues,
-          });
-        }
-        await t.run(
-          'INSERT INTO openwop_events (run_id, sequence, event_id, type, node_id, causation_id, ts, payload) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-          [
-            runId,
-            e.sequence,
-            e.eventId,
-            e.type,
-            e.nodeId ?? null,
-            e.causationId ?? null,
-            e.timestamp,
-            JSON.stringify(e.payload),
-          ],
-        );
-        out.push(e);
-      }
-      await this.applyPatch(t, runId, patch);
-      if (settle) await this.settleIn(t, runId, settle);
-      if (patch.status && TERMINAL_STATUSES.has(patch.status)) await this.fence?.end(t, runId);
-      if (out.length) await this.notifier?.appended(t, runId, out[0]!.sequence, out[out.length - 1]!.sequence);
-      return out;
-    });
-    this.emit(runId, events);
-    return events;
+          e.sequence,
+          e.eventId,
+          e.type,
+          e.nodeId ?? null,
+          e.causationId ?? null,
+          e.timestamp,
+          JSON.stringify(e.payload),
+        ],
+      );
+      out.push(e);
+    }
+    await this.applyPatch(t, runId, patch);
+    if (settle) await this.settleIn(t, runId, settle);
+    if (patch.status && TERMINAL_STATUSES.has(patch.status)) await this.fence?.end(t, runId);
+    if (out.length) await this.notifier?.appended(t, runId, out[0]!.sequence, out[out.length - 1]!.sequence);
+    return out;
   }
 
   private emit(runId: string, events: readonly RunEvent[]): void {
@@ -502,9 +533,23 @@ export class OpenwopStore {
     return this.bus.eventNames().filter((n): n is string => typeof n === 'string');
   }
 
-  /** Events of a run with `sequence > afterSequence`, in order. */
-  async events(runId: string, afterSequence = -1, limit = 10_000): Promise<RunEvent[]> {
+  /**
+   * Events of a run with `sequence > afterSequence`, in order: all of them, read page by page, unless `limit` asks
+   * for at most that many.
+   */
+  async events(runId: string, afterSequence = -1, limit?: number): Promise<RunEvent[]> {
     await this.ready;
+    if (limit !== undefined) return this.eventPage(runId, afterSequence, limit);
+    const out: RunEvent[] = [];
+    for (let after = afterSequence; ;) {
+      const page = await this.eventPage(runId, after, EVENT_PAGE);
+      for (const e of page) out.push(e);
+      if (page.length < EVENT_PAGE) return out;
+      after = page[page.length - 1]!.sequence;
+    }
+  }
+
+  private async eventPage(runId: string, afterSequence: number, limit: number): Promise<RunEvent[]> {
     const rows = await this.db.all<EventRow>(
       'SELECT * FROM openwop_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
       [runId, afterSequence, limit],

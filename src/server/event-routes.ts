@@ -48,7 +48,7 @@ function pollWindow(q: Record<string, string>): { after: number; waitMs: number 
 }
 
 async function requireRun(host: OpenwopHost, runId: string): Promise<void> {
-  if (!(await host.store.getRun(runId))) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+  if (!(await host.store.runHead(runId))) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
 }
 
 /**
@@ -106,7 +106,7 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps):
       const wait = Math.min(waitMs, maxPollMs);
       const events = await longPollEvents(host, clock, { runId, after, waitMs: wait, raw: req.raw });
       const lastSequence = events.length ? events[events.length - 1]!.sequence : after;
-      const run = await host.store.getRun(runId);
+      const run = await host.store.runHead(runId);
       const isComplete = run !== undefined && TERMINAL_STATUSES.has(run.status);
       return { events, isComplete, lastSequence, timedOut: events.length === 0 };
     },

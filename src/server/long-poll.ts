@@ -26,7 +26,7 @@ export async function longPollEvents(
   let t: ReturnType<Clock['setTimeout']> | undefined;
   try {
     let events = await host.store.events(runId, after);
-    const run = await host.store.getRun(runId);
+    const run = await host.store.runHead(runId);
     const ended = run !== undefined && TERMINAL_STATUSES.has(run.status) && run.lastSequence <= after;
     if (!events.length && o.waitMs > 0 && !fired && !ended) {
       await new Promise<void>((resolve) => {

@@ -121,6 +121,6 @@ export async function streamRunEvents(reply: FastifyReply, o: RunStreamOptions):
   live = true;
   for (const e of buffered.sort((a, b) => a.sequence - b.sequence)) write(e);
   // A terminal run whose terminal event was at or before Last-Event-ID: nothing more will come.
-  const now = await host.store.getRun(o.runId);
+  const now = await host.store.runHead(o.runId);
   if (now && TERMINAL_STATUSES.has(now.status) && last >= now.lastSequence) close();
 }

@@ -10,6 +10,25 @@ function refFor(def: WorkflowDefinition, nodeId: string | undefined, agentId: st
   return pin?.agentId === agentId ? { ...pin } : { agentId };
 }
 
+/** The run-level agent identities of {@link agentIdentities}, folded one event at a time. */
+export class AgentIdentityFold {
+  private readonly out: { agent?: AgentRef; runOrchestrator?: AgentRef } = {};
+
+  constructor(private readonly def: WorkflowDefinition) {}
+
+  apply(e: RunEvent): void {
+    const agentId = e.payload.agentId;
+    if (typeof agentId !== 'string') return;
+    if (e.type === 'runOrchestrator.decided' && !this.out.runOrchestrator)
+      this.out.runOrchestrator = refFor(this.def, e.nodeId, agentId);
+    if (AGENT_EVENTS.has(e.type)) this.out.agent = refFor(this.def, e.nodeId, agentId);
+  }
+
+  value(): { agent?: AgentRef; runOrchestrator?: AgentRef } {
+    return { ...this.out };
+  }
+}
+
 /**
  * The run-level agent identities of a RunSnapshot (run-snapshot.schema.json): `runOrchestrator` is the agent of
  * the first `runOrchestrator.decided` (fixed for the run's lifetime), `agent` the agent of the latest
@@ -19,13 +38,7 @@ export function agentIdentities(
   def: WorkflowDefinition,
   events: readonly RunEvent[],
 ): { agent?: AgentRef; runOrchestrator?: AgentRef } {
-  const out: { agent?: AgentRef; runOrchestrator?: AgentRef } = {};
-  for (const e of events) {
-    const agentId = e.payload.agentId;
-    if (typeof agentId !== 'string') continue;
-    if (e.type === 'runOrchestrator.decided' && !out.runOrchestrator)
-      out.runOrchestrator = refFor(def, e.nodeId, agentId);
-    if (AGENT_EVENTS.has(e.type)) out.agent = refFor(def, e.nodeId, agentId);
-  }
-  return out;
+  const f = new AgentIdentityFold(def);
+  for (const e of events) f.apply(e);
+  return f.value();
 }

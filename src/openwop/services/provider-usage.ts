@@ -165,25 +165,40 @@ export function withoutUsage<T extends MeteredReply>(reply: T): Omit<T, 'usage'>
   return out as Omit<T, 'usage'>;
 }
 
+/** The token rollup of {@link usageMetrics}, folded one event at a time. */
+export class UsageFold {
+  private input = 0;
+  private output = 0;
+  private last: Record<string, unknown> | undefined;
+
+  apply(e: RunEvent): void {
+    if (e.type !== 'provider.usage') return;
+    this.input += Number(e.payload.inputTokens) || 0;
+    this.output += Number(e.payload.outputTokens) || 0;
+    this.last = e.payload;
+  }
+
+  value(): { metrics?: Record<string, unknown> } {
+    if (!this.last) return {};
+    return {
+      metrics: {
+        openwopCost: {
+          tokens: { input: this.input, output: this.output },
+          provider: String(this.last.provider),
+          model: String(this.last.model),
+        },
+      },
+    };
+  }
+}
+
 /**
  * `RunSnapshot.metrics.openwopCost` (run-snapshot.schema.json) rolled up from the run's `provider.usage` events:
  * summed input/output tokens and the provider/model of the last call. No `usd` (no rate table) and no `duration_ms`
  * (the event carries none). Empty when the run made no metered call.
  */
 export function usageMetrics(events: readonly RunEvent[]): { metrics?: Record<string, unknown> } {
-  let input = 0;
-  let output = 0;
-  let last: Record<string, unknown> | undefined;
-  for (const e of events) {
-    if (e.type !== 'provider.usage') continue;
-    input += Number(e.payload.inputTokens) || 0;
-    output += Number(e.payload.outputTokens) || 0;
-    last = e.payload;
-  }
-  if (!last) return {};
-  return {
-    metrics: {
-      openwopCost: { tokens: { input, output }, provider: String(last.provider), model: String(last.model) },
-    },
-  };
+  const f = new UsageFold();
+  for (const e of events) f.apply(e);
+  return f.value();
 }

@@ -82,7 +82,7 @@ export function registerV2EventRoutes(app: FastifyInstance, deps: V2EventRouteDe
     const after = intQuery(req.query.afterSequence, 'afterSequence', 0, Number.MAX_SAFE_INTEGER) ?? -1;
     const waitMs = Math.min((intQuery(req.query.timeout, 'timeout', 1, 60) ?? 30) * 1000, maxPollMs);
     const events = await longPollEvents(host, clock, { runId, after, waitMs, raw: req.raw });
-    const run = (await host.store.getRun(runId))!;
+    const run = (await host.store.runHead(runId))!;
     const projected = events.map((e) => projectEvent(e, owner));
     // lastSequence: the highest sequence in the log when answering, -1 for an empty log (events.md §Poll).
     return {

@@ -100,8 +100,7 @@ export class RunManager {
   constructor(private readonly o: RunManagerOptions) {
     this.maxNodeExecutions = o.maxNodeExecutions ?? 1000;
     const testing = mergeCapabilities(...(o.families ?? []).map((f) => f.capabilities())).testing as
-      | { mockProviders?: string[] }
-      | undefined;
+      { mockProviders?: string[] } | undefined;
     this.mockProviders = testing?.mockProviders;
     this.snapshots = new SnapshotCache(o.store);
     this.forwarding = o.requests

@@ -1,4 +1,4 @@
-import { buildSnapshot } from './snapshot.js';
+import { SnapshotFold } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
 import { initialVariables } from './run-manager.js';
 import { waitingStatusOfKind } from './run-interrupts.js';
@@ -11,50 +11,48 @@ const TERMINAL: Record<string, RunStatus> = {
   'run.cancelled': 'cancelled',
 };
 
-/** The run's lifecycle status as its log says it stood after `events` (before any `waiting-*` refinement). */
-function lifecycleOf(events: readonly RunEvent[]): RunStatus {
-  let status: RunStatus = 'pending';
-  for (const e of events) {
-    if (e.type === 'run.started' || e.type === 'run.resumed' || e.type === 'run.resuming') status = 'running';
-    else if (e.type === 'run.paused') status = 'paused';
-    else if (TERMINAL[e.type]) return TERMINAL[e.type]!;
-  }
-  return status;
-}
-
 /**
- * The run as it stood right after the last of `events` (a prefix of its log), folded from the log alone: status,
- * variables, start and end times and error are the log's, not the run row's current ones. The `state.snapshot` of
- * the v2 `values` stream mode (events.md §The events channel). Child runs are not listed (their point-in-time
- * status is not in this log).
+ * The run as it stood right after each event of its log, folded from the log alone (status, variables, start and end
+ * times, error are the log's, not the run row's current ones): the `state.snapshot` of the `values` stream mode (v1
+ * stream-modes.md, v2 events.md §The events channel). Incremental: `apply` each event in log order, `snapshot` at any
+ * point. Child runs are not listed (their point-in-time status is not in this log).
  */
-export function snapshotAt(run: StoredRun, events: readonly RunEvent[]): RunSnapshot {
-  let variables: Record<string, unknown>;
-  try {
-    variables = initialVariables(run.definition, run.inputs);
-  } catch {
-    variables = {};
+export class RunStateAt {
+  private readonly fold: SnapshotFold;
+  private readonly row: StoredRun;
+  private lifecycle: RunStatus = 'pending';
+
+  constructor(private readonly run: StoredRun) {
+    this.fold = new SnapshotFold(run.definition);
+    let variables: Record<string, unknown>;
+    try {
+      variables = initialVariables(run.definition, run.inputs);
+    } catch {
+      variables = {};
+    }
+    this.row = { ...run, variables, startedAt: null, completedAt: null, error: null };
   }
-  const row: StoredRun = {
-    ...run,
-    status: lifecycleOf(events),
-    variables,
-    startedAt: null,
-    completedAt: null,
-    error: null,
-  };
-  // The row's start and end fields are written once, with the event that sets them: shown from the point on
-  // where the log has that event.
-  for (const e of events) {
-    if (e.type === 'variable.changed') variables[e.payload.name as string] = e.payload.next;
-    else if (e.type === 'run.started') row.startedAt = run.startedAt ?? e.timestamp;
-    else if (TERMINAL[e.type]) {
-      row.completedAt = run.completedAt ?? e.timestamp;
-      row.error = run.error ?? (e.payload.error as RunError | undefined) ?? null;
+
+  apply(e: RunEvent): void {
+    if (e.sequence <= this.fold.lastSequence) return;
+    this.fold.apply(e);
+    if (e.type === 'run.started' || e.type === 'run.resumed' || e.type === 'run.resuming') this.lifecycle = 'running';
+    else if (e.type === 'run.paused') this.lifecycle = 'paused';
+    else if (e.type === 'variable.changed') this.row.variables[e.payload.name as string] = e.payload.next;
+    // The row's start and end fields are written once, with the event that sets them.
+    if (e.type === 'run.started') this.row.startedAt = this.run.startedAt ?? e.timestamp;
+    const terminal = TERMINAL[e.type];
+    if (terminal) {
+      this.lifecycle = terminal;
+      this.row.completedAt = this.run.completedAt ?? e.timestamp;
+      this.row.error = this.run.error ?? (e.payload.error as RunError | undefined) ?? null;
     }
   }
-  const snap = buildSnapshot(row, events);
-  const waiting = snap.pendingInterrupts[0];
-  if (snap.status === 'running' && waiting) snap.status = waitingStatusOfKind(waiting.kind);
-  return snap;
+
+  snapshot(): RunSnapshot {
+    const snap = this.fold.snapshot({ ...this.row, status: this.lifecycle, variables: { ...this.row.variables } });
+    const waiting = snap.pendingInterrupts[0];
+    if (snap.status === 'running' && waiting) snap.status = waitingStatusOfKind(waiting.kind);
+    return snap;
+  }
 }

@@ -3,7 +3,6 @@ import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import { TERMINAL_STATUSES } from '../openwop/types.js';
-import { snapshotAt } from '../openwop/snapshot-at.js';
 import { parseBufferMs, parseStreamMode } from '../openwop/stream-modes.js';
 import { streamRunEvents } from './run-event-stream.js';
 import { longPollEvents } from './long-poll.js';
@@ -91,7 +90,8 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps):
         after,
         headers: {},
         project: (e) => e,
-        snapshot: (events) => snapshotAt(run, events),
+        run,
+        snapshot: (state) => state.snapshot(),
         errorBody: (err) => toHostError(err, ErrorCode.INTERNAL).toEnvelope(),
       });
     },

@@ -5,6 +5,8 @@ import { admits } from '../openwop/stream-modes.js';
 import type { StreamMode } from '../openwop/stream-modes.js';
 import { TERMINAL_EVENT_TYPES, TERMINAL_STATUSES } from '../openwop/types.js';
 import type { RunEvent } from '../openwop/types.js';
+import { RunStateAt } from '../openwop/snapshot-at.js';
+import type { StoredRun } from '../openwop/store.js';
 import { batchFrame, eventFrame, snapshotFrame } from './sse-frames.js';
 import type { EventDoc } from './sse-frames.js';
 
@@ -22,8 +24,10 @@ export interface RunStreamOptions {
   headers: Record<string, string>;
   /** The major's event document; throws for an event it cannot render (the stream then ends on an error frame). */
   project(e: RunEvent): EventDoc;
-  /** `values`: the major's RunSnapshot of the run as the given prefix of its log leaves it. */
-  snapshot(events: readonly RunEvent[]): unknown;
+  /** `values`: the major's RunSnapshot of the run as `state` holds it (the log up to the event being sent). */
+  snapshot(state: RunStateAt): unknown;
+  /** `values`: the run whose log is folded (its definition, inputs and the fields written once). */
+  run: StoredRun;
   /** The data of the `error` frame for a failure while streaming. */
   errorBody(err: unknown): unknown;
 }
@@ -48,7 +52,7 @@ export async function streamRunEvents(reply: FastifyReply, o: RunStreamOptions):
   let last = from;
   let closed = false;
   let live = false;
-  const folded: RunEvent[] = [];
+  const state = values ? new RunStateAt(o.run) : undefined;
   const buffered: RunEvent[] = [];
   const unsubscribe = host.store.subscribe(o.runId, (e) => (live ? write(e) : buffered.push(e)));
   let initial: RunEvent[];
@@ -89,7 +93,7 @@ export async function streamRunEvents(reply: FastifyReply, o: RunStreamOptions):
     raw.end();
   }
   function send(doc: EventDoc): void {
-    if (values) raw.write(snapshotFrame(doc.sequence, o.snapshot(folded)));
+    if (state) raw.write(snapshotFrame(doc.sequence, o.snapshot(state)));
     else if (bufferMs === 0) raw.write(eventFrame(doc, modes));
     else {
       batch.push(doc);
@@ -100,7 +104,7 @@ export async function streamRunEvents(reply: FastifyReply, o: RunStreamOptions):
   function write(e: RunEvent): void {
     if (closed || e.sequence <= last) return;
     last = e.sequence;
-    if (values) folded.push(e);
+    state?.apply(e);
     let doc: EventDoc;
     try {
       doc = o.project(e);
@@ -110,7 +114,7 @@ export async function streamRunEvents(reply: FastifyReply, o: RunStreamOptions):
       close();
       return;
     }
-    if (values && e.sequence === after) raw.write(snapshotFrame(after, o.snapshot(folded)));
+    if (state && e.sequence === after) raw.write(snapshotFrame(after, o.snapshot(state)));
     if (e.sequence <= after) return;
     if (admitted(doc.type)) send(doc);
     if (TERMINAL_EVENT_TYPES.has(doc.type)) close();

@@ -5,7 +5,6 @@ import type { OpenwopHost } from '../../openwop/host.js';
 import { TERMINAL_STATUSES } from '../../openwop/types.js';
 import { longPollEvents } from '../long-poll.js';
 import { bindRunId, projectEvent, projectSnapshot, runIdFromParam, toV2Error } from '../../openwop/v2/index.js';
-import { snapshotAt } from '../../openwop/snapshot-at.js';
 import type { StoredRun } from '../../openwop/store.js';
 import { parseBufferMs, parseStreamMode } from '../../openwop/stream-modes.js';
 import { streamRunEvents } from '../run-event-stream.js';
@@ -71,7 +70,8 @@ export function registerV2EventRoutes(app: FastifyInstance, deps: V2EventRouteDe
       after: typeof lastId === 'string' && /^\d+$/.test(lastId) ? Number(lastId) : -1,
       headers: { 'openwop-version': '2.0' },
       project: (e) => projectEvent(e, owner),
-      snapshot: (events) => projectSnapshot(snapshotAt(run, events), owner, run.inputs),
+      run,
+      snapshot: (state) => projectSnapshot(state.snapshot(), owner, run.inputs),
       errorBody: (err) => toV2Error(toHostError(err, ErrorCode.INTERNAL)).body,
     });
   });

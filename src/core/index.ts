@@ -12,6 +12,7 @@ export {
 } from './chain.js';
 export type { ChainEntry, ChainCheck } from './chain.js';
 export { ID_PREFIXES, createIdFactory, seededRandom, isId } from './ids.js';
+export { pooledCryptoRandom } from './pooled-random.js';
 export type {
   IdFactory,
   IdKind,

@@ -1,4 +1,4 @@
-import { ErrorCode, HostError, RealClock, createIdFactory, toHostError } from '../core/index.js';
+import { ErrorCode, HostError, RealClock, createIdFactory, pooledCryptoRandom, toHostError } from '../core/index.js';
 import type { Clock, IdFactory, MhsWireError } from '../core/index.js';
 import type { DurableLedger, Ledger } from '../ledger/ledger-types.js';
 import type { ReadResult } from '../mhs/wire-types.js';
@@ -30,7 +30,6 @@ import { OrphanAdopter } from './orphan-adopter.js';
 import { commandOf, restoreCommand } from './command-actor.js';
 import { InputSchemaCache } from './schema-cache.js';
 import { ReceiptBatcher } from './receipt-batcher.js';
-import { pooledCryptoRandom } from './pooled-random.js';
 import { SessionDisclosures } from './session-disclosure.js';
 import type { DisclosureRequest } from './session-disclosure.js';
 import { runTask } from './task-runner.js';

@@ -87,6 +87,19 @@ export async function leaseOf(db: Db, runId: string, owner: string): Promise<Run
   return row ? { ...row, token: Number(row.token), expires_at_ms: Number(row.expires_at_ms) } : undefined;
 }
 
+/** The lease rows of `runIds` that exist (committed), whoever holds them: run id → `owner` and `token`. */
+export async function leaseRowsOf(
+  db: Db,
+  runIds: readonly string[],
+): Promise<Map<string, { owner: string; token: number }>> {
+  if (!runIds.length) return new Map();
+  const rows = await db.all<{ run_id: string; owner: string; token: number }>(
+    'SELECT run_id, owner, token FROM run_leases WHERE run_id = ANY(?::text[])',
+    [[...runIds]],
+  );
+  return new Map(rows.map((r) => [r.run_id, { owner: r.owner, token: Number(r.token) }]));
+}
+
 /** The refusal of a write by a process whose lease of `runId` was taken over (or ended). */
 export function runLeaseLost(runId: string, owner: string, token: number, row?: RunLeaseRow): HostError {
   return new HostError(

@@ -9,6 +9,7 @@ import {
   heartbeatRunHost,
   insertRunLease,
   leaseOf,
+  leaseRowsOf,
   liveRunHosts,
   removeRunHost,
   releaseRunLeases,
@@ -231,12 +232,26 @@ export class RunOwnership implements RunFence {
     } catch (err) {
       this.onError?.(ledgerUnavailable(err, this.db.location, { operation: 'run_lease_renewal', owner: this.owner }));
     }
+    // A lease this process inserted in a run-creating transaction not yet committed has no visible row, and one
+    // committed just after the UPDATE is its own: the renewal missed both, but neither is lost. Only a row another
+    // owner (or a later token) holds is.
+    const missed = renewed ? list.filter((l) => !renewed.has(l.runId)).map((l) => l.runId) : [];
+    let rows: Map<string, { owner: string; token: number }> | undefined;
+    try {
+      rows = missed.length ? await leaseRowsOf(this.db, missed) : new Map();
+    } catch (err) {
+      this.onError?.(ledgerUnavailable(err, this.db.location, { operation: 'run_lease_renewal', owner: this.owner }));
+    }
+    const takenElsewhere = (runId: string, token: number): boolean => {
+      const row = rows?.get(runId);
+      return row !== undefined && (row.owner !== this.owner || row.token !== token);
+    };
     for (const { runId, token } of list) {
       const h = this.held.get(runId);
       if (!h || h.token !== token) continue;
       if (renewed?.has(runId)) h.expiresAt = now + this.ttlMs;
       // Taken over, or not renewed in time (another process may take it now): stop driving it.
-      else if (renewed || h.expiresAt <= now) this.lose(runId);
+      else if (takenElsewhere(runId, token) || h.expiresAt <= now) this.lose(runId);
     }
   }
 

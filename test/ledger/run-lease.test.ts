@@ -129,6 +129,44 @@ describe.skipIf(!PG_URL)('run leases on one PostgreSQL store', () => {
     expect(leases.filter((l) => l.token !== 1).map((l) => l.run_id)).toEqual([]);
   });
 
+  it('a renewal while the transaction inserting a run lease is still open does not give that run up', async () => {
+    const loc = await location();
+    const clock = new SimulatedClock(3_000_000);
+    const a = await proc(loc, 'lab-a:101', clock);
+    const lost: string[] = [];
+    let swept = 0;
+    await a.own.start({ claimed: async () => undefined, lost: (id) => void lost.push(id), swept: () => void swept++ });
+    let commit!: () => void;
+    const gate = new Promise<void>((r) => (commit = r));
+    let inserted!: () => void;
+    const insertedInTx = new Promise<void>((r) => (inserted = r));
+    // The insert is held uncommitted (invisible to the renewal's UPDATE) while a renewal and a sweep run. It is made on
+    // a second connection pool: this process's own pool would queue the sweep's transaction behind it.
+    const db2 = await openDb(loc);
+    dbs.push(db2);
+    const creating = db2.tx(async (t) => {
+      expect(await a.own.claim(t, 'run_race')).toBe(true);
+      inserted();
+      await gate;
+    });
+    await insertedInTx;
+    const before = swept;
+    clock.advance(TIMING.ttlMs / 3);
+    while (swept === before) await new Promise((r) => setTimeout(r, 5));
+    commit();
+    await creating;
+    expect(lost).toEqual([]);
+    expect(a.own.holds('run_race')).toBe(true);
+    // Committed now: the next renewal finds and renews it.
+    const next = swept;
+    clock.advance(TIMING.ttlMs / 3);
+    while (swept === next) await new Promise((r) => setTimeout(r, 5));
+    expect(lost).toEqual([]);
+    expect((await listRunLeases(a.db)).map((l) => [l.run_id, l.owner, l.token])).toEqual([
+      ['run_race', 'lab-a:101', 1],
+    ]);
+  });
+
   it('after a takeover the former owner cannot append or patch (refused, nothing written); the new owner can; its renewal says step down', async () => {
     const loc = await location();
     const clock = new SimulatedClock(2_000_000);

@@ -118,6 +118,10 @@ export interface EngineOptions {
   remote?: RemoteEndpoints;
 }
 
+/** How long a reconciliation waits for an unsettled command's endpoint to be taken over here (issue 19). */
+const ADOPT_WAIT_MS = 60_000;
+const ADOPT_POLL_MS = 500;
+
 /** What recovery found on start (HOST-091). */
 export interface StartReport {
   scanned: number;
@@ -334,6 +338,22 @@ export function createEngine(o: EngineOptions): Engine {
     const ep = await attachedActor(up.endpointId).catch(() => undefined);
     if (ep && !env.pending.has(commandId)) await orphans.adoptById(ep, commandId);
     return env.pending.get(commandId);
+  };
+
+  /**
+   * Issue 19: an unsettled command whose endpoint another process still holds (a dead holder's lease not lapsed yet)
+   * is adopted once this process takes the endpoint over, or seen settled by a live holder; until then, or for at
+   * most ADOPT_WAIT_MS, nothing is sent (HOST-091) and the caller waits instead of reporting the outcome unknown.
+   */
+  const awaitAdoption = async (commandId: string): Promise<PendingCommand | undefined> => {
+    const until = clock.now() + ADOPT_WAIT_MS;
+    while (clock.now() < until) {
+      await pause(env, ADOPT_POLL_MS);
+      if (!unsettledCommand(await o.ledger.byCommand(commandId))) return undefined;
+      const p = env.pending.get(commandId) ?? (await adoptUntracked(commandId));
+      if (p) return p;
+    }
+    return undefined;
   };
 
   /** Endpoints a task touched since their bundle was last collected (issue 21). */
@@ -557,6 +577,7 @@ export function createEngine(o: EngineOptions): Engine {
     async reconcile(sel = {}) {
       if (sel.commandId) {
         let p = env.pending.get(sel.commandId) ?? (await adoptUntracked(sel.commandId));
+        if (!p && sel.untilSettled && o.remote) p = await awaitAdoption(sel.commandId);
         if (!p) return [];
         let r = await reconcileCommand(env, await attachedActor(p.endpointId), p);
         while (sel.untilSettled && r.retryAt !== undefined) {

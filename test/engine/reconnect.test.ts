@@ -100,7 +100,9 @@ function status(ep: EndpointActor, want: EndpointStatus): Promise<EndpointStatus
 
 /** Resolves once the lane of `ep` has a job running (the call left the governed path for the transport). */
 async function running(ep: EndpointActor): Promise<void> {
-  for (let i = 0; i < 2000 && ep.laneStats().running === 0; i++) await new Promise((r) => setImmediate(r));
+  // Bounded by time, not by turns of the event loop: under load the intent's fsync alone can outlast 2,000 turns.
+  const until = Date.now() + 20_000;
+  while (ep.laneStats().running === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 2));
   expect(ep.laneStats().running).toBeGreaterThan(0);
 }
 

@@ -2,7 +2,7 @@ import { ErrorCode, H, HostError, isoAt } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { Caller } from './node-registry.js';
 import type { ForkMode, ForkStore } from './replay.js';
-import { initialVariables } from './run-manager.js';
+import { initialVariables } from './prepared-run.js';
 import type { RunManager } from './run-manager.js';
 import type { OpenwopStore, StoredRun } from './store.js';
 import type { RunEvent, RunEventInput } from './types.js';

@@ -1,6 +1,11 @@
 import { ErrorCode, HostError, H, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
-import type { ChildRuns, NodeRegistry } from './node-registry.js';
+import type { NodeRegistry } from './node-registry.js';
+import { childRunsOf } from './child-run-starter.js';
+import { withChildRuns } from './child-run-view.js';
+import { initialVariables } from './prepared-run.js';
+import type { ParentLink, PreparedRun } from './prepared-run.js';
+import { RunWaiters } from './run-waiters.js';
 import { mergeCapabilities } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
 import { checkMockProvider } from './services/mock-providers.js';
@@ -21,7 +26,7 @@ import type { OpenwopStore, StoredRun } from './store.js';
 import { contextFrom, startSpan } from './tracing.js';
 import { TERMINAL_STATUSES } from './types.js';
 import { checkVariableWrite } from './variable-write.js';
-import type { CreateRunRequest, RunStatus, WorkflowDefinition } from './types.js';
+import type { CreateRunRequest, RunStatus } from './types.js';
 import type { WorkflowCatalog } from './workflows.js';
 
 /** Options of {@link RunManager}. */
@@ -54,32 +59,6 @@ export interface RunManagerOptions {
 export type { Caller } from './node-registry.js';
 import type { Caller } from './node-registry.js';
 
-/** A run's variables at start: the definition's defaults overlaid with `inputs`; `validation_error` when a required one is missing. */
-export function initialVariables(def: WorkflowDefinition, inputs: Record<string, unknown>): Record<string, unknown> {
-  const vars: Record<string, unknown> = {};
-  for (const v of def.variables) if (v.defaultValue !== undefined) vars[v.name] = v.defaultValue;
-  const missing = def.variables.filter((v) => v.required && vars[v.name] === undefined && inputs[v.name] === undefined);
-  if (missing.length) {
-    throw new HostError(ErrorCode.VALIDATION_ERROR, 'required workflow variables are missing from inputs', {
-      errors: missing.map((v) => ({ path: `/inputs/${v.name}`, message: 'required', keyword: 'required' })),
-    });
-  }
-  return { ...vars, ...inputs };
-}
-
-/** A run to insert: its definition, starting values and request identity (see {@link RunManager.startPrepared}). */
-export interface PreparedRun {
-  def: WorkflowDefinition;
-  inputs: Record<string, unknown>;
-  variables: Record<string, unknown>;
-  principal: string | null;
-  idempotencyKey: string | null;
-  requestDigest: string | null;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  configurable: Record<string, unknown>;
-}
-
 /**
  * Owns the run actors of this process: creates runs (idempotently), starts child runs, resumes
  * every non-terminal run on start, cancels, resolves interrupts and projects snapshots.
@@ -87,7 +66,7 @@ export interface PreparedRun {
 export class RunManager {
   readonly maxNodeExecutions: number;
   private readonly actors = new Map<string, RunActor>();
-  private readonly waiters = new Map<string, Array<() => void>>();
+  private readonly waiters = new RunWaiters();
   /** Requests of runs another process drives (issue 19); absent (SQLite), this process drives every run. */
   private readonly forwarding: RunRequestForwarding | undefined;
   /** Request applications started by lease sweeps, awaited on shutdown. */
@@ -159,7 +138,7 @@ export class RunManager {
   private async insertAndStart(
     a: PreparedRun & {
       prepare?: (run: StoredRun) => Promise<void>;
-      parent?: { runId: string; nodeId: string; traceparent: string | null };
+      parent?: ParentLink;
       traceparent?: string;
       /** A top-level run may be handed to a less loaded process (issue 19); child runs and forks stay here. */
       spread?: boolean;
@@ -245,7 +224,12 @@ export class RunManager {
         store: this.o.store,
         registry: this.o.registry,
         clock: this.o.clock,
-        children: this.childRuns(run),
+        children: childRunsOf(run, {
+          store: this.o.store,
+          catalog: this.o.catalog,
+          insert: (a) => this.insertAndStart(a),
+          waitTerminal: (id) => this.waitTerminal(id),
+        }),
         cancelChildren: (runId, reason) => this.cancelChildren(runId, reason),
         maxNodeExecutions: cap,
         families: this.o.families ?? [],
@@ -260,7 +244,7 @@ export class RunManager {
     void actor.done.then(() => {
       this.o.ownership?.forget(run.runId);
       if (this.actors.get(run.runId) === actor) this.actors.delete(run.runId);
-      this.wake(run.runId);
+      this.waiters.wake(run.runId);
     });
     try {
       await actor.start();
@@ -269,11 +253,6 @@ export class RunManager {
       if (!(err instanceof RunHalted) || this.actors.get(run.runId) === actor) throw err;
     }
     return actor;
-  }
-
-  private wake(runId: string): void {
-    for (const w of this.waiters.get(runId) ?? []) w();
-    this.waiters.delete(runId);
   }
 
   /**
@@ -285,7 +264,7 @@ export class RunManager {
     if (!actor) return;
     this.actors.delete(runId);
     actor.stepDown();
-    this.wake(runId);
+    this.waiters.wake(runId);
     this.o.onBackgroundError?.(
       new HostError(
         ErrorCode.HOST_RUN_LEASE_LOST,
@@ -311,45 +290,9 @@ export class RunManager {
     }
   }
 
-  private childRuns(parent: StoredRun): ChildRuns {
-    return {
-      start: async (opts) => {
-        const def = await this.o.catalog.get(opts.workflowId);
-        if (!def)
-          throw new HostError(ErrorCode.NOT_FOUND, `workflow ${opts.workflowId} is not registered`, {
-            workflowId: opts.workflowId,
-          });
-        const defaults: Record<string, unknown> = {};
-        for (const v of def.variables) if (v.defaultValue !== undefined) defaults[v.name] = v.defaultValue;
-        const { run } = await this.insertAndStart({
-          def,
-          inputs: opts.variables,
-          variables: { ...defaults, ...opts.variables },
-          principal: parent.principal,
-          idempotencyKey: `child:${opts.key}`,
-          requestDigest: null,
-          tags: [],
-          metadata: opts.metadata ?? {},
-          configurable: {},
-          parent: {
-            runId: opts.parentRunId,
-            nodeId: opts.parentNodeId,
-            traceparent: opts.traceparent ?? parent.traceparent,
-          },
-        });
-        return { runId: run.runId };
-      },
-      settled: async (runId) => {
-        await this.waitTerminal(runId);
-        const r = (await this.o.store.getRun(runId))!;
-        return { status: r.status, variables: r.variables, error: r.error };
-      },
-    };
-  }
-
   /** Another process appended to `runId` (issue 19): a wait on it here (a parent on its child) reads it again now. */
   appendedElsewhere(runId: string): void {
-    if (this.waiters.has(runId)) this.wake(runId);
+    this.waiters.wake(runId);
   }
 
   /** Resolves when `runId` is terminal (in this process or already stored so). */
@@ -366,11 +309,7 @@ export class RunManager {
       }
       // A run driven by another process (issue 19) is read again when that process appends to it (its notification),
       // and after each lease sweep of this one (a notification missed).
-      await new Promise<void>((res) => {
-        const list = this.waiters.get(runId) ?? [];
-        list.push(res);
-        this.waiters.set(runId, list);
-      });
+      await this.waiters.next(runId);
     }
   }
 
@@ -389,7 +328,7 @@ export class RunManager {
         claimed: (ids) => this.resumeClaimed(ids),
         lost: (runId) => this.stepDown(runId, 'renewal'),
         swept: () => {
-          for (const runId of [...this.waiters.keys()]) this.wake(runId);
+          this.waiters.wakeAll();
           // A request whose notice was missed (or deferred) is applied here at the latest (owned: awaited on shutdown).
           const p = this.applyRequests().catch((err: unknown) => reportUnlessLost(err, this.o.onBackgroundError));
           this.sweeping.add(p);
@@ -534,25 +473,7 @@ export class RunManager {
   /** The RunSnapshot of a run (run-snapshot.schema.json); raises `not_found`. */
   async snapshot(runId: string): Promise<RunSnapshot> {
     const r = await this.requireRun(runId);
-    const snap = await this.snapshots.snapshot(r);
-    const children = await this.o.store.childRuns(runId);
-    if (!children.length) return snap;
-    snap.childRuns = children.map((c) => ({
-      runId: c.runId,
-      workflowId: c.workflowId,
-      status: c.status,
-      ...(c.parentNodeId ? { parentNodeId: c.parentNodeId } : {}),
-    }));
-    // A running parent whose every running node waits on a suspended child shows that wait (the parent/child
-    // interrupt profile reads the parent as waiting-approval while its child's gate is open).
-    if (snap.status === 'running') {
-      const running = Object.keys(snap.nodeStates).filter((id) => snap.nodeStates[id]!.status === 'running');
-      const waitOf = (nodeId: string) =>
-        children.find((c) => c.parentNodeId === nodeId && c.status.startsWith('waiting-'))?.status;
-      const waits = running.map(waitOf);
-      if (running.length && waits.every((w) => w !== undefined)) snap.status = waits[0]!;
-    }
-    return snap;
+    return withChildRuns(await this.snapshots.snapshot(r), await this.o.store.childRuns(runId));
   }
 
   /**

@@ -1,6 +1,6 @@
 import { SnapshotFold } from './snapshot.js';
 import type { RunSnapshot } from './snapshot.js';
-import { initialVariables } from './run-manager.js';
+import { initialVariables } from './prepared-run.js';
 import { waitingStatusOfKind } from './run-interrupts.js';
 import type { StoredRun } from './store.js';
 import type { RunError, RunEvent, RunStatus } from './types.js';

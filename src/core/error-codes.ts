@@ -205,6 +205,11 @@ export const ErrorCode = {
    * extension" §Authorization: test keys only): 403. data: requestedProvider, supportedProviders.
    */
   MOCK_PROVIDER_FORBIDDEN: 'mock_provider_forbidden',
+  /**
+   * v2 `configurable.ai.credentialRef` names no provider in `aiProviders.byok` (v2 runs.md §"ai section"; this host
+   * advertises no BYOK providers, so every reference is refused): 403. data: field.
+   */
+  CREDENTIAL_FORBIDDEN: 'credential_forbidden',
   /** `configurable.mockProvider.id` not in `testing.mockProviders` (run-options.md): 400. data: requestedProvider, supportedProviders. */
   UNSUPPORTED_MOCK_PROVIDER: 'unsupported_mock_provider',
   NOT_FOUND: 'not_found',

@@ -2,6 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { ErrorCode, HostError } from '../../core/index.js';
 import type { CreateRunRequest } from '../types.js';
+import { fromV2Configurable } from './configurable.js';
 import { V2_TENANT } from './ids.js';
 
 /**
@@ -15,7 +16,6 @@ export const UNSUPPORTED_CREATE_FIELDS = [
   'mode',
   'evalSuiteRef',
   'agentId',
-  'configurable',
 ] as const;
 
 // The closed body (runs.md §Create, `unevaluatedProperties: false`) less the fields above; tags per §tags.
@@ -28,6 +28,8 @@ const BODY_SCHEMA = {
     tenantId: { type: 'string' },
     tags: { type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: 100 },
     metadata: { type: 'object' },
+    // Checked against the vendored closed schema by fromV2Configurable (configurable.ts).
+    configurable: { type: 'object' },
     ...Object.fromEntries(UNSUPPORTED_CREATE_FIELDS.map((f) => [f, {}])),
   },
   additionalProperties: false,
@@ -37,7 +39,8 @@ let validate: ValidateFunction | undefined;
 
 /**
  * Maps a v2 `POST /runs` body to the engine's create request. Raises `validation_error` (with `details.errors`, or
- * `details.field` for a field not honoured here) and `id_tenant_mismatch` when `tenantId` is not the caller's.
+ * `details.field` for a field not honoured here), `id_tenant_mismatch` when `tenantId` is not the caller's, and the
+ * refusals of {@link fromV2Configurable}.
  */
 export function toCreateRunRequest(body: unknown): CreateRunRequest {
   validate ??= new Ajv2020({ allErrors: true, strict: false }).compile(BODY_SCHEMA);
@@ -55,5 +58,6 @@ export function toCreateRunRequest(body: unknown): CreateRunRequest {
   if (b.inputs !== undefined) req.inputs = b.inputs as Record<string, unknown>;
   if (b.tags !== undefined) req.tags = b.tags as string[];
   if (b.metadata !== undefined) req.metadata = b.metadata as Record<string, unknown>;
+  if (b.configurable !== undefined) req.configurable = fromV2Configurable(b.configurable);
   return req;
 }

@@ -2,9 +2,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { ErrorCode, HostError } from '../../core/index.js';
 import type { ForkRequest } from '../fork.js';
+import { fromV2Configurable } from './configurable.js';
 
-// v2 runs.md §Fork: `{ mode, fromSeq?, runOptionsOverlay? }`; the overlay's `configurable` is the closed v2 one,
-// which this host does not accept yet (as on create), so the overlay takes `tags` and `metadata`.
+// v2 runs.md §Fork: `{ mode, fromSeq?, runOptionsOverlay? }`; the overlay's `configurable` is the closed v2 one
+// (configurable.ts), mapped to the engine's run options over the source run's.
 const BODY_SCHEMA = {
   type: 'object',
   required: ['mode'],
@@ -16,6 +17,7 @@ const BODY_SCHEMA = {
       properties: {
         tags: { type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: 100 },
         metadata: { type: 'object' },
+        configurable: { type: 'object' },
       },
       additionalProperties: false,
     },
@@ -50,5 +52,11 @@ export function toForkRequest(body: unknown, sourceLastSequence: number): ForkRe
     throw new HostError(ErrorCode.FORK_POINT_INVALID, `fromSeq ${fromSeq} is not in the source log`, {
       lastSequence: sourceLastSequence,
     });
-  return { mode: b.mode, fromSeq, ...(b.runOptionsOverlay ? { runOptionsOverlay: b.runOptionsOverlay } : {}) };
+  if (!b.runOptionsOverlay) return { mode: b.mode, fromSeq };
+  const { configurable, ...rest } = b.runOptionsOverlay;
+  const runOptionsOverlay =
+    configurable === undefined
+      ? rest
+      : { ...rest, configurable: fromV2Configurable(configurable, '/runOptionsOverlay/configurable') };
+  return { mode: b.mode, fromSeq, runOptionsOverlay };
 }

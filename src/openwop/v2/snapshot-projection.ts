@@ -1,4 +1,5 @@
 import type { RunSnapshot } from '../snapshot.js';
+import { toV2Configurable } from './configurable.js';
 import { bindRunId } from './ids.js';
 import type { V2Owner } from './owner.js';
 
@@ -32,7 +33,7 @@ export function projectSnapshot(
     variables: s.variables,
     tags: s.tags,
     metadata: s.metadata,
-    configurable: s.configurable,
+    configurable: toV2Configurable(s.configurable),
   };
   if (s.currentNodeId !== undefined) out.currentNodeId = s.currentNodeId;
   if (s.startedAt !== undefined) out.startedAt = s.startedAt;

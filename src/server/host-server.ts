@@ -7,6 +7,7 @@ import type { OpenwopHost } from '../openwop/host.js';
 import type { RunLeaseTiming } from '../openwop/run-ownership.js';
 import type { NodeModule } from '../openwop/node-registry.js';
 import { mockProviderFamily } from '../openwop/services/mock-provider-family.js';
+import { conformanceEffectFamily } from '../openwop/nodes/conformance-effect-node.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { ensureMhsEffectIndex } from '../openwop/effects/mhs-effect-index.js';
@@ -83,7 +84,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
       : []),
   ];
   // The mock provider extension is for test keys, and the test seams are this host's only test mode (run-options.md).
-  const families = [...(o.families ?? []), ...(o.testSeams ? [mockProviderFamily()] : [])];
+  const families = [...(o.families ?? []), ...(o.testSeams ? [mockProviderFamily(), conformanceEffectFamily()] : [])];
   // Issue 17: the run-id index of governed commands (a trigger on the host ledger, filled once from its intents).
   if (o.mhs) await ensureMhsEffectIndex(o.db);
   const host = await createOpenwopHost({

@@ -8,6 +8,7 @@ import type { CapabilityOverlay } from '../capability-overlay.js';
 import { registerLlmCacheKeyRoute } from '../llm-cache-key-route.js';
 import { V2_SEAMS } from '../seam-mount.js';
 import { registerTestSeamRoutes } from '../test-seam-routes.js';
+import { registerV2EffectFireSeams } from './effect-fire-seams.js';
 
 /** The seams-profile operation that only major 2 has (api/seams-v2.yaml `seedEra2EventLog`, RFC 0176 §A). */
 export const ERA2_SEED_SEAM_PATH = `${V2_SEAMS.prefix}/event-log/seed`;
@@ -23,7 +24,8 @@ export interface V2SeamDeps {
  * api/seams-v2.yaml), registered inside the v2 plugin (bearer auth, the v2 error envelope) and only when the operator
  * enables the test seams: every `/v1/host/sample/…` seam at its `/conformance/seams/sample/…` address, with bound v2
  * run ids and the v2 event projection, plus `POST /conformance/seams/sample/event-log/seed` → `201 {runId}` (a run
- * whose log is the given v1-vocabulary rows, stored verbatim; 400 `validation_error` for a body outside the schema).
+ * whose log is the given v1-vocabulary rows, stored verbatim; 400 `validation_error` for a body outside the schema)
+ * and the two effect seams (effect-fire-seams.ts).
  */
 export function registerV2SeamRoutes(app: FastifyInstance, host: OpenwopHost, deps: V2SeamDeps): void {
   registerTestSeamRoutes(app, host, { envelopes: deps.envelopes, overlay: deps.overlay, mount: V2_SEAMS });
@@ -33,4 +35,5 @@ export function registerV2SeamRoutes(app: FastifyInstance, host: OpenwopHost, de
     const runId = await seedEra2Run(host.store, parseEra2Seed(req.body));
     return reply.status(201).send({ runId: bindRunId(runId) });
   });
+  registerV2EffectFireSeams(app, host);
 }

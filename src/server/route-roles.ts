@@ -94,6 +94,7 @@ export const ROUTE_ROLES: readonly RouteRoleRow[] = [
     ['POST', '/conformance/seams/sample/event-log/seed'],
     ['POST', '/conformance/seams/sample/effect-seams/fire'],
     ['POST', '/conformance/seams/sample/test/idempotency/effect-retry'],
+    ['POST', '/conformance/seams/sample/mcp/invoke'],
   ]),
   // OpenWOP major 2 (unversioned paths).
   ...rows(READ, [

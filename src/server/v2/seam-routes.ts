@@ -9,6 +9,8 @@ import { registerLlmCacheKeyRoute } from '../llm-cache-key-route.js';
 import { V2_SEAMS } from '../seam-mount.js';
 import { registerTestSeamRoutes } from '../test-seam-routes.js';
 import { registerV2EffectFireSeams } from './effect-fire-seams.js';
+import { registerV2McpInvokeSeam } from './mcp-invoke-seam.js';
+import { MCP_INVOKE_NODE } from '../../openwop/nodes/conformance-mcp-invoke-node.js';
 
 /** The seams-profile operation that only major 2 has (api/seams-v2.yaml `seedEra2EventLog`, RFC 0176 §A). */
 export const ERA2_SEED_SEAM_PATH = `${V2_SEAMS.prefix}/event-log/seed`;
@@ -25,7 +27,8 @@ export interface V2SeamDeps {
  * enables the test seams: every `/v1/host/sample/…` seam at its `/conformance/seams/sample/…` address, with bound v2
  * run ids and the v2 event projection, plus `POST /conformance/seams/sample/event-log/seed` → `201 {runId}` (a run
  * whose log is the given v1-vocabulary rows, stored verbatim; 400 `validation_error` for a body outside the schema)
- * and the two effect seams (effect-fire-seams.ts).
+ * and the two effect seams (effect-fire-seams.ts), and, where the `mcp` family is installed, the MCP invoke driver
+ * (mcp-invoke-seam.ts).
  */
 export function registerV2SeamRoutes(app: FastifyInstance, host: OpenwopHost, deps: V2SeamDeps): void {
   registerTestSeamRoutes(app, host, { envelopes: deps.envelopes, overlay: deps.overlay, mount: V2_SEAMS });
@@ -36,4 +39,6 @@ export function registerV2SeamRoutes(app: FastifyInstance, host: OpenwopHost, de
     return reply.status(201).send({ runId: bindRunId(runId) });
   });
   registerV2EffectFireSeams(app, host);
+  // host-sample-test-seams.md §23 is gated on the MCP client family, whose fixture is installed only with it.
+  if (host.registry.has(MCP_INVOKE_NODE)) registerV2McpInvokeSeam(app, host);
 }

@@ -7,6 +7,9 @@ import type { OpenwopHost } from '../openwop/host.js';
 import type { RunLeaseTiming } from '../openwop/run-ownership.js';
 import type { NodeModule } from '../openwop/node-registry.js';
 import { mockProviderFamily } from '../openwop/services/mock-provider-family.js';
+import { conformanceEffectFamily } from '../openwop/nodes/conformance-effect-node.js';
+import { conformanceMcpInvokeFamily } from '../openwop/nodes/conformance-mcp-invoke-node.js';
+import type { McpFamily } from '../openwop/services/mcp-family.js';
 import type { ServiceFamily } from '../openwop/service-family.js';
 import { mhsNodes } from '../openwop/nodes/mhs-nodes.js';
 import { ensureMhsEffectIndex } from '../openwop/effects/mhs-effect-index.js';
@@ -63,6 +66,12 @@ export interface HostServer {
   close(graceMs?: number): Promise<void>;
 }
 
+/** The MCP invoke fixture where the `mcp` family is installed (host-sample-test-seams.md §23 is gated on it). */
+function mcpInvokeFamilies(families: readonly ServiceFamily[] | undefined): ServiceFamily[] {
+  const mcp = families?.find((f) => f.name === 'mcp') as McpFamily | undefined;
+  return mcp ? [conformanceMcpInvokeFamily(mcp)] : [];
+}
+
 function isLoopback(addr: string): boolean {
   return addr === '127.0.0.1' || addr === '::1' || addr === 'localhost';
 }
@@ -83,7 +92,10 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
       : []),
   ];
   // The mock provider extension is for test keys, and the test seams are this host's only test mode (run-options.md).
-  const families = [...(o.families ?? []), ...(o.testSeams ? [mockProviderFamily()] : [])];
+  const families = [
+    ...(o.families ?? []),
+    ...(o.testSeams ? [mockProviderFamily(), conformanceEffectFamily(), ...mcpInvokeFamilies(o.families)] : []),
+  ];
   // Issue 17: the run-id index of governed commands (a trigger on the host ledger, filled once from its intents).
   if (o.mhs) await ensureMhsEffectIndex(o.db);
   const host = await createOpenwopHost({

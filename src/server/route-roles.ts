@@ -92,6 +92,9 @@ export const ROUTE_ROLES: readonly RouteRoleRow[] = [
     ['POST', '/conformance/seams/sample/test/llm-cache-key'],
     ['POST', '/conformance/seams/sample/workflows'],
     ['POST', '/conformance/seams/sample/event-log/seed'],
+    ['POST', '/conformance/seams/sample/effect-seams/fire'],
+    ['POST', '/conformance/seams/sample/test/idempotency/effect-retry'],
+    ['POST', '/conformance/seams/sample/mcp/invoke'],
   ]),
   // OpenWOP major 2 (unversioned paths).
   ...rows(READ, [

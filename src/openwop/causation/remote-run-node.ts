@@ -1,3 +1,5 @@
+import { postHttpEffect } from '../effects/http-effect.js';
+import type { HttpAnswer } from '../effects/http-effect.js';
 import { NodeFailure } from '../node-registry.js';
 import type { NodeContext, NodeModule } from '../node-registry.js';
 
@@ -17,13 +19,6 @@ export interface RemoteRunDeps {
 
 const REQUESTED = 'cross-host run requested';
 
-/** What the peer answered `POST /v1/runs` (kept as the effect's outcome). */
-interface PeerAnswer {
-  status: number;
-  json: Record<string, unknown>;
-  traceresponse: string | null;
-}
-
 /** The `log.appended` event that records the request (the causation event on this host), reused on a resume. */
 async function causeEvent(ctx: NodeContext, peer: string, workflowId: string): Promise<string> {
   const prior = ctx.history.find((e) => e.type === 'log.appended' && e.payload.message === REQUESTED);
@@ -38,7 +33,8 @@ async function causeEvent(ctx: NodeContext, peer: string, workflowId: string): P
  * `mhs.remoteRun` (config `{peer, workflowId, inputs?}`): starts `workflowId` on the peer host with
  * `POST /v1/runs`, linking it to this run (RFC 0040): `metadata.causation {parentRunId, parentNodeId, eventId,
  * hostId, wellKnownUrl, cause: core.subWorkflow}` and the node span's W3C `traceparent` header, so the peer's run
- * carries `causationHostId` and continues this trace. Idempotent per activation (`Idempotency-Key`). Does not wait
+ * carries `causationHostId` and continues this trace. Idempotent per activation (`Idempotency-Key`); a transport
+ * failure is retried once under the same key (effects/http-effect.ts). Does not wait
  * for the remote run. Outputs `{remoteRunId, remoteStatus, traceparent, remoteTraceparent}`.
  */
 export function remoteRunNode(d: RemoteRunDeps): NodeModule {
@@ -76,39 +72,22 @@ export function remoteRunNode(d: RemoteRunDeps): NodeModule {
         },
       };
       const key = `${d.hostId}:${ctx.runId}:${ctx.node.id}:${ctx.activation}`;
-      const headers: Record<string, string> = {
-        authorization: `Bearer ${peer.token}`,
-        'content-type': 'application/json',
-        'idempotency-key': key,
-        ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-      };
-      let res: PeerAnswer;
+      let res: HttpAnswer;
       try {
-        const send = async (): Promise<PeerAnswer> => {
-          const r = await fetch(new URL('/v1/runs', peer.url), {
-            method: 'POST',
-            headers,
-            body: JSON.stringify(body),
-            signal: ctx.signal,
-          });
-          const json = (await r.json().catch(() => ({}))) as Record<string, unknown>;
-          return { status: r.status, json, traceresponse: r.headers.get('traceresponse') };
-        };
         // A Layer-2 effect (seam http.remote-run): the peer dedupes on the Idempotency-Key, a deterministic derivative
-        // of the effect's activity recipe, so a dead attempt is sent again under the same key (idempotency.md).
-        res = ctx.effects
-          ? await ctx.effects.perform(
-              {
-                seam: 'http.remote-run',
-                name: `${name}:${workflowId}`,
-                request: { peer: name, body },
-                idempotent: true,
-                providerKey: key,
-                failed: () => 'unknown',
-              },
-              send,
-            )
-          : await send();
+        // of the effect's activity recipe, so a dead or cut attempt is sent again under the same key (idempotency.md).
+        res = await postHttpEffect(ctx.effects, {
+          name: `${name}:${workflowId}`,
+          url: new URL('/v1/runs', peer.url),
+          headers: {
+            authorization: `Bearer ${peer.token}`,
+            ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+          },
+          body,
+          providerKey: key,
+          request: { peer: name, body },
+          signal: ctx.signal,
+        });
       } catch (err) {
         if (err instanceof NodeFailure) throw err; // the effect guard's refusal
         throw new NodeFailure('external_call_failed', `peer ${name} could not be reached`, {

@@ -40,6 +40,11 @@ export interface McpFamily extends ServiceFamily {
   readonly health: McpHealth;
   /** A `ctx.mcp` surface not tied to a node (no cancellation signal, no traceparent). */
   surface(): McpSurface;
+  /**
+   * A separate pool over `config` with this family's options (the HOST-020 connector check, the clock): the MCP
+   * invoke seam's, against a server the operator did not configure. The caller closes it.
+   */
+  pool(config: McpServersConfig): McpConnections;
   /** Closes every MCP connection (stdio children exit). */
   close(): Promise<void>;
 }
@@ -133,7 +138,8 @@ export function mcpV2Record(ladder: McpRevisionLadder, refreshedAt: string): Rec
  * nodes and runs and closed by `close()` (stdio children exit).
  */
 export function createMcpFamily(o: McpFamilyOptions): McpFamily {
-  const connections = new McpConnections(o.config, { now: () => new Date(o.clock.now()), ...o });
+  const options: McpConnectionsOptions = { now: () => new Date(o.clock.now()), ...o };
+  const connections = new McpConnections(o.config, options);
   const health = new McpHealth(connections, o.clock, o.config.failedHealthTtlMs ?? 0);
   const nodes: NodeModule[] = [mcpClientConformanceNode];
   if (o.callPromptNode ?? o.config.defaultServer !== undefined) nodes.push(mcpCallPromptNode(o.config.defaultServer));
@@ -146,6 +152,7 @@ export function createMcpFamily(o: McpFamilyOptions): McpFamily {
     v2Records: () => ({ mcp: mcpV2Record(connections.ladder(), isoAt(o.clock.now()).slice(0, 10)) }),
     bind: (ctx) => ({ mcp: mcpSurface(connections, health, ctx) }),
     surface: () => mcpSurface(connections, health),
+    pool: (config) => new McpConnections(config, options),
     close: () => connections.close(),
   };
 }

@@ -12,6 +12,11 @@ export interface V2EffectRecord {
   at: string;
 }
 
+/** An engine effect id (`eff-…`, `cmd_…`) as v2 names it (`local/eff-…`, `local/cmd-…`); one derivation for every reader. */
+export function bindEffectId(engineEffectId: string): string {
+  return `${V2_TENANT}/${toOpaque(engineEffectId)}`;
+}
+
 /**
  * The v2 effect-ledger projection of a run (idempotency.md §"Witness", RFC 0173 §C.2): identity, state and time of
  * each attempt, never a request, reply, receipt or credential. `effectId` is tenant-bound (`local/cmd-01…` for a
@@ -23,7 +28,7 @@ export interface V2EffectRecord {
  */
 export function projectRunEffects(engineRunId: string, effects: readonly RunEffect[]): Record<string, unknown> {
   const rows: V2EffectRecord[] = effects.map((e) => ({
-    effectId: `${V2_TENANT}/${toOpaque(e.effectId)}`,
+    effectId: bindEffectId(e.effectId),
     nodeId: e.nodeId,
     attempt: e.attempt,
     keying: 'activity-recipe',

@@ -28,5 +28,7 @@ export type { ManifestOperation } from './path-manifest.js';
 export { diffRuns } from './run-diff.js';
 export { projectWorkflow } from './workflow-projection.js';
 export type { DiffSide, EventDiff, RunDiff } from './run-diff.js';
-export { projectRunEffects } from './effect-projection.js';
+export { bindEffectId, projectRunEffects } from './effect-projection.js';
+export { parseEffectRetry, parseFireEffectSeam } from './effect-seam-requests.js';
+export type { EffectRetryBody, FireEffectSeamBody } from './effect-seam-requests.js';
 export type { V2EffectRecord } from './effect-projection.js';

@@ -3,7 +3,7 @@ import type { Clock } from '../core/index.js';
 import type { ChildRuns, NodeRegistry } from './node-registry.js';
 import { mergeCapabilities } from './service-family.js';
 import type { ServiceFamily } from './service-family.js';
-import { checkMockProvider } from './services/mock-providers.js';
+import { checkMockProvider, inheritedMock } from './services/mock-providers.js';
 import { RunActor } from './run-actor.js';
 import { RunHalted } from './run-context.js';
 import type { RunOwnership } from './run-ownership.js';
@@ -330,7 +330,8 @@ export class RunManager {
           requestDigest: null,
           tags: [],
           metadata: opts.metadata ?? {},
-          configurable: {},
+          // A mocked run's children are mocked too: the mock answers ALL its AI calls (run-options.md).
+          configurable: inheritedMock(parent.configurable),
           parent: {
             runId: opts.parentRunId,
             nodeId: opts.parentNodeId,

@@ -9,12 +9,14 @@
 // - each provider's config is checked at run creation (400 validation_error, nothing runs);
 // - the mock takes the place of the host model on the other AI paths ("ALL AI activity calls"): a `local.ai.envelope`
 //   node (ctx.aiEnvelope) and a `core.orchestrator.supervisor` asking the model get the mock's answer, not the
-//   script's, with its chunks and without `provider.usage`; under `error` each fails with the configured code.
+//   script's, with its chunks and without `provider.usage`; under `error` each fails with the configured code; a
+//   manifest agent dispatched by a mocked run (its child run inherits the mock) answers with the mock's result.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STRICT, dispatchWorkflow, packsDir } from '../openwop/manifest-kit.js';
 import { oneNode } from '../openwop/service-test-kit.js';
 import { BACKENDS } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
@@ -68,6 +70,8 @@ describe.each(BACKENDS)('the canonical mock providers on $name', (backend) => {
       `scripted:${join(dir, 'script.json')}`,
       '--envelopes',
       join(dir, 'envelopes.json'),
+      '--agent-packs',
+      packsDir(),
     ]);
     api = client(srv.url, token);
     const envelope = oneNode('mock-envelope', {
@@ -82,7 +86,8 @@ describe.each(BACKENDS)('the canonical mock providers on $name', (backend) => {
       typeId: 'core.orchestrator.supervisor',
       config: { workers: ['worker-a'], systemPrompt: 'Goal: nothing left to do.' },
     });
-    for (const wf of [envelope, supervisor]) expect((await api.post('/v1/workflows', wf)).status).toBe(201);
+    const dispatch = dispatchWorkflow('mock-dispatch', [STRICT], 'S-1');
+    for (const wf of [envelope, supervisor, dispatch]) expect((await api.post('/v1/workflows', wf)).status).toBe(201);
   });
   afterAll(async () => {
     await srv?.stop();
@@ -185,5 +190,28 @@ describe.each(BACKENDS)('the canonical mock providers on $name', (backend) => {
     const failed = await runWith('mock-supervisor', ERROR);
     expect(failed.snap.status).toBe('failed');
     expect(failed.snap.error.code).toBe('mock_upstream_down');
+  });
+
+  it('a dispatched manifest agent of a mocked run answers from the mock (the child run inherits it)', async () => {
+    const child = async (snap: Record<string, any>) => {
+      expect(snap.childRuns).toHaveLength(1);
+      return api.until(snap.childRuns[0].runId, TERMINAL);
+    };
+    // The script's answer is not a verdict: the agent's return fails its handoff schema.
+    const plain = await child((await runWith('mock-dispatch')).snap);
+    expect(plain.status).toBe('failed');
+
+    const mocked = await runWith('mock-dispatch', {
+      id: 'stream-text',
+      config: { tokens: ['{"verdict":', '"pass"}'] },
+    });
+    const worker = await child(mocked.snap);
+    expect(worker.status).toBe('completed');
+    expect(worker.variables.result).toEqual({ verdict: 'pass' });
+    const chunks = (await api.events(worker.runId)).filter((e) => e.type === 'output.chunk');
+    expect(chunks.map((e) => (e.payload as any).chunk)).toEqual(['{"verdict":', '"pass"}']);
+
+    const failed = await child((await runWith('mock-dispatch', ERROR)).snap);
+    expect([failed.status, failed.error.code]).toEqual(['failed', 'mock_upstream_down']);
   });
 });

@@ -227,3 +227,8 @@ export function mockOf(configurable: Readonly<Record<string, unknown>> | undefin
       return { id: 'usage-only', usage: c.usage as MockUsage };
   }
 }
+
+/** What a child run of a run with `configurable` inherits of it: the mock provider, if any (else nothing). */
+export function inheritedMock(configurable: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return configurable.mockProvider === undefined ? {} : { mockProvider: configurable.mockProvider };
+}

@@ -10,7 +10,9 @@
 // - the mock takes the place of the host model on the other AI paths ("ALL AI activity calls"): a `local.ai.envelope`
 //   node (ctx.aiEnvelope) and a `core.orchestrator.supervisor` asking the model get the mock's answer, not the
 //   script's, with its chunks and without `provider.usage`; under `error` each fails with the configured code; a
-//   manifest agent dispatched by a mocked run (its child run inherits the mock) answers with the mock's result.
+//   manifest agent dispatched by a mocked run (its child run inherits the mock) answers with the mock's result;
+// - a replay fork of a mocked `core.ai.callPrompt` run re-executes it and reproduces its event log, chunks included; a branch fork's runOptionsOverlay
+//   naming a mock is checked as a new run's is: 403 mock_provider_forbidden on a host without the test seams.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -213,5 +215,44 @@ describe.each(BACKENDS)('the canonical mock providers on $name', (backend) => {
 
     const failed = await child((await runWith('mock-dispatch', ERROR)).snap);
     expect([failed.status, failed.error.code]).toEqual(['failed', 'mock_upstream_down']);
+  });
+
+  it('a replay fork of a mocked core.ai.callPrompt run reproduces its event log, chunks included', async () => {
+    const src = await runWith('conformance-stream-text', { id: 'tool-calls', config: { toolCalls: CALLS } });
+    const r = await api.post(`/v1/runs/${src.snap.runId}:fork`, { mode: 'replay' });
+    expect(r.status).toBe(201);
+    await api.until(r.body.runId, TERMINAL);
+    const shape = (log: any[]) =>
+      log.map((e) => [e.type, e.nodeId ?? null, e.type === 'output.chunk' ? e.payload.meta : null]);
+    expect(shape(await api.events(r.body.runId))).toEqual(shape(src.log));
+  });
+});
+
+describe.each(BACKENDS)('mock providers in fork overlays without the test seams on $name', (backend) => {
+  let h: StoreHandle;
+  let srv: Served;
+  let api: ReturnType<typeof client>;
+
+  beforeAll(async () => {
+    h = await backend.fresh();
+    srv = await serve(h.location, ['--no-mhs', '--no-workflows']);
+    api = client(srv.url, await makeToken(h.location, 'operator'));
+  });
+  afterAll(async () => {
+    await srv?.stop();
+    await h?.cleanup();
+  });
+
+  it('a branch fork whose overlay names a mock is 403 mock_provider_forbidden and starts nothing', async () => {
+    const created = await api.post('/v1/runs', { workflowId: 'conformance-noop' });
+    await api.until(created.body.runId, TERMINAL);
+    const before = (await api.get('/v1/runs')).body;
+    const r = await api.post(`/v1/runs/${created.body.runId}:fork`, {
+      mode: 'branch',
+      fromSeq: 1,
+      runOptionsOverlay: { configurable: { mockProvider: ERROR } },
+    });
+    expect([r.status, r.body.error]).toEqual([403, 'mock_provider_forbidden']);
+    expect((await api.get('/v1/runs')).body).toEqual(before);
   });
 });

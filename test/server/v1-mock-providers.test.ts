@@ -5,7 +5,8 @@
 // - on `conformance-stream-text` (`core.ai.callPrompt`): `tool-calls` emits one `output.chunk` per call, in order,
 //   each with that call in `meta.toolCalls` and the last `isLast` with `finishReason: tool_calls`; `usage-only` emits
 //   one empty chunk whose `meta.usage` is the configured usage; `error` emits nothing and fails the run with the
-//   configured code and message (RunSnapshot.error), `retryable` in its details;
+//   configured code and message (RunSnapshot.error), `retryable` in its details, and a run cancelled during its
+//   `failAfterMs` ends cancelled;
 // - each provider's config is checked at run creation (400 validation_error, nothing runs);
 // - the mock takes the place of the host model on the other AI paths ("ALL AI activity calls"): a `local.ai.envelope`
 //   node (ctx.aiEnvelope) and a `core.orchestrator.supervisor` asking the model get the mock's answer, not the
@@ -146,6 +147,20 @@ describe.each(BACKENDS)('the canonical mock providers on $name', (backend) => {
     expect(snap.error).toMatchObject({ code: 'mock_upstream_down', message: 'the mocked model is down' });
     const failed = log.find((e) => e.type === 'node.failed')!.payload as any;
     expect(failed.error.details).toEqual({ mockProvider: 'error', retryable: true });
+  });
+
+  it('error with failAfterMs: a run cancelled while the call waits to fail is cancelled, not failed', async () => {
+    const created = await api.post('/v1/runs', {
+      workflowId: 'conformance-stream-text',
+      configurable: { mockProvider: { ...ERROR, config: { ...ERROR.config, failAfterMs: 600_000 } } },
+    });
+    const runId = created.body.runId as string;
+    const waiting = await api.until(runId, (s) => s.nodeStates?.ai?.status === 'running' || TERMINAL(s));
+    expect(waiting.status).toBe('running');
+    expect((await api.post(`/v1/runs/${runId}/cancel`, { reason: 'mid-call' })).status).toBe(200);
+    const snap = await api.until(runId, TERMINAL);
+    expect(snap.status).toBe('cancelled');
+    expect((await api.events(runId)).some((e) => e.type === 'node.failed')).toBe(false);
   });
 
   it('a config outside its provider’s fields is 400 validation_error and nothing runs', async () => {

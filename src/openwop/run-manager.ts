@@ -132,6 +132,7 @@ export class RunManager {
     a: PreparedRun,
     prepare: (run: StoredRun) => Promise<void>,
   ): Promise<{ run: StoredRun; created: boolean }> {
+    checkMockProvider(a.configurable, this.mockProviders); // a branch overlay may name one (run-options.md)
     return this.insertAndStart({ ...a, prepare });
   }
 

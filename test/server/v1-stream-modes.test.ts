@@ -4,7 +4,8 @@
 // - `GET /v1/runs/{runId}/events` as SSE defaults to `updates`; `values` streams `state.snapshot` frames whose last
 //   is the run as `GET /v1/runs/{runId}` shows it; unknown or mixed-with-values modes are 400 unsupported_stream_mode
 //   with details.supported naming the four modes, before the content shape is chosen;
-// - with the test seams on, `testing.mockProviders` lists `stream-text` and `conformance-stream-text` is advertised;
+// - with the test seams on, `testing.mockProviders` lists `stream-text` (with the other canonical mocks, see
+//   v1-mock-providers.test.ts) and `conformance-stream-text` is advertised;
 //   a run of it with the stream-text mock streams each token as an `ai.message.chunk` frame in `messages` mode, in
 //   token order, the last `isLast` with `meta.finishReason` and `meta.usage`, and the stream ends on the terminal
 //   event; `updates,messages` carries the chunks (`event: messages`) and the transitions (`event: updates`); the v2 stream of the same run carries the same
@@ -74,7 +75,7 @@ describe.each(BACKENDS)('v1 stream modes and the stream-text mock on $name', (ba
 
   it('advertises the stream-text mock and the fixture that needs it', async () => {
     const doc = (await api.get('/.well-known/openwop')).body;
-    expect(doc.testing.mockProviders).toEqual(['stream-text']);
+    expect(doc.testing.mockProviders).toContain('stream-text');
     expect(doc.fixtures).toContain('conformance-stream-text');
   });
 
@@ -122,7 +123,10 @@ describe.each(BACKENDS)('v1 stream modes and the stream-text mock on $name', (ba
       configurable: { mockProvider: { id: 'does-not-exist' } },
     });
     expect([unknown.status, unknown.body.error]).toEqual([400, 'unsupported_mock_provider']);
-    expect(unknown.body.details).toEqual({ requestedProvider: 'does-not-exist', supportedProviders: ['stream-text'] });
+    expect(unknown.body.details).toEqual({
+      requestedProvider: 'does-not-exist',
+      supportedProviders: ['stream-text', 'tool-calls', 'error', 'usage-only'],
+    });
     for (const mockProvider of [
       { id: 'stream-text', config: { tokens: 'Hello' } },
       { id: 'stream-text', config: { delayMsPerToken: 5001 } },

@@ -4,11 +4,29 @@
  * its answer under, so a node re-executed after a crash answers a completed call from its record. A model call changes
  * nothing outside the run, so it is idempotent: an attempt whose process died mid-call is released and sent again as
  * the next attempt of the same effect; a failed call is released (no answer was obtained).
+ *
+ * Every model call of a run goes through here (`ctx.aiEnvelope`, structured output, the supervisor, `ctx.agentRuntime`,
+ * manifest agents), so this is where a run's `configurable.mockProvider` takes the model's place (run-options.md
+ * §"Mock provider extension": ALL AI activity calls): the mock answers, nothing is sent and no effect is claimed.
  */
 import type { NodeContext } from '../node-registry.js';
+import { mockModelCall } from './mock-answer.js';
+import type { MockTurn } from './mock-answer.js';
+import { mockOf } from './mock-providers.js';
 
-/** Runs `send` (one `model.next`) through `ctx.effects` when the host installs it, else directly. */
-export function modelEffect<T>(ctx: NodeContext, name: string, request: unknown, send: () => Promise<T>): Promise<T> {
+/**
+ * Runs `send` (one `model.next`) through `ctx.effects` when the host installs it, else directly; under a mock
+ * provider, the mock's answer instead (its chunks emitted first).
+ * @throws NodeFailure with the `error` mock's code.
+ */
+export function modelEffect<T>(
+  ctx: NodeContext,
+  name: string,
+  request: unknown,
+  send: () => Promise<T>,
+): Promise<T | MockTurn> {
+  const mock = mockOf(ctx.configurable);
+  if (mock) return mockModelCall(ctx, mock);
   if (!ctx.effects) return send();
   return ctx.effects.perform(
     { seam: 'provider.model-call', name, request, idempotent: true, failed: () => 'released' },

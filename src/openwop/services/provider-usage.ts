@@ -8,6 +8,7 @@
 import { jcs } from '../../core/index.js';
 import type { NodeContext } from '../node-registry.js';
 import type { RunEvent, RunEventInput } from '../types.js';
+import { mockOf } from './mock-providers.js';
 
 /** Token counts of one model call, as a provider reports them (a scripted turn may declare them). */
 export interface ModelUsage {
@@ -95,7 +96,8 @@ export function usageEvents(
   req: MeteredRequest,
   reply: MeteredReply,
 ): RunEventInput[] {
-  if (!model.meter) return [];
+  // Under a mock provider no provider was called: nothing to meter (run-options.md §"Mock provider extension").
+  if (!model.meter || mockOf(ctx.configurable)) return [];
   const u = usageOf(req, reply);
   const traceId = traceIdOf(ctx.traceparent);
   return [

@@ -3,7 +3,8 @@
 // a real HTTP peer: the peer's `POST /v1/runs` is one effect record, completed, whose provider key is the
 // `Idempotency-Key` the peer received; the node re-executed after a restart is answered from the record (the peer sees
 // no second request); an attempt whose process died mid-call is sent again as attempt 2 of the same effect under the
-// same key (the peer dedupes on it), the dead attempt released.
+// same key (the peer dedupes on it), the dead attempt released; a peer that takes the request and never answers is
+// given up per attempt (not waited on forever): two attempts under the same key, then `external_call_failed`.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +12,8 @@ import { RealClock } from '../../src/core/index.js';
 import { openDb } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
 import { remoteRunNode } from '../../src/openwop/causation/remote-run-node.js';
+import { TRANSPORT_ATTEMPTS } from '../../src/openwop/effects/http-effect.js';
+import { NodeFailure } from '../../src/openwop/node-registry.js';
 import { effectGuard } from '../../src/openwop/effects/effect-guard.js';
 import { RunEffectRecords, ensureRunEffects } from '../../src/openwop/effects/effect-records.js';
 import type { NodeContext } from '../../src/openwop/node-registry.js';
@@ -37,8 +40,22 @@ beforeAll(async () => {
   await new Promise<void>((r) => peer.listen(0, '127.0.0.1', () => r()));
   peerUrl = `http://127.0.0.1:${(peer.address() as AddressInfo).port}`;
 });
+/** A peer that reads each request and never answers (its keys kept); closed with every connection it holds. */
+let stalled: http.Server;
+let stalledUrl: string;
+const stalledKeys: string[] = [];
+beforeAll(async () => {
+  stalled = http.createServer((req) => {
+    stalledKeys.push(String(req.headers['idempotency-key']));
+    req.resume();
+  });
+  await new Promise<void>((r) => stalled.listen(0, '127.0.0.1', () => r()));
+  stalledUrl = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+});
 afterAll(async () => {
   await new Promise<void>((r) => peer.close(() => r()));
+  stalled.closeAllConnections();
+  await new Promise<void>((r) => stalled.close(() => r()));
 });
 
 /** The node's context for one execution: its own history, the guard over `records`. */
@@ -104,5 +121,30 @@ describe.each(BACKENDS)('mhs.remoteRun as a Layer-2 effect on $name', (backend) 
       [rows[0]!.effectId, 1, 'released'],
       [rows[0]!.effectId, 2, 'completed'],
     ]);
+  });
+
+  it('a peer that never answers is given up per attempt: two attempts under one key, then external_call_failed', async () => {
+    h = await backend.fresh();
+    db = await openDb(h.location);
+    await ensureRunEffects(db);
+    const records = new RunEffectRecords(db, clock);
+    const node = remoteRunNode({
+      hostId: 'host-a',
+      peers: { b: { url: stalledUrl, token: 't' } },
+      wellKnownUrl: () => undefined,
+      attemptTimeoutMs: 300,
+    });
+    stalledKeys.length = 0;
+    const err = await node.execute(context(records)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(NodeFailure);
+    expect((err as NodeFailure).code).toBe('external_call_failed');
+    expect(stalledKeys).toEqual(Array(TRANSPORT_ATTEMPTS).fill('host-a:run_parent:remote:1'));
+    const rows = await records.forRun('run_parent');
+    expect(rows.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(new Set(rows.map((r) => r.effectId)).size).toBe(1);
+    expect(rows.some((r) => r.state === 'completed')).toBe(false);
   });
 });

@@ -15,6 +15,8 @@ export interface RemoteRunDeps {
   peers: Readonly<Record<string, Peer>>;
   /** This host's discovery document URL (sent as `wellKnownUrl`); undefined until the server listens. */
   wellKnownUrl: () => string | undefined;
+  /** How long one attempt waits for the peer's answer (default: effects/http-effect.ts `ATTEMPT_TIMEOUT_MS`). */
+  attemptTimeoutMs?: number;
 }
 
 const REQUESTED = 'cross-host run requested';
@@ -87,6 +89,7 @@ export function remoteRunNode(d: RemoteRunDeps): NodeModule {
           providerKey: key,
           request: { peer: name, body },
           signal: ctx.signal,
+          ...(d.attemptTimeoutMs !== undefined ? { timeoutMs: d.attemptTimeoutMs } : {}),
         });
       } catch (err) {
         if (err instanceof NodeFailure) throw err; // the effect guard's refusal

@@ -11,6 +11,12 @@ import type { EffectGuard } from './effect-guard.js';
 /** Attempts one effect may make before its transport failure fails the node. */
 export const TRANSPORT_ATTEMPTS = 2;
 
+/**
+ * How long one attempt may wait for the provider's whole answer (headers and body) before it is given up as a
+ * transport failure: a provider that accepts the request and never answers would otherwise hold the node forever.
+ */
+export const ATTEMPT_TIMEOUT_MS = 30_000;
+
 /** The POST to send. */
 export interface HttpEffect {
   /** The call's name within its node execution (stable across re-executions). */
@@ -24,6 +30,8 @@ export interface HttpEffect {
   /** What is asked, for the guard's request digest (no credential). */
   request: unknown;
   signal?: AbortSignal;
+  /** Per attempt (default {@link ATTEMPT_TIMEOUT_MS}). */
+  timeoutMs?: number;
 }
 
 /** What the provider answered (kept as the effect's outcome). */
@@ -33,9 +41,13 @@ export interface HttpAnswer {
   traceresponse: string | null;
 }
 
-/** True for a `fetch` that got no HTTP answer (and was not aborted by its caller). */
+/**
+ * True for an attempt that got no (whole) HTTP answer: refused, reset, cut, or past its timeout; never one its
+ * caller aborted. Such an attempt may have reached the provider.
+ */
 function isTransportFailure(err: unknown, signal: AbortSignal | undefined): boolean {
-  return err instanceof TypeError && signal?.aborted !== true;
+  if (signal?.aborted === true) return false;
+  return err instanceof TypeError || (err instanceof Error && err.name === 'TimeoutError');
 }
 
 /**
@@ -45,11 +57,12 @@ function isTransportFailure(err: unknown, signal: AbortSignal | undefined): bool
  */
 export async function postHttpEffect(guard: EffectGuard | undefined, e: HttpEffect): Promise<HttpAnswer> {
   const send = async (): Promise<HttpAnswer> => {
+    const timeout = AbortSignal.timeout(e.timeoutMs ?? ATTEMPT_TIMEOUT_MS);
     const r = await fetch(e.url, {
       method: 'POST',
       headers: { ...e.headers, 'content-type': 'application/json', 'idempotency-key': e.providerKey },
       body: JSON.stringify(e.body),
-      ...(e.signal ? { signal: e.signal } : {}),
+      signal: e.signal ? AbortSignal.any([e.signal, timeout]) : timeout,
     });
     const json = (await r.json().catch(() => ({}))) as Record<string, unknown>;
     return { status: r.status, json, traceresponse: r.headers.get('traceresponse') };

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { DurationSequencer } from './test/duration-sequencer.js';
 
 export default defineConfig({
   test: {
@@ -15,5 +16,7 @@ export default defineConfig({
     // default (cores - 1 = one worker) ran them one at a time.
     maxWorkers: 3,
     minWorkers: 1,
+    // Longest files first (test/durations.json, `npm run test:durations`), so no worker ends the run alone.
+    sequence: { sequencer: DurationSequencer },
   },
 });

@@ -223,6 +223,14 @@ export const ErrorCode = {
   MCP_ERROR: 'mcp_error',
   /** ctx.mcp (RFC 0144): the MCP server could not be reached or its reply was unusable (connect, send, timeout). data: serverId, sdkCode?. */
   MCP_TRANSPORT: 'mcp_transport_error',
+  /** v1 `ctx.mcp.invokeTool` / `serverStatus` (host-capabilities.md §host.mcp): the host configures no such serverId. data: serverId. */
+  MCP_SERVER_NOT_FOUND: 'mcp_server_not_found',
+  /** v1 `ctx.mcp`: the server could not be reached or its reply was unusable. data: serverId, v2Code. */
+  MCP_SERVER_DISCONNECTED: 'mcp_server_disconnected',
+  /** v1 `ctx.mcp.invokeTool`: the server refused the call and its tool list lacks the tool. data: serverId, error. */
+  MCP_TOOL_NOT_FOUND: 'mcp_tool_not_found',
+  /** v1 `ctx.mcp.invokeTool`: the server answered the call with a JSON-RPC error. data: serverId, error. */
+  MCP_TOOL_INVOCATION_FAILED: 'mcp_tool_invocation_failed',
   /**
    * ctx.mcp: the server's revision is below `minimumRevision` or outside the ladder the host offers (v2 interop.md
    * §The floor): the connection fails closed before any request is sent; 400 (v2 errors.json). data: serverId,

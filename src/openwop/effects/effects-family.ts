@@ -7,6 +7,7 @@ import { ErrorCode, HostError, jcs, sha256Hex } from '../../core/index.js';
 import type { NodeContext, NodeModule } from '../node-registry.js';
 import type { ServiceFamily } from '../service-family.js';
 import type { McpSurface } from '../services/mcp-surface.js';
+import { invokeToolV1 } from '../services/mcp-v1-methods.js';
 import { effectGuard } from './effect-guard.js';
 import type { EffectGuard } from './effect-guard.js';
 import type { RunEffectRecords } from './effect-records.js';
@@ -45,6 +46,30 @@ export function guardedMcp(inner: McpSurface, guard: EffectGuard): McpSurface {
     listTools: (serverId, cursor) => inner.listTools(serverId, cursor),
     readResource: (serverId, uri) => inner.readResource(serverId, uri),
     serverHealth: (serverId) => inner.serverHealth(serverId),
+    // v1 (mcp-v1-methods.ts): one effect per idempotencyKey of the execution, so the key, not the content, names it.
+    ...(inner.invokeTool
+      ? {
+          invokeTool: (req) =>
+            invokeToolV1(
+              req,
+              (r) => {
+                const request = { serverId: r.serverId, name: r.toolName, arguments: r.args ?? {} };
+                return guard.perform(
+                  {
+                    seam: 'mcp.client-call',
+                    name: `idempotencyKey:${r.idempotencyKey}`,
+                    request,
+                    idempotent: false,
+                    failed: mcpCallFailure,
+                  },
+                  () => inner.callTool(r.serverId, r.toolName, r.args),
+                );
+              },
+              (serverId, cursor) => inner.listTools(serverId, cursor),
+            ),
+        }
+      : {}),
+    ...(inner.serverStatus ? { serverStatus: inner.serverStatus.bind(inner) } : {}),
   };
 }
 

@@ -31,7 +31,8 @@ function invalid(message: string, details: Record<string, unknown> = {}): NodeFa
 }
 
 /**
- * `core.conformance.mcp-client`: reads `method`, `serverId`, `name`, `arguments`, `cursor`, `uri` from the run's
+ * `core.conformance.mcp-client`: reads `method`, `serverId`, `name`, `arguments`, `cursor`, `uri` (and, for the v1
+ * `invokeTool`, `idempotencyKey`, default the node's id and activation) from the run's
  * variables (its inputs over the fixture's defaults; node inputs win), calls `ctx.mcp.<method>` and completes with
  * `outputs.result` equal to the resolved value. A rejection fails the node with the rejection's code.
  */
@@ -64,8 +65,25 @@ export const mcpClientConformanceNode: NodeModule = {
         case 'serverHealth':
           result = await mcp.serverHealth(serverId);
           break;
+        // The v1 methods (services/mcp-v1-methods.ts), for packs ported from major 1.
+        case 'invokeTool': {
+          const name = str(a.name);
+          if (!name) throw invalid('name is required for invokeTool');
+          result = await mcp.invokeTool!({
+            serverId,
+            toolName: name,
+            ...(obj(a.arguments) ? { args: obj(a.arguments) } : {}),
+            idempotencyKey: str(a.idempotencyKey) ?? `${ctx.node.id}:${ctx.activation}`,
+          });
+          break;
+        }
+        case 'serverStatus':
+          result = await mcp.serverStatus!({ serverId });
+          break;
         default:
-          throw invalid('method must be callTool, listTools, readResource or serverHealth', { method: a.method });
+          throw invalid('method must be callTool, listTools, readResource, serverHealth, invokeTool or serverStatus', {
+            method: a.method,
+          });
       }
     } catch (err) {
       throw mcpNodeFailure(err);

@@ -5,7 +5,7 @@
  */
 import { TRACEPARENT_META_KEY } from '@modelcontextprotocol/client';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { isoAt } from '../../core/index.js';
+import { ErrorCode, HostError, isoAt } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
 import type { NodeModule } from '../node-registry.js';
 import { mcpCallPromptNode, mcpClientConformanceNode } from '../nodes/mcp-nodes.js';
@@ -20,6 +20,8 @@ import { McpHealth } from './mcp-health.js';
 import type { McpRevisionLadder } from './mcp-revisions.js';
 import type { McpServersConfig } from './mcp-servers-config.js';
 import type { McpSurface } from './mcp-surface.js';
+import { invokeToolV1 } from './mcp-v1-methods.js';
+import type { McpServerStatusV1 } from './mcp-v1-methods.js';
 
 /** Options of {@link createMcpFamily}. */
 export interface McpFamilyOptions extends McpConnectionsOptions {
@@ -107,13 +109,51 @@ export function mcpSurface(
     traced(connections, method, serverId, traceparent, (tp) =>
       connections.request(serverId, method, withTrace(params, tp), signal, record),
     );
+  const callTool = (serverId: string, name: string, args?: Record<string, unknown>) =>
+    send(serverId, 'tools/call', { name, ...(args !== undefined ? { arguments: args } : {}) });
+  const listTools = (serverId: string, cursor?: string) =>
+    send(serverId, 'tools/list', cursor !== undefined ? { cursor } : {});
   return {
-    callTool: (serverId, name, args) =>
-      send(serverId, 'tools/call', { name, ...(args !== undefined ? { arguments: args } : {}) }),
-    listTools: (serverId, cursor) => send(serverId, 'tools/list', cursor !== undefined ? { cursor } : {}),
+    callTool,
+    listTools,
     readResource: (serverId, uri) => send(serverId, 'resources/read', { uri }),
     serverHealth: (serverId) => health.check(serverId, signal, record),
+    invokeTool: (req) => invokeToolV1(req, (r) => callTool(r.serverId, r.toolName, r.args), listTools),
+    serverStatus: (req) => serverStatusV1(connections, req, record),
   };
+}
+
+/**
+ * v1 `serverStatus` (host-capabilities.md §host.mcp): `connected` with the negotiated revision and the server's
+ * `serverInfo` once a session to it opens (opening one when none is open), `disconnected` when it cannot be reached,
+ * `error` when the host refuses it (an MHS endpoint, a revision below the floor). Rejects `mcp_server_not_found`.
+ */
+export async function serverStatusV1(
+  connections: McpConnections,
+  req: { serverId: string },
+  record?: NegotiationRecorder,
+): Promise<McpServerStatusV1> {
+  const serverId = req?.serverId;
+  if (typeof serverId !== 'string' || !serverId)
+    throw new HostError(ErrorCode.VALIDATION_ERROR, 'serverStatus needs serverId (a non-empty string)', {
+      field: 'serverId',
+    });
+  if (!connections.has(serverId))
+    throw new HostError(ErrorCode.MCP_SERVER_NOT_FOUND, `no MCP server is configured as ${serverId}`, { serverId });
+  try {
+    const client = await connections.client(serverId, record);
+    const protocolVersion = client.getNegotiatedProtocolVersion();
+    const info = client.getServerVersion();
+    return {
+      serverId,
+      status: 'connected',
+      ...(protocolVersion ? { protocolVersion } : {}),
+      ...(info ? { serverInfo: { name: info.name, version: info.version } } : {}),
+    };
+  } catch (err) {
+    if (!(err instanceof HostError)) throw err;
+    return { serverId, status: err.code === ErrorCode.MCP_TRANSPORT ? 'disconnected' : 'error' };
+  }
 }
 
 /**

@@ -1,3 +1,5 @@
+import type { McpV1Methods } from './mcp-v1-methods.js';
+
 /**
  * `ctx.mcp` (RFC 0144 §mcp): MCP client calls against a host-configured `serverId`, at the revision the MCP client
  * negotiates (2026-07-28 when the server offers it, else 2025-11-25), results passed through unaltered.
@@ -17,6 +19,10 @@ export interface McpSurface {
   readResource(serverId: string, uri: string): Promise<Record<string, unknown>>;
   /** A verdict from a `server/discover` probe no older than its ttlMs; rejects only `not_found`. */
   serverHealth(serverId: string): Promise<McpServerHealth>;
+  /** v1 (mcp-v1-methods.ts): present on the host's surface, for packs ported from major 1. */
+  invokeTool?: McpV1Methods['invokeTool'];
+  /** v1 (mcp-v1-methods.ts): `connected` when the server's session opens, else `disconnected` or `error`. */
+  serverStatus?: McpV1Methods['serverStatus'];
 }
 
 /** RFC 0144: reachable, unreachable or incompatible from a `server/discover` probe, never a session state. */

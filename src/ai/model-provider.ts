@@ -63,6 +63,8 @@ export interface ModelRequest {
   output?: OutputFormat;
   /** Output token budget of this call (overrides the provider's configured `maxTokens`). */
   maxTokens?: number;
+  /** Takes the answer's text as it streams (a streaming provider calls it per delta; others never do). */
+  onText?: (delta: string) => void;
 }
 
 /** A model provider. Implementations throw `HostError` with a registered code, never a bare error. */

@@ -62,7 +62,11 @@ export class AnthropicProvider implements ModelProvider {
     try {
       if (o.stream === false) return turn(await this.#client.messages.create(body, call));
       const stream = this.#client.messages.stream(body, call);
-      if (o.onDelta) stream.on('text', (delta) => o.onDelta!(delta));
+      if (o.onDelta || req.onText)
+        stream.on('text', (delta) => {
+          o.onDelta?.(delta);
+          req.onText?.(delta);
+        });
       return turn(await stream.finalMessage());
     } catch (err) {
       throw modelError(err, SDK_ERRORS, this.#ctx);

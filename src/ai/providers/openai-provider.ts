@@ -65,7 +65,11 @@ export class OpenAIChatProvider implements ModelProvider {
         { ...body, stream: true, stream_options: { include_usage: true } },
         call,
       );
-      if (o.onDelta) stream.on('content', (delta) => o.onDelta!(delta));
+      if (o.onDelta || req.onText)
+        stream.on('content', (delta) => {
+          o.onDelta?.(delta);
+          req.onText?.(delta);
+        });
       return turn(await stream.finalChatCompletion());
     } catch (err) {
       throw modelError(err, SDK_ERRORS, this.#ctx);

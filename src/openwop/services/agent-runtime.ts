@@ -87,8 +87,8 @@ async function ask(
   ];
   let r: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
-    r = await modelEffect(ctx, name, { model: model.name, messages, output }, () =>
-      model.next({ messages, tools: [], signal: ctx.signal, ...(output ? { output } : {}) }),
+    r = await modelEffect(ctx, name, { model: model.name, messages, output }, (onText) =>
+      model.next({ messages, tools: [], signal: ctx.signal, onText, ...(output ? { output } : {}) }),
     );
   } catch (err) {
     if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's

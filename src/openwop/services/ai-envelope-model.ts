@@ -32,6 +32,8 @@ export interface EnvelopeModel {
     output?: EnvelopeOutputFormat;
     /** Output token budget of this call. */
     maxTokens?: number;
+    /** Takes the answer's text as the provider streams it (a provider that does not stream never calls it). */
+    onText?: (delta: string) => void;
   }): Promise<
     | { kind: 'final'; text: string; usage?: ModelUsage; finish?: EnvelopeFinish; cacheKey?: string }
     | { kind: 'tool_calls'; calls: unknown[]; text?: string; usage?: ModelUsage; cacheKey?: string }

@@ -78,11 +78,12 @@ export async function recordedCall(
   }
   let reply: Awaited<ReturnType<EnvelopeModel['next']>>;
   try {
-    reply = await modelEffect(ctx, name, { model: model.name, ...req }, () =>
+    reply = await modelEffect(ctx, name, { model: model.name, ...req }, (onText) =>
       model.next({
         messages: [...req.messages],
         tools: [],
         signal: ctx.signal,
+        onText,
         ...(req.output ? { output: req.output } : {}),
         ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
       }),

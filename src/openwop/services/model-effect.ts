@@ -13,23 +13,42 @@ import type { NodeContext } from '../node-registry.js';
 import { mockModelCall } from './mock-answer.js';
 import type { MockTurn } from './mock-answer.js';
 import { mockOf } from './mock-providers.js';
+import { outputStream } from './output-stream.js';
+import type { OutputEnd } from './output-stream.js';
+
+/** The last chunk's `meta` of a model's answer (`finish` absent means `stop`). */
+function endOf(reply: unknown): OutputEnd {
+  const r = reply as { kind?: string; finish?: string; usage?: OutputEnd['usage'] };
+  return {
+    finishReason: r.kind === 'tool_calls' ? 'tool_calls' : (r.finish ?? 'stop'),
+    ...(r.usage ? { usage: r.usage } : {}),
+  };
+}
 
 /**
  * Runs `send` (one `model.next`) through `ctx.effects` when the host installs it, else directly; under a mock
- * provider, the mock's answer instead (its chunks emitted first).
+ * provider, the mock's answer instead (its chunks emitted first). `send` gets the `onText` of the call's output
+ * stream: the text the provider streamed is appended to the run as `output.chunk` events when the call ends (the
+ * `messages` stream mode; output-stream.ts: held until then, so a refusal's text never reaches the log). A call
+ * answered from its effect record sends nothing and streams nothing.
  * @throws NodeFailure with the `error` mock's code.
  */
-export function modelEffect<T>(
+export async function modelEffect<T>(
   ctx: NodeContext,
   name: string,
-  request: unknown,
-  send: () => Promise<T>,
+  request: { model: string } & Record<string, unknown>,
+  send: (onText: (delta: string) => void) => Promise<T>,
 ): Promise<T | MockTurn> {
   const mock = mockOf(ctx.configurable);
   if (mock) return mockModelCall(ctx, mock);
-  if (!ctx.effects) return send();
-  return ctx.effects.perform(
-    { seam: 'provider.model-call', name, request, idempotent: true, failed: () => 'released' },
-    send,
-  );
+  const out = outputStream(ctx, request.model);
+  const streamed = () => send(out.onText);
+  const reply = ctx.effects
+    ? await ctx.effects.perform(
+        { seam: 'provider.model-call', name, request, idempotent: true, failed: () => 'released' },
+        streamed,
+      )
+    : await streamed();
+  await out.finish(endOf(reply));
+  return reply;
 }

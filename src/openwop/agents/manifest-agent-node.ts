@@ -141,9 +141,9 @@ async function runManifestAgent(ctx: NodeContext, d: ManifestAgentDeps): Promise
       try {
         // The effect record keeps the answer redacted, as the log does.
         // Not streamed: a known secret split across deltas would reach the log before the whole answer is redacted.
-        reply = await modelEffect(ctx, name, { model: d.model.name, messages, tools: surface }, async () =>
+        ({ reply } = await modelEffect(ctx, name, { model: d.model.name, messages, tools: surface }, async () =>
           clean(await d.model.next({ messages, tools: surface, signal: ctx.signal })),
-        );
+        ));
       } catch (err) {
         if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's
         throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `model ${d.model.name} failed`, {

@@ -86,10 +86,11 @@ async function ask(
     { role: 'user' as const, content: user },
   ];
   let r: Awaited<ReturnType<EnvelopeModel['next']>>;
+  let chunks: RunEventInput[];
   try {
-    r = await modelEffect(ctx, name, { model: model.name, messages, output }, (onText) =>
+    ({ reply: r, chunks } = await modelEffect(ctx, name, { model: model.name, messages, output }, (onText) =>
       model.next({ messages, tools: [], signal: ctx.signal, onText, ...(output ? { output } : {}) }),
-    );
+    ));
   } catch (err) {
     if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's
     throw fail(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
@@ -98,7 +99,8 @@ async function ask(
     });
   }
   const text = r.kind === 'final' ? r.text : (r.text ?? '');
-  const usage = usageEvents(ctx, model, { messages, tools: [] }, r);
+  // The streamed text's chunks go into the same batch as the answer's record (output-stream.ts).
+  const usage = [...chunks, ...usageEvents(ctx, model, { messages, tools: [] }, r)];
   const key = r.cacheKey ? { cacheKey: r.cacheKey } : {};
   try {
     return { value: JSON.parse(text) as unknown, usage, ...key };

@@ -77,8 +77,9 @@ export async function recordedCall(
     return { ...asAnswer(prior.value), ...(usage ? { usage } : {}) };
   }
   let reply: Awaited<ReturnType<EnvelopeModel['next']>>;
+  let chunks: RunEventInput[];
   try {
-    reply = await modelEffect(ctx, name, { model: model.name, ...req }, (onText) =>
+    ({ reply, chunks } = await modelEffect(ctx, name, { model: model.name, ...req }, (onText) =>
       model.next({
         messages: [...req.messages],
         tools: [],
@@ -87,7 +88,7 @@ export async function recordedCall(
         ...(req.output ? { output: req.output } : {}),
         ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
       }),
-    );
+    ));
   } catch (err) {
     if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's
     throw new NodeFailure(ErrorCode.PROVIDER_UNAVAILABLE, `model ${model.name} failed`, {
@@ -104,6 +105,7 @@ export async function recordedCall(
   // provider.usage stays just before its checkpoint (recordedUsage reads it there).
   await ctx.emit([
     ...before,
+    ...chunks,
     ...reliabilityEvents(ctx, model, answer),
     ...metered,
     checkpointEvent(ctx, name, recorded, reply.cacheKey),

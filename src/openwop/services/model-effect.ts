@@ -10,6 +10,7 @@
  * §"Mock provider extension": ALL AI activity calls): the mock answers, nothing is sent and no effect is claimed.
  */
 import type { NodeContext } from '../node-registry.js';
+import type { RunEventInput } from '../types.js';
 import { mockModelCall } from './mock-answer.js';
 import type { MockTurn } from './mock-answer.js';
 import { mockOf } from './mock-providers.js';
@@ -25,12 +26,18 @@ function endOf(reply: unknown): OutputEnd {
   };
 }
 
+/** A model call's answer and the `output.chunk` events of its streamed text, to append with the answer's record. */
+export interface ModelEffectResult<T> {
+  reply: T | MockTurn;
+  chunks: RunEventInput[];
+}
+
 /**
  * Runs `send` (one `model.next`) through `ctx.effects` when the host installs it, else directly; under a mock
  * provider, the mock's answer instead (its chunks emitted first). `send` gets the `onText` of the call's output
- * stream: the text the provider streamed is appended to the run as `output.chunk` events when the call ends (the
- * `messages` stream mode; output-stream.ts: held until then, so a refusal's text never reaches the log). A call
- * answered from its effect record sends nothing and streams nothing.
+ * stream: the text the provider streamed comes back as `output.chunk` events (the `messages` stream mode;
+ * output-stream.ts), which the caller appends in the batch that records the answer, so a refusal's text never reaches
+ * the log and a call answered from its record after a restart streams nothing again.
  * @throws NodeFailure with the `error` mock's code.
  */
 export async function modelEffect<T>(
@@ -38,9 +45,9 @@ export async function modelEffect<T>(
   name: string,
   request: { model: string } & Record<string, unknown>,
   send: (onText: (delta: string) => void) => Promise<T>,
-): Promise<T | MockTurn> {
+): Promise<ModelEffectResult<T>> {
   const mock = mockOf(ctx.configurable);
-  if (mock) return mockModelCall(ctx, mock);
+  if (mock) return { reply: await mockModelCall(ctx, mock), chunks: [] };
   const out = outputStream(ctx, request.model);
   const streamed = () => send(out.onText);
   const reply = ctx.effects
@@ -49,6 +56,5 @@ export async function modelEffect<T>(
         streamed,
       )
     : await streamed();
-  await out.finish(endOf(reply));
-  return reply;
+  return { reply, chunks: out.events(endOf(reply)) };
 }

@@ -4,58 +4,32 @@
 // the answer validates as the envelope, and the run log's `provider.usage` event carries provider
 // `openai-compatible`, the model id and the server's own token counts (not an estimate); the host advertises
 // providerUsage; the API key is in no run event and not in the store file. A bad `--model` is MHS.HOST.MODEL_CONFIG.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
 import { buildServiceFamilies } from '../../src/cli/service-families.js';
-import type { NodeModule } from '../../src/openwop/node-registry.js';
-import {
-  tempDbFile,
-  HostFixture,
-  closedAfterEach,
-  oneNode,
-  runToTerminal,
-  clock,
-} from '../openwop/service-test-kit.js';
+import { HostFixture, closedAfterEach, oneNode, runToTerminal, clock } from '../openwop/service-test-kit.js';
 import { oaStream } from '../helpers/openai-fixtures.js';
-import { startWireServer } from '../helpers/wire-server.js';
-import type { WireServer } from '../helpers/wire-server.js';
+import { genNode, useModelServer } from './envelope-generate-kit.js';
 
 const KEY = 'sk-serve-test-5e4d3c2b1a09f8e7d6c5b4a39281706f';
-const SUMMARY = { type: 'object', required: ['title'], properties: { title: { type: 'string' } } };
-const genNode: NodeModule = {
-  typeId: 'test.generate',
-  requires: ['aiEnvelope'],
-  async execute(ctx) {
-    const result = await ctx.aiEnvelope!.generate({
-      systemPrompt: 'Summarise.',
-      envelopeType: 'vendor.mhs.summary',
-      userMessage: 'pumps',
-      idempotencyKey: 'k1',
-    });
-    return { outputs: { payload: result.payload } };
-  },
-};
-
-let srv: WireServer;
-const envelopesFile = `${tempDbFile('mhs-envelopes-')}.json`;
-beforeAll(async () => {
-  srv = await startWireServer();
-  writeFileSync(envelopesFile, JSON.stringify({ 'vendor.mhs.summary': SUMMARY }));
-});
-afterAll(async () => {
-  await srv.close();
-  rmSync(envelopesFile, { force: true });
-});
+const model = useModelServer();
 const fixtures = closedAfterEach<HostFixture>();
 
 describe('serve --model: ctx.aiEnvelope on a real provider', () => {
   it('provider.usage carries the server token counts; the key is in no event', async () => {
     const answer = JSON.stringify({ type: 'vendor.mhs.summary', payload: { title: 'Pumps' } });
-    srv.reply(oaStream({ model: 'lab-llm', pieces: [answer.slice(0, 20), answer.slice(20)], usage: [321, 17] }));
+    model
+      .server()
+      .reply(oaStream({ model: 'lab-llm', pieces: [answer.slice(0, 20), answer.slice(20)], usage: [321, 17] }));
     const fx = new HostFixture(async (db) => ({
       families: await buildServiceFamilies(
-        { model: 'openai-compatible:lab-llm', baseUrl: `${srv.url}/v1`, modelRetries: 0, envelopes: envelopesFile },
+        {
+          model: 'openai-compatible:lab-llm',
+          baseUrl: `${model.server().url}/v1`,
+          modelRetries: 0,
+          envelopes: model.envelopesFile,
+        },
         db,
         clock,
         () => undefined,
@@ -70,7 +44,7 @@ describe('serve --model: ctx.aiEnvelope on a real provider', () => {
     const { status, events } = await runToTerminal(fx.host, 'gen');
     expect(status).toBe('completed');
 
-    const req = srv.requests.at(-1)!;
+    const req = model.server().requests.at(-1)!;
     expect(req.body).toMatchObject({ model: 'lab-llm', stream: true });
     expect(req.body.tools).toBeUndefined();
     expect(JSON.stringify(req.body.messages)).toContain('pumps');

@@ -5,48 +5,15 @@
 // `finishReason` and the server's own token counts, and all precede the node's completion; a refused answer (OpenAI
 // `content_filter`, Anthropic `stop_reason: refusal`) leaves no chunk and its text is nowhere in the log
 // (envelope-refusal-no-prompt-leak). The run's store is a real SQLite file.
-import { rmSync, writeFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { buildServiceFamilies } from '../../src/cli/service-families.js';
-import type { NodeModule } from '../../src/openwop/node-registry.js';
-import {
-  HostFixture,
-  clock,
-  closedAfterEach,
-  oneNode,
-  runToTerminal,
-  tempDbFile,
-} from '../openwop/service-test-kit.js';
+import { HostFixture, clock, closedAfterEach, oneNode, runToTerminal } from '../openwop/service-test-kit.js';
 import { anStream } from '../helpers/anthropic-fixtures.js';
 import { oaStream } from '../helpers/openai-fixtures.js';
-import { startWireServer } from '../helpers/wire-server.js';
-import type { WireReply, WireServer } from '../helpers/wire-server.js';
+import type { WireReply } from '../helpers/wire-server.js';
+import { genNode, useModelServer } from './envelope-generate-kit.js';
 
-const SUMMARY = { type: 'object', required: ['title'], properties: { title: { type: 'string' } } };
-const genNode: NodeModule = {
-  typeId: 'test.generate',
-  requires: ['aiEnvelope'],
-  async execute(ctx) {
-    const result = await ctx.aiEnvelope!.generate({
-      systemPrompt: 'Summarise.',
-      envelopeType: 'vendor.mhs.summary',
-      userMessage: 'pumps',
-      idempotencyKey: 'k1',
-    });
-    return { outputs: { payload: result.payload } };
-  },
-};
-
-let srv: WireServer;
-const envelopesFile = `${tempDbFile('mhs-envelopes-')}.json`;
-beforeAll(async () => {
-  srv = await startWireServer();
-  writeFileSync(envelopesFile, JSON.stringify({ 'vendor.mhs.summary': SUMMARY }));
-});
-afterAll(async () => {
-  await srv.close();
-  rmSync(envelopesFile, { force: true });
-});
+const model = useModelServer();
 const fixtures = closedAfterEach<HostFixture>();
 
 const TITLE = 'Pumps, valves and the flow controller of the second bench, checked against the morning run';
@@ -58,7 +25,7 @@ describe.each([
   {
     name: 'OpenAI Chat Completions',
     model: 'openai-compatible:lab-llm',
-    baseUrl: () => `${srv.url}/v1`,
+    baseUrl: () => `${model.server().url}/v1`,
     env: { OPENAI_API_KEY: 'sk-stream-test-0123456789abcdef' },
     reply: (): WireReply => oaStream({ model: 'lab-llm', pieces: PIECES, usage: [321, 17] }),
     refused: (): WireReply =>
@@ -72,7 +39,7 @@ describe.each([
   {
     name: 'Anthropic Messages',
     model: 'anthropic:claude-lab',
-    baseUrl: () => srv.url,
+    baseUrl: () => model.server().url,
     env: { ANTHROPIC_API_KEY: 'sk-ant-stream-test-0123456789abcdef' },
     reply: (): WireReply => anStream({ model: 'claude-lab', pieces: PIECES, usage: [321, 17] }),
     refused: (): WireReply =>
@@ -87,7 +54,7 @@ describe.each([
   async function host(): Promise<HostFixture> {
     const fx = new HostFixture(async (db) => ({
       families: await buildServiceFamilies(
-        { model: p.model, baseUrl: p.baseUrl(), modelRetries: 0, envelopes: envelopesFile },
+        { model: p.model, baseUrl: p.baseUrl(), modelRetries: 0, envelopes: model.envelopesFile },
         db,
         clock,
         () => undefined,
@@ -103,7 +70,7 @@ describe.each([
   }
 
   it('is appended when the call ends: output.chunk events that join to the answer, one last chunk with the usage', async () => {
-    srv.reply(p.reply());
+    model.server().reply(p.reply());
     const { status, events } = await runToTerminal((await host()).host, 'gen');
     expect(status).toBe('completed');
 
@@ -125,7 +92,7 @@ describe.each([
   });
 
   it('a refused answer leaves no chunk: its streamed text never reaches the log', async () => {
-    srv.reply(p.refused());
+    model.server().reply(p.refused());
     const { status, events } = await runToTerminal((await host()).host, 'gen');
     expect(status).toBe('failed');
     expect(events.filter((e) => e.type === 'output.chunk')).toEqual([]);

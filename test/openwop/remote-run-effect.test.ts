@@ -90,16 +90,23 @@ describe.each(BACKENDS)('mhs.remoteRun as a Layer-2 effect on $name', (backend) 
     keys.length = 0;
   });
 
-  it('one completed record keyed by the Idempotency-Key; re-executed: no second request; a dead attempt retried', async () => {
+  /** A fresh store with the effect table, and the node sending to the peer at `url`. */
+  async function setup(url: string, attemptTimeoutMs?: number) {
     h = await backend.fresh();
     db = await openDb(h.location);
     await ensureRunEffects(db);
     const records = new RunEffectRecords(db, clock);
     const node = remoteRunNode({
       hostId: 'host-a',
-      peers: { b: { url: peerUrl, token: 't' } },
+      peers: { b: { url, token: 't' } },
       wellKnownUrl: () => undefined,
+      ...(attemptTimeoutMs !== undefined ? { attemptTimeoutMs } : {}),
     });
+    return { records, node };
+  }
+
+  it('one completed record keyed by the Idempotency-Key; re-executed: no second request; a dead attempt retried', async () => {
+    const { records, node } = await setup(peerUrl);
     const first = await node.execute(context(records));
     expect(first.outputs).toMatchObject({ remoteRunId: 'run_remote', remoteStatus: 'pending' });
     expect(keys).toEqual(['host-a:run_parent:remote:1']);
@@ -124,16 +131,7 @@ describe.each(BACKENDS)('mhs.remoteRun as a Layer-2 effect on $name', (backend) 
   });
 
   it('a peer that never answers is given up per attempt: two attempts under one key, then external_call_failed', async () => {
-    h = await backend.fresh();
-    db = await openDb(h.location);
-    await ensureRunEffects(db);
-    const records = new RunEffectRecords(db, clock);
-    const node = remoteRunNode({
-      hostId: 'host-a',
-      peers: { b: { url: stalledUrl, token: 't' } },
-      wellKnownUrl: () => undefined,
-      attemptTimeoutMs: 300,
-    });
+    const { records, node } = await setup(stalledUrl, 300);
     stalledKeys.length = 0;
     const err = await node.execute(context(records)).then(
       () => undefined,

@@ -4,6 +4,7 @@ import { ownerAlive } from '../ledger/index.js';
 import type { Db, Ledger, PgListener } from '../ledger/index.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { InvokeRequest, InvokeResult } from './call-types.js';
+import type { DisclosureRequest, SessionDisclosure } from './session-disclosure.js';
 import type { EndpointOwnership } from './endpoint-ownership.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import {
@@ -49,6 +50,11 @@ export interface EndpointForwardingOptions {
   connectorOf: (endpointId: string) => Promise<string | undefined>;
   transportMarginMs?: number;
   /**
+   * How often a holder re-reads the calls it is applying, to see a withdrawal or cancel whose notice it missed (its
+   * listen connection down): the approval poll's interval (`MHS_APPROVAL_POLL_MS`), default 2 s.
+   */
+  pollMs?: number;
+  /**
    * Voids an approval a forwarded call was waiting for when its sender withdrew the call (recorded `approval`/`voided`
    * with `reason`), so it can no longer be granted for a call that will not be made.
    */
@@ -90,8 +96,14 @@ export class EndpointForwarding {
   private closed = false;
   private readonly waiters = new Map<string, () => void>();
   private readonly applying = new Set<string>();
-  /** The approval waits of calls applied here, by request: a withdrawal notice ends the wait. */
+  /**
+   * The calls applied here, by request: a withdrawal or cancel by their sender (its notice, or the store at each
+   * {@link watchWithdrawals} tick) aborts the call as its caller's abort would here.
+   */
   private readonly withdrawals = new Map<string, AbortController>();
+  /** Disclosures handed to senders, by request: their answer (notice `a`) wakes the wait. */
+  private readonly relays = new Map<string, () => void>();
+  private watch: TimerHandle | null = null;
   /** Requests this process stored and still waits for: on a takeover it withdraws and makes them itself. */
   private readonly sending = new Set<string>();
   private readonly work = new Set<Promise<void>>();
@@ -135,8 +147,9 @@ export class EndpointForwarding {
     } catch {
       return;
     }
-    if (n.k === 'd' && n.id) this.waiters.get(n.id)?.();
+    if ((n.k === 'd' || n.k === 's') && n.id) this.waiters.get(n.id)?.();
     else if (n.k === 'w' && n.id) this.withdrawals.get(n.id)?.abort();
+    else if (n.k === 'a' && n.id) this.relays.get(n.id)?.();
     else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
   }
 
@@ -190,15 +203,48 @@ export class EndpointForwarding {
     await this.requests.settle(req.requestId, 'applied', result);
   }
 
+  /**
+   * A holder that missed a withdrawal notice (its listen connection down) sees it in the store within `pollMs`, so a
+   * withdrawn call's approval is voided, and a cancelled call aborted, without waiting out its timeout.
+   */
+  private watchWithdrawals(): void {
+    if (this.closed || this.watch || this.withdrawals.size === 0) return;
+    this.watch = this.o.clock.setTimeout(() => {
+      this.watch = null;
+      this.own(
+        this.requests
+          .withdrawnAmong([...this.withdrawals.keys()])
+          .then((ids) => {
+            for (const id of ids) this.withdrawals.get(id)?.abort();
+          })
+          .finally(() => this.watchWithdrawals()),
+      );
+    }, this.o.pollMs ?? 2_000);
+  }
+
   /** A governed call: the same as a local one, its intent claiming the row (so it is sent at most once). */
   private async applyCall(req: EndpointRequest, op: Extract<ForwardedOp, { kind: 'invoke' }>): Promise<void> {
     let res: InvokeResult;
+    // The sender's caller gave up: before the claim the call is withdrawn (its approval wait ends, its claim fails);
+    // after it, the call is aborted exactly as a local caller's abort aborts it.
     const withdrawn = new AbortController();
     this.withdrawals.set(req.requestId, withdrawn);
+    this.watchWithdrawals();
+    const call = fromForwardedCall(op.call);
+    const relayed = op.call.disclosure?.relayed;
     try {
       res = await this.o.engine().invoke({
-        ...fromForwardedCall(op.call),
+        ...call,
+        ...(relayed
+          ? {
+              disclosure: {
+                surface: op.call.disclosure!.surface,
+                show: (d: SessionDisclosure) => this.relayDisclosure(req, d, withdrawn.signal),
+              },
+            }
+          : {}),
         intentFence: this.requests.claimFence(req),
+        signal: withdrawn.signal,
         approvalSignal: withdrawn.signal,
       });
     } catch (err) {
@@ -234,6 +280,55 @@ export class EndpointForwarding {
   }
 
   /**
+   * The holder's disclosure `show` of a call whose sender shows it (HOST-003): handed to the sender through the row,
+   * and the call goes on only once the sender's surface showed it; its error (or no answer in time) refuses the call
+   * before anything is journaled or sent.
+   */
+  private async relayDisclosure(req: EndpointRequest, d: SessionDisclosure, withdrawn: AbortSignal): Promise<void> {
+    const gone = () =>
+      new HostError(ErrorCode.CONFLICT, `forwarded call ${req.requestId} was withdrawn or already sent`, {
+        requestId: req.requestId,
+      });
+    if (!(await this.requests.offerDisclosure(req.requestId, d))) throw gone();
+    const call = req.op.kind === 'invoke' ? req.op.call : undefined;
+    const limit = this.o.clock.now() + this.waitLimitMs(call?.deadlineMs);
+    for (;;) {
+      if (withdrawn.aborted || this.closed) throw gone();
+      const r = await this.requests.get(req.requestId);
+      const ack = r?.disclosureAck;
+      if (ack) {
+        if ('error' in ack) throw errorOf(ack.error);
+        return;
+      }
+      if (r?.status !== 'pending') throw gone();
+      const left = limit - this.o.clock.now();
+      if (left <= 0)
+        throw new HostError(
+          ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
+          `the sender of forwarded call ${req.requestId} did not show its session disclosure in time; nothing was sent`,
+          { requestId: req.requestId, sender: req.sender, endpoint_id: d.endpoint_id, device_id: d.device_id },
+          { remediation: 'Send the call again.' },
+        );
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          this.o.clock.clearTimeout(t);
+          this.relays.delete(req.requestId);
+          withdrawn.removeEventListener('abort', done);
+          resolve();
+        };
+        const t = this.o.clock.setTimeout(done, Math.max(1, Math.min(this.o.pollMs ?? 2_000, left)));
+        this.relays.set(req.requestId, done);
+        withdrawn.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  /** How long a sender waits for a governed call, and a holder for its sender's answer to a disclosure. */
+  private waitLimitMs(deadlineMs: number | undefined): number {
+    return (deadlineMs ?? FORWARD_DEFAULT_DEADLINE_MS) + (this.o.transportMarginMs ?? 2_000) + FORWARD_SLACK_MS;
+  }
+
+  /**
    * The sender: forwards `req` when another process holds its endpoint's lease, and returns its outcome; undefined
    * when the call should be made here (the endpoint has no lease elsewhere, or this process just took it over before
    * the call was claimed).
@@ -264,16 +359,29 @@ export class EndpointForwarding {
     heldBy: string,
     req: InvokeRequest,
   ): Promise<InvokeResult | undefined> {
-    const limit =
-      this.o.clock.now() +
-      (req.deadlineMs ?? FORWARD_DEFAULT_DEADLINE_MS) +
-      (this.o.transportMarginMs ?? 2_000) +
-      FORWARD_SLACK_MS;
+    let limit = this.o.clock.now() + this.waitLimitMs(req.deadlineMs);
+    let cancelled = false;
+    let shown = false;
     for (;;) {
-      await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())));
+      await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())), req.signal);
+      if (req.signal?.aborted && !cancelled) {
+        cancelled = true;
+        // The caller gave up: not claimed yet, the call is withdrawn (nothing sent); claimed, the holder aborts it as
+        // a local abort would and its outcome (not sent, or unknown once sent) is awaited a little longer here.
+        if ((await this.requests.cancel(requestId)) === 'withdrawn') throw this.withdrawnByCaller(requestId, req);
+        limit = Math.min(limit, this.o.clock.now() + FORWARD_SLACK_MS);
+      }
       const r = (await this.requests.get(requestId))!;
       const done = this.ended(r);
       if (done) return done;
+      // Withdrawn, not by this wait (an operator, or a caller's abort that raced the claim): nothing was sent.
+      if (r.status === 'expired') throw this.withdrawnByCaller(requestId, req, false);
+      // HOST-003: the holder discloses the session on this caller's surface before its first call.
+      if (r.disclosure && !r.disclosureAck && !shown && req.disclosure?.show) {
+        shown = true;
+        await this.showDisclosure(requestId, r.disclosure, req.disclosure.show);
+        continue;
+      }
       // The holder is gone: this process takes the endpoint over (its own sweep may have done so already).
       if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
         await this.o.ownership.sweepNow();
@@ -338,23 +446,50 @@ export class EndpointForwarding {
     }
   }
 
+  /** Shows a disclosure the holder handed over on this caller's surface and answers the holder. */
+  private async showDisclosure(
+    requestId: string,
+    d: SessionDisclosure,
+    show: NonNullable<DisclosureRequest['show']>,
+  ): Promise<void> {
+    try {
+      await show(d);
+    } catch (err) {
+      const e = toHostError(err);
+      await this.requests.ackDisclosure(requestId, { error: { code: e.code, message: e.message, details: e.details } });
+      return;
+    }
+    await this.requests.ackDisclosure(requestId, { shown: true });
+  }
+
+  /** As a local abort before the send: nothing was sent, the call may be made again. */
+  private withdrawnByCaller(requestId: string, req: InvokeRequest, aborted = true): HostError {
+    return new HostError(
+      ErrorCode.TRANSPORT_TIMEOUT_PRESEND,
+      `call ${req.capabilityId} on ${req.deviceId} was withdrawn before it was sent${aborted ? ' (aborted by the caller)' : ''}`,
+      { requestId, endpoint_id: req.endpointId, device_id: req.deviceId, sent: false, aborted },
+      { remediation: 'Nothing was sent; the call can be made again.', retryable: true },
+    );
+  }
+
   private ended(r: EndpointRequest): InvokeResult | undefined {
     if (r.status === 'applied') return resultOf(r.result as StoredResult);
     if (r.status === 'failed') throw errorOf(r.result);
     return undefined;
   }
 
-  private waitFor(requestId: string, ms: number): Promise<void> {
+  private waitFor(requestId: string, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
-      const t = this.o.clock.setTimeout(() => {
-        this.waiters.delete(requestId);
-        resolve();
-      }, ms);
-      this.waiters.set(requestId, () => {
+      const done = () => {
         this.o.clock.clearTimeout(t);
         this.waiters.delete(requestId);
+        signal?.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const t = this.o.clock.setTimeout(done, ms);
+      this.waiters.set(requestId, done);
+      if (signal?.aborted) done();
+      else signal?.addEventListener('abort', done, { once: true });
     });
   }
 
@@ -451,7 +586,9 @@ export class EndpointForwarding {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) this.o.clock.clearTimeout(this.timer);
-    this.timer = null;
+    if (this.watch) this.o.clock.clearTimeout(this.watch);
+    this.timer = this.watch = null;
+    for (const wake of this.relays.values()) wake();
     for (const wake of this.waiters.values()) wake();
     await Promise.all(this.work);
     await this.listener?.close();

@@ -15,7 +15,11 @@ import { ErrorCode } from '../../src/core/index.js';
 import { openDb } from '../../src/ledger/index.js';
 import { PG_URL, postgresBackend } from '../ledger/helpers.js';
 import type { StoreHandle } from '../ledger/helpers.js';
-import { startSimHttp } from '../helpers/sim.js';
+import { RealClock } from '../../src/core/index.js';
+import { openLedger } from '../../src/ledger/index.js';
+import { openConnectorStore } from '../../src/policy/connector-store.js';
+import { createEnablement } from '../../src/policy/enablement.js';
+import { callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
 import { enableSims, ledgerOf, simCounters } from './scale-out-helpers.js';
 import { client, makeToken, serve } from './serve-helpers.js';
@@ -62,18 +66,20 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
   let store: StoreHandle;
   let thermo: SimHttp;
   let lh: SimHttp;
+  let thermo2: SimHttp;
   const procs: Served[] = [];
   let api: ReturnType<typeof client>;
   let op: ReturnType<typeof client>;
 
   beforeAll(async () => {
-    [thermo, lh] = await Promise.all([
+    [thermo, lh, thermo2] = await Promise.all([
       startSimHttp('thermostat', ['--latency-ms', '2000']),
       startSimHttp('liquid-handler', ['--operator-tools']),
+      startSimHttp('thermostat', ['--latency-ms', '2000']),
     ]);
     store = await postgresBackend.fresh();
     procs.push(await serve(store.location, ['--no-workflows'], ENV));
-    await enableSims(store.location, { thermo, lh }, 'epr');
+    await enableSims(store.location, { thermo, lh, thermo2 }, 'epr');
     procs.push(await serve(store.location, ['--no-workflows'], ENV));
     const [a, b] = procs as [Served, Served];
     api = client(b.url, await makeToken(store.location, 'client'));
@@ -82,19 +88,27 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
       const held = ((await api.get('/v1/operator/hosts')).body.processes as any[])
         .filter((p) => String(p.owner).endsWith(`:${a.child.pid}`))
         .flatMap((p) => (p.endpoints as any[]).filter((e) => e.endpoint_id));
-      if (held.length === 2) break;
+      if (held.length === 3) break;
       await pause(50);
     }
   }, 180_000);
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) await p.stop();
-    await Promise.all([thermo?.stop(), lh?.stop()]);
+    await Promise.all([thermo?.stop(), lh?.stop(), thermo2?.stop()]);
     await store?.cleanup();
   });
 
-  const start = async (wf: ReturnType<typeof workflow>): Promise<string> => {
+  const start = async (wf: ReturnType<typeof workflow>, via = api): Promise<string> => {
     expect((await op.post('/v1/workflows', wf)).status).toBe(201);
-    return (await api.post('/v1/runs', { workflowId: wf.id })).body.runId as string;
+    return (await via.post('/v1/runs', { workflowId: wf.id })).body.runId as string;
+  };
+
+  /** Which connectors each process holds, by the last digits of its owner id (the pid). */
+  const holders = async (): Promise<Record<string, string>> => {
+    const out: Record<string, string> = {};
+    for (const p of (await api.get('/v1/operator/hosts')).body.processes as any[])
+      for (const e of p.endpoints as any[]) out[e.connector_id] = String(p.owner).split(':').at(-1)!;
+    return out;
   };
 
   /** The approval A asked for a call of `runId`, once pending. */
@@ -242,4 +256,117 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     expect(c.executions[sent.command_id] ?? 0).toBeLessThanOrEqual(1);
     expect(verified).toBe(true);
   }, 45_000);
+
+  it('an evidence export on B collects the bundles of the endpoints A holds, through A', async () => {
+    const [a, b] = procs as [Served, Served];
+    // B ran tasks on both endpoints above: its export collects their bundles now.
+    const res = await fetch(`${b.url}/v1/operator/ledger/export`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await makeToken(store.location, 'operator', 'epr-export')}` },
+    });
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    const { entries, verified } = await ledgerOf(store.location);
+    for (const sim of [thermo, lh]) {
+      const exported = entries.filter((e) => e.kind === 'evidence.export' && e.endpoint_id === sim.endpointId);
+      expect(exported).toHaveLength(1);
+      // The endpoint's own bundle: its chain holds the exported head (the thermostat's may have grown since, as the
+      // command aborted above is reconciled).
+      const c = await connectMcpClient({ mcpUrl: sim.mcpUrl });
+      try {
+        const bundle = (await callMhs(c, 'mhs__evidence', { action: 'export' })).body as any;
+        expect(exported[0]!.genesis_digest).toBe(bundle.genesis_digest);
+        expect((bundle.entries as any[]).map((e) => e.digest)).toContain(exported[0]!.head_digest);
+      } finally {
+        await c.close();
+      }
+    }
+    // Read through A, asked by B.
+    const db = await openDb(store.location);
+    try {
+      const reads = (await db.all<any>('SELECT * FROM endpoint_requests')).filter(
+        (r) => JSON.parse(r.request).name === 'mhs__evidence',
+      );
+      expect(reads).toHaveLength(2);
+      for (const r of reads) {
+        expect(r.status).toBe('applied');
+        expect(r.sender).toMatch(new RegExp(`:${b.child.pid}$`));
+        expect(r.applied_by).toMatch(new RegExp(`:${a.child.pid}$`));
+      }
+    } finally {
+      await db.close();
+    }
+    expect(verified).toBe(true);
+  }, 45_000);
+
+  it('a holder that lost the endpoint (SIGSTOP past its lease) records no evidence of it when it wakes', async () => {
+    const [a, b] = procs as [Served, Served];
+    const apiA = client(a.url, await makeToken(store.location, 'client', 'epr-a'));
+    // A task A drives on the endpoint it holds leaves that endpoint's bundle to collect at its detach.
+    const runId = await start(
+      workflow('epr-fence-evidence', 'mhs.task', {
+        endpoint: thermo2.endpointId,
+        device: 'thermostat',
+        capability: 'cap.thermal.setpoint.v1',
+        input: { setpoint_c: 22 },
+      }),
+      apiA,
+    );
+    expect((await apiA.until(runId, ended)).status).toBe('completed');
+    expect((await requestsOf(store.location, runId)).length).toBe(0); // A made the call itself
+    process.kill(a.child.pid!, 'SIGSTOP');
+    try {
+      for (let i = 0; i < 400 && (await holders())['epr-thermo2'] !== String(b.child.pid); i++) await pause(50);
+      expect((await holders())['epr-thermo2']).toBe(String(b.child.pid));
+    } finally {
+      process.kill(a.child.pid!, 'SIGCONT');
+    }
+    // A finds the lease taken over, detaches the endpoint and tries to store its bundle: the fence refuses the entry.
+    const refused = () => /connector epr-thermo2 has no lease held by [^;\n]*(?!; this process)["\n]/.test(a.output());
+    for (let i = 0; i < 400 && !refused(); i++) await pause(50);
+    expect(refused(), a.output().slice(-3000)).toBe(true);
+    const { entries, verified } = await ledgerOf(store.location);
+    expect(entries.filter((e) => e.kind === 'evidence.export' && e.endpoint_id === thermo2.endpointId)).toEqual([]);
+    expect(verified).toBe(true);
+  }, 45_000);
+
+  it('a run taken over with a command on a disabled endpoint is not held up waiting for its takeover', async () => {
+    const [a, b] = procs as [Served, Served];
+    // B holds every endpoint now (it took them over from the paused A) and drives runs started on it.
+    const runId = await start(
+      workflow('epr-disabled', 'mhs.invoke', {
+        endpoint: thermo2.endpointId,
+        device: 'thermostat',
+        capability: 'cap.thermal.setpoint.v1',
+        input: { setpoint_c: 23 },
+      }),
+    );
+    let intent: any;
+    for (let i = 0; i < 400 && !intent; i++) {
+      intent = (await ledgerOf(store.location)).entries.find((e) => e.kind === 'command.intent' && e.run_id === runId);
+      if (!intent) await pause(25);
+    }
+    expect(intent?.connector_id).toBe('epr-thermo2');
+    // Disabled with the command in flight, then B dies: no process will take that endpoint over.
+    const db = await openDb(store.location);
+    try {
+      const clock = new RealClock();
+      const enablement = createEnablement({
+        store: await openConnectorStore(db, { clock }),
+        ledger: await openLedger(db, { clock }),
+      });
+      await enablement.disable('epr-thermo2', { id: 'test-setup', via: 'test' });
+    } finally {
+      await db.close();
+    }
+    await b.kill();
+    // A takes the run over; its node's reconciliation does not wait 60 s for a takeover that cannot come.
+    const apiA = client(a.url, await makeToken(store.location, 'client', 'epr-a2'));
+    const done = await apiA.until(runId, ended);
+    expect(done.status).toBe('failed');
+    expect(JSON.stringify(done.error)).toContain(ErrorCode.OUTCOME_UNKNOWN);
+    const { entries } = await ledgerOf(store.location);
+    expect(entries.filter((e) => e.command_id === intent.command_id && e.kind === 'command.intent')).toHaveLength(1);
+    expect((await simCounters(thermo2, 'thermostat')).executions[intent.command_id] ?? 0).toBeLessThanOrEqual(1);
+  }, 40_000);
 });

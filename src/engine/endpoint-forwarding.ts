@@ -101,6 +101,8 @@ export class EndpointForwarding {
    * {@link watchWithdrawals} tick) aborts the call as its caller's abort would here.
    */
   private readonly withdrawals = new Map<string, AbortController>();
+  /** The approval waits of the calls applied here, by request: ended when their sender's caller stops waiting. */
+  private readonly approvalWaits = new Map<string, AbortController>();
   /** Disclosures handed to senders, by request: their answer (notice `a`) wakes the wait. */
   private readonly relays = new Map<string, () => void>();
   private watch: TimerHandle | null = null;
@@ -149,6 +151,7 @@ export class EndpointForwarding {
     }
     if ((n.k === 'd' || n.k === 's') && n.id) this.waiters.get(n.id)?.();
     else if (n.k === 'w' && n.id) this.withdrawals.get(n.id)?.abort();
+    else if (n.k === 'e' && n.id) this.approvalWaits.get(n.id)?.abort();
     else if (n.k === 'a' && n.id) this.relays.get(n.id)?.();
     else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
   }
@@ -178,7 +181,10 @@ export class EndpointForwarding {
   /** The holder: runs a stored operation once (a governed call, a tool call, the end of a session scope). */
   private apply(req: EndpointRequest): Promise<void> {
     return req.op.kind === 'invoke'
-      ? this.applyCall(req, req.op).finally(() => this.withdrawals.delete(req.requestId))
+      ? this.applyCall(req, req.op).finally(() => {
+          this.withdrawals.delete(req.requestId);
+          this.approvalWaits.delete(req.requestId);
+        })
       : this.applyOp(req, req.op);
   }
 
@@ -214,8 +220,9 @@ export class EndpointForwarding {
       this.own(
         this.requests
           .withdrawnAmong([...this.withdrawals.keys()])
-          .then((ids) => {
-            for (const id of ids) this.withdrawals.get(id)?.abort();
+          .then(({ withdrawn, approvalWait }) => {
+            for (const id of withdrawn) this.withdrawals.get(id)?.abort();
+            for (const id of approvalWait) this.approvalWaits.get(id)?.abort();
           })
           .finally(() => this.watchWithdrawals()),
       );
@@ -228,7 +235,9 @@ export class EndpointForwarding {
     // The sender's caller gave up: before the claim the call is withdrawn (its approval wait ends, its claim fails);
     // after it, the call is aborted exactly as a local caller's abort aborts it.
     const withdrawn = new AbortController();
+    const approvalWait = new AbortController();
     this.withdrawals.set(req.requestId, withdrawn);
+    this.approvalWaits.set(req.requestId, approvalWait);
     this.watchWithdrawals();
     const call = fromForwardedCall(op.call);
     const relayed = op.call.disclosure?.relayed;
@@ -245,7 +254,7 @@ export class EndpointForwarding {
           : {}),
         intentFence: this.requests.claimFence(req),
         signal: withdrawn.signal,
-        approvalSignal: withdrawn.signal,
+        approvalSignal: AbortSignal.any([withdrawn.signal, approvalWait.signal]),
       });
     } catch (err) {
       const e = toHostError(err);
@@ -361,9 +370,24 @@ export class EndpointForwarding {
   ): Promise<InvokeResult | undefined> {
     let limit = this.o.clock.now() + this.waitLimitMs(req.deadlineMs);
     let cancelled = false;
+    let approvalWaitEnded = false;
     let shown = false;
     for (;;) {
-      await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())), req.signal);
+      // Woken by a caller's abort it has not acted on yet.
+      const wake = [cancelled ? undefined : req.signal, approvalWaitEnded ? undefined : req.approvalSignal].filter(
+        (x): x is AbortSignal => x !== undefined,
+      );
+      await this.waitFor(
+        requestId,
+        Math.max(1, Math.min(this.period(), limit - this.o.clock.now())),
+        wake.length > 1 ? AbortSignal.any(wake) : wake[0],
+      );
+      // The caller stopped waiting for an approval: so does the holder (the call fails MHS.HOST.APPROVAL_REQUIRED, the
+      // approval still pending, as here); a call that needed none goes on.
+      if (req.approvalSignal?.aborted && !approvalWaitEnded) {
+        approvalWaitEnded = true;
+        await this.requests.endApprovalWait(requestId);
+      }
       if (req.signal?.aborted && !cancelled) {
         cancelled = true;
         // The caller gave up: not claimed yet, the call is withdrawn (nothing sent); claimed, the holder aborts it as

@@ -33,17 +33,20 @@ CREATE INDEX endpoint_requests_pending ON endpoint_requests (connector_id, creat
 
 /**
  * Migration `engine.endpoint-requests.relay`: `cancelled_at`, a sender's caller gave up on a call the holder already
- * claimed (the holder aborts it as a local caller's abort would); `disclosure`, the session disclosure the holder
+ * claimed (the holder aborts it as a local caller's abort would); `approval_wait_ended_at`, the sender's caller stopped
+ * waiting for an approval (its `approvalSignal`: the holder stops waiting, the approval stays pending); `disclosure`, the session disclosure the holder
  * shows before the call (HOST-003), and `disclosure_ack`, the sender's answer (`{shown:true}` or the error its
  * surface raised).
  */
 export const ENDPOINT_REQUESTS_RELAY_DDL = `ALTER TABLE endpoint_requests ADD COLUMN cancelled_at TEXT;
+ALTER TABLE endpoint_requests ADD COLUMN approval_wait_ended_at TEXT;
 ALTER TABLE endpoint_requests ADD COLUMN disclosure TEXT;
 ALTER TABLE endpoint_requests ADD COLUMN disclosure_ack TEXT;`;
 
 /**
  * The `NOTIFY` channel of forwarded calls: `{k:'q', c}` a request stored for connector `c`, `{k:'d', id}` settled,
- * `{k:'w', id}` withdrawn (or, once claimed, cancelled) by its sender, `{k:'s', id}` a disclosure for the sender to
+ * `{k:'w', id}` withdrawn (or, once claimed, cancelled) by its sender, `{k:'e', id}` its approval wait ended by the
+ * sender, `{k:'s', id}` a disclosure for the sender to
  * show, `{k:'a', id}` the sender's answer to it.
  */
 export const ENDPOINT_REQUESTS_CHANNEL = 'mhs_endpoint_requests';
@@ -143,6 +146,7 @@ interface Row {
   result: string | null;
   applied_by: string | null;
   cancelled_at: string | null;
+  approval_wait_ended_at: string | null;
   disclosure: string | null;
   disclosure_ack: string | null;
 }
@@ -349,15 +353,37 @@ export class EndpointRequests {
     });
   }
 
-  /** Of `requestIds`, those withdrawn or cancelled by their sender (what a holder that missed the notice reads). */
-  async withdrawnAmong(requestIds: readonly string[]): Promise<string[]> {
-    if (!requestIds.length) return [];
-    const rows = await this.db.all<{ request_id: string }>(
-      `SELECT request_id FROM endpoint_requests WHERE request_id = ANY(?::text[])
-         AND (status = 'expired' OR cancelled_at IS NOT NULL)`,
+  /**
+   * The sender's caller stopped waiting for an approval (its `approvalSignal`): a holder waiting for one for this call
+   * stops waiting, and the approval stays pending, as a local caller's would. Notifies `{k:'e'}`.
+   */
+  async endApprovalWait(requestId: string): Promise<void> {
+    await this.db.tx(async (t) => {
+      const { changes } = await t.run(
+        `UPDATE endpoint_requests SET approval_wait_ended_at = ? WHERE request_id = ? AND status = 'pending'
+           AND approval_wait_ended_at IS NULL`,
+        [isoAt(this.clock.now()), requestId],
+      );
+      if (changes === 1) await notify(t, { k: 'e', id: requestId });
+    });
+  }
+
+  /**
+   * Of `requestIds`, those withdrawn or cancelled by their sender (`withdrawn`), or whose approval wait the sender
+   * ended (`approvalWait`): what a holder that missed the notices reads.
+   */
+  async withdrawnAmong(requestIds: readonly string[]): Promise<{ withdrawn: string[]; approvalWait: string[] }> {
+    if (!requestIds.length) return { withdrawn: [], approvalWait: [] };
+    const rows = await this.db.all<{ request_id: string; withdrawn: boolean }>(
+      `SELECT request_id, (status = 'expired' OR cancelled_at IS NOT NULL) AS withdrawn FROM endpoint_requests
+       WHERE request_id = ANY(?::text[])
+         AND (status = 'expired' OR cancelled_at IS NOT NULL OR approval_wait_ended_at IS NOT NULL)`,
       [requestIds],
     );
-    return rows.map((r) => r.request_id);
+    return {
+      withdrawn: rows.filter((r) => r.withdrawn).map((r) => r.request_id),
+      approvalWait: rows.map((r) => r.request_id),
+    };
   }
 
   /** The holder hands a pending call's disclosure to its sender to show (HOST-003); false when no longer pending. */

@@ -20,6 +20,8 @@ import { openLedger } from '../../src/ledger/index.js';
 import { openConnectorStore } from '../../src/policy/connector-store.js';
 import { createEnablement } from '../../src/policy/enablement.js';
 import { callMhs, connectMcpClient, startSimHttp } from '../helpers/sim.js';
+import { capabilityToolName } from '../../src/mhs/tool-names.js';
+import { call, gatewayHttp } from '../gateway/gateway-helpers.js';
 import type { SimHttp } from '../helpers/sim.js';
 import { enableSims, ledgerOf, simCounters } from './scale-out-helpers.js';
 import { client, makeToken, serve } from './serve-helpers.js';
@@ -80,7 +82,8 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     store = await postgresBackend.fresh();
     procs.push(await serve(store.location, ['--no-workflows'], ENV));
     await enableSims(store.location, { thermo, lh, thermo2 }, 'epr');
-    procs.push(await serve(store.location, ['--no-workflows'], ENV));
+    // B's MCP gateway waits 1.5 s for an approval, then answers MHS.HOST.APPROVAL_REQUIRED.
+    procs.push(await serve(store.location, ['--no-workflows', '--mcp-approval-wait', '1500'], ENV));
     const [a, b] = procs as [Served, Served];
     api = client(b.url, await makeToken(store.location, 'client'));
     op = client(b.url, await makeToken(store.location, 'operator', 'epr-op'));
@@ -97,6 +100,8 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     await Promise.all([thermo?.stop(), lh?.stop(), thermo2?.stop()]);
     await store?.cleanup();
   });
+
+  const b = () => procs[1]!;
 
   const start = async (wf: ReturnType<typeof workflow>, via = api): Promise<string> => {
     expect((await op.post('/v1/workflows', wf)).status).toBe(201);
@@ -214,6 +219,39 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     expect(done.status).toBe('failed');
     expect((await simCounters(lh, 'liquid-handler')).calls).toBe(0);
   }, 45_000);
+
+  it("an agent on B's gateway stops waiting for an approval: so does A, and the approval stays pending", async () => {
+    const agent = await gatewayHttp(b().url, await makeToken(store.location, 'agent', 'epr-bot'), '2026-07-28');
+    let result: Awaited<ReturnType<typeof call>>;
+    try {
+      // Without the approval wait reaching A, B would wait for A's answer for the call's deadline (30 s) and more.
+      result = await call(agent, capabilityToolName('liquid-handler', 'cap.liquid.aspirate.v1'), { volume_ul: 7 });
+    } finally {
+      await agent.close();
+    }
+    expect(result.isError).toBe(true);
+    expect(result.text).toContain(ErrorCode.HOST_APPROVAL_REQUIRED);
+    const db = await openDb(store.location);
+    let rows: any[];
+    try {
+      rows = (await db.all<any>('SELECT * FROM endpoint_requests')).filter(
+        (r) =>
+          JSON.parse(r.request).call?.approvalKey ===
+          'mcp:epr-bot:' + capabilityToolName('liquid-handler', 'cap.liquid.aspirate.v1'),
+      );
+    } finally {
+      await db.close();
+    }
+    expect(rows.map((r) => [r.status, JSON.parse(r.result).code])).toEqual([
+      ['failed', ErrorCode.HOST_APPROVAL_REQUIRED],
+    ]);
+    expect(rows[0].approval_wait_ended_at).not.toBeNull();
+    // As after a local caller's approval wait: still pending, a retry with the same key would reuse it (HOST-041).
+    const id = JSON.parse(rows[0].result).details.approval_id as string;
+    expect((await op.get(`/v1/operator/approvals/${id}`)).body.status).toBe('pending');
+    expect((await op.post(`/v1/operator/approvals/${id}/deny`, {})).status).toBeLessThan(300);
+    expect((await simCounters(lh, 'liquid-handler')).calls).toBe(0);
+  }, 30_000);
 
   it('a run cancelled on B once A sent the command: A aborts it as a local abort, never resent', async () => {
     const runId = await start(

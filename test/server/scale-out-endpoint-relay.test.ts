@@ -234,11 +234,10 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     const db = await openDb(store.location);
     let rows: any[];
     try {
-      rows = (await db.all<any>('SELECT * FROM endpoint_requests')).filter(
-        (r) =>
-          JSON.parse(r.request).call?.approvalKey ===
-          'mcp:epr-bot:' + capabilityToolName('liquid-handler', 'cap.liquid.aspirate.v1'),
-      );
+      rows = (await db.all<any>('SELECT * FROM endpoint_requests')).filter((r) => {
+        const c = JSON.parse(r.request).call;
+        return c?.capabilityId === 'cap.liquid.aspirate.v1' && !c.runId;
+      });
     } finally {
       await db.close();
     }

@@ -4,7 +4,8 @@ import { ownerAlive } from '../ledger/index.js';
 import type { Db, Ledger, PgListener } from '../ledger/index.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { InvokeRequest, InvokeResult } from './call-types.js';
-import type { DisclosureRequest, SessionDisclosure } from './session-disclosure.js';
+import type { SessionDisclosure } from './session-disclosure.js';
+import { relayDisclosure, showForHolder, storedError } from './forward-disclosure.js';
 import type { EndpointOwnership } from './endpoint-ownership.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import {
@@ -72,15 +73,6 @@ function resultOf(r: StoredResult): InvokeResult {
     recorded: Promise.resolve(r.receiptSeq ?? r.intentSeq),
     ...(r.disclosure ? { disclosure: r.disclosure } : {}),
   };
-}
-
-function errorOf(result: unknown): HostError {
-  const r = (result ?? {}) as { code?: string; message?: string; details?: Record<string, unknown> };
-  return new HostError(
-    (r.code ?? ErrorCode.HOST_INTERNAL) as ErrorCode,
-    r.message ?? 'the forwarded call failed',
-    r.details ?? {},
-  );
 }
 
 /**
@@ -248,7 +240,20 @@ export class EndpointForwarding {
           ? {
               disclosure: {
                 surface: op.call.disclosure!.surface,
-                show: (d: SessionDisclosure) => this.relayDisclosure(req, d, withdrawn.signal),
+                show: (d: SessionDisclosure) =>
+                  relayDisclosure(
+                    {
+                      requests: this.requests,
+                      clock: this.o.clock,
+                      pollMs: this.o.pollMs ?? 2_000,
+                      relays: this.relays,
+                      closed: () => this.closed,
+                    },
+                    req,
+                    d,
+                    withdrawn.signal,
+                    this.waitLimitMs(op.call.deadlineMs),
+                  ),
               },
             }
           : {}),
@@ -286,50 +291,6 @@ export class EndpointForwarding {
       ...(res.disclosure ? { disclosure: res.disclosure } : {}),
     };
     await this.requests.settle(req.requestId, 'applied', stored);
-  }
-
-  /**
-   * The holder's disclosure `show` of a call whose sender shows it (HOST-003): handed to the sender through the row,
-   * and the call goes on only once the sender's surface showed it; its error (or no answer in time) refuses the call
-   * before anything is journaled or sent.
-   */
-  private async relayDisclosure(req: EndpointRequest, d: SessionDisclosure, withdrawn: AbortSignal): Promise<void> {
-    const gone = () =>
-      new HostError(ErrorCode.CONFLICT, `forwarded call ${req.requestId} was withdrawn or already sent`, {
-        requestId: req.requestId,
-      });
-    if (!(await this.requests.offerDisclosure(req.requestId, d))) throw gone();
-    const call = req.op.kind === 'invoke' ? req.op.call : undefined;
-    const limit = this.o.clock.now() + this.waitLimitMs(call?.deadlineMs);
-    for (;;) {
-      if (withdrawn.aborted || this.closed) throw gone();
-      const r = await this.requests.get(req.requestId);
-      const ack = r?.disclosureAck;
-      if (ack) {
-        if ('error' in ack) throw errorOf(ack.error);
-        return;
-      }
-      if (r?.status !== 'pending') throw gone();
-      const left = limit - this.o.clock.now();
-      if (left <= 0)
-        throw new HostError(
-          ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
-          `the sender of forwarded call ${req.requestId} did not show its session disclosure in time; nothing was sent`,
-          { requestId: req.requestId, sender: req.sender, endpoint_id: d.endpoint_id, device_id: d.device_id },
-          { remediation: 'Send the call again.' },
-        );
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          this.o.clock.clearTimeout(t);
-          this.relays.delete(req.requestId);
-          withdrawn.removeEventListener('abort', done);
-          resolve();
-        };
-        const t = this.o.clock.setTimeout(done, Math.max(1, Math.min(this.o.pollMs ?? 2_000, left)));
-        this.relays.set(req.requestId, done);
-        withdrawn.addEventListener('abort', done, { once: true });
-      });
-    }
   }
 
   /** How long a sender waits for a governed call, and a holder for its sender's answer to a disclosure. */
@@ -403,7 +364,7 @@ export class EndpointForwarding {
       // HOST-003: the holder discloses the session on this caller's surface before its first call.
       if (r.disclosure && !r.disclosureAck && !shown && req.disclosure?.show) {
         shown = true;
-        await this.showDisclosure(requestId, r.disclosure, req.disclosure.show);
+        await showForHolder(this.requests, requestId, r.disclosure, req.disclosure.show);
         continue;
       }
       // The holder is gone: this process takes the endpoint over (its own sweep may have done so already).
@@ -452,7 +413,7 @@ export class EndpointForwarding {
       await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())));
       const r = (await this.requests.get(requestId))!;
       if (r.status === 'applied') return r.result as ToolCallResult | null;
-      if (r.status === 'failed') throw errorOf(r.result);
+      if (r.status === 'failed') throw storedError(r.result);
       if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
         await this.o.ownership.sweepNow();
       if (this.o.ownership.holds(connectorId) && (await this.requests.withdraw(requestId, { claimed: true })))
@@ -470,22 +431,6 @@ export class EndpointForwarding {
     }
   }
 
-  /** Shows a disclosure the holder handed over on this caller's surface and answers the holder. */
-  private async showDisclosure(
-    requestId: string,
-    d: SessionDisclosure,
-    show: NonNullable<DisclosureRequest['show']>,
-  ): Promise<void> {
-    try {
-      await show(d);
-    } catch (err) {
-      const e = toHostError(err);
-      await this.requests.ackDisclosure(requestId, { error: { code: e.code, message: e.message, details: e.details } });
-      return;
-    }
-    await this.requests.ackDisclosure(requestId, { shown: true });
-  }
-
   /** As a local abort before the send: nothing was sent, the call may be made again. */
   private withdrawnByCaller(requestId: string, req: InvokeRequest, aborted = true): HostError {
     return new HostError(
@@ -498,7 +443,7 @@ export class EndpointForwarding {
 
   private ended(r: EndpointRequest): InvokeResult | undefined {
     if (r.status === 'applied') return resultOf(r.result as StoredResult);
-    if (r.status === 'failed') throw errorOf(r.result);
+    if (r.status === 'failed') throw storedError(r.result);
     return undefined;
   }
 

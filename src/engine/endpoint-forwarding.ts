@@ -6,6 +6,7 @@ import type { Receipt } from '../mhs/wire-types.js';
 import type { InvokeRequest, InvokeResult } from './call-types.js';
 import type { SessionDisclosure } from './session-disclosure.js';
 import { relayDisclosure, showForHolder, storedError } from './forward-disclosure.js';
+import { recordWithdrawn, withdrawnError } from './forward-withdrawal.js';
 import type { EndpointOwnership } from './endpoint-ownership.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import {
@@ -353,14 +354,15 @@ export class EndpointForwarding {
         cancelled = true;
         // The caller gave up: not claimed yet, the call is withdrawn (nothing sent); claimed, the holder aborts it as
         // a local abort would and its outcome (not sent, or unknown once sent) is awaited a little longer here.
-        if ((await this.requests.cancel(requestId)) === 'withdrawn') throw this.withdrawnByCaller(requestId, req);
+        if ((await this.requests.cancel(requestId)) === 'withdrawn')
+          throw await recordWithdrawn(this.o.ledger, this.o.onError, req, requestId, withdrawnError(requestId, req));
         limit = Math.min(limit, this.o.clock.now() + FORWARD_SLACK_MS);
       }
       const r = (await this.requests.get(requestId))!;
       const done = this.ended(r);
       if (done) return done;
       // Withdrawn, not by this wait (an operator, or a caller's abort that raced the claim): nothing was sent.
-      if (r.status === 'expired') throw this.withdrawnByCaller(requestId, req, false);
+      if (r.status === 'expired') throw withdrawnError(requestId, req, false);
       // HOST-003: the holder discloses the session on this caller's surface before its first call.
       if (r.disclosure && !r.disclosureAck && !shown && req.disclosure?.show) {
         shown = true;
@@ -376,7 +378,7 @@ export class EndpointForwarding {
         const settled = await this.fromLedger(r.commandId);
         if (settled) return settled;
       }
-      if (this.o.clock.now() >= limit) return this.timeout(requestId, heldBy);
+      if (this.o.clock.now() >= limit) return this.timeout(requestId, heldBy, req);
     }
   }
 
@@ -429,16 +431,6 @@ export class EndpointForwarding {
         );
       }
     }
-  }
-
-  /** As a local abort before the send: nothing was sent, the call may be made again. */
-  private withdrawnByCaller(requestId: string, req: InvokeRequest, aborted = true): HostError {
-    return new HostError(
-      ErrorCode.TRANSPORT_TIMEOUT_PRESEND,
-      `call ${req.capabilityId} on ${req.deviceId} was withdrawn before it was sent${aborted ? ' (aborted by the caller)' : ''}`,
-      { requestId, endpoint_id: req.endpointId, device_id: req.deviceId, sent: false, aborted },
-      { remediation: 'Nothing was sent; the call can be made again.', retryable: true },
-    );
   }
 
   private ended(r: EndpointRequest): InvokeResult | undefined {
@@ -527,14 +519,20 @@ export class EndpointForwarding {
     };
   }
 
-  private async timeout(requestId: string, heldBy: string): Promise<InvokeResult> {
+  private async timeout(requestId: string, heldBy: string, req: InvokeRequest): Promise<InvokeResult> {
     const r0 = (await this.requests.get(requestId))!;
     if (await this.requests.withdraw(requestId))
-      throw new HostError(
-        ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
-        `the host process holding endpoint ${r0.endpointId} (${heldBy}) did not start the forwarded call in time; it was withdrawn and nothing was sent`,
-        { requestId, endpointId: r0.endpointId, connectorId: r0.connectorId, heldBy },
-        { remediation: 'Send the call again, or check the holder with `mhs-host hosts`.' },
+      throw await recordWithdrawn(
+        this.o.ledger,
+        this.o.onError,
+        req,
+        requestId,
+        new HostError(
+          ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
+          `the host process holding endpoint ${r0.endpointId} (${heldBy}) did not start the forwarded call in time; it was withdrawn and nothing was sent`,
+          { requestId, endpointId: r0.endpointId, connectorId: r0.connectorId, heldBy },
+          { remediation: 'Send the call again, or check the holder with `mhs-host hosts`.' },
+        ),
       );
     const r = (await this.requests.get(requestId))!;
     const done = this.ended(r);

@@ -188,6 +188,15 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     expect(await decided(approvalId)).toMatchObject({ status: 'voided', reason: 'forward_withdrawn' });
     const { entries } = await ledgerOf(store.location);
     expect(entries.filter((e) => e.kind === 'command.intent' && e.run_id === runId)).toEqual([]);
+    // No command exists: the withdrawal itself is recorded, not sent.
+    expect(entries.filter((e) => e.kind === 'error' && e.run_id === runId)).toMatchObject([
+      {
+        phase: 'forward_withdrawn',
+        sent: false,
+        executed: false,
+        error: { mhs_code: ErrorCode.TRANSPORT_TIMEOUT_PRESEND },
+      },
+    ]);
     expect((await simCounters(lh, 'liquid-handler')).calls).toBe(0);
   }, 45_000);
 

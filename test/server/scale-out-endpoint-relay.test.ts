@@ -3,8 +3,8 @@
 // real HTTP simulators (a thermostat answering every call after 2 s, a liquid handler whose aspirate needs an
 // operator's approval). A holds both endpoints; every run here is driven by B, so each governed call is forwarded.
 // - the session disclosure A shows is shown on B's surface (the run's log) before the call (HOST-003);
-// - a run cancelled on B while A waits for the call's approval withdraws it: the request expires, A voids the
-//   approval, nothing is journaled or sent;
+// - a run cancelled on B while A waits for the call's approval (an `mhs.task` step, an `mhs.invoke` node) withdraws
+//   it: the request expires, A voids the approval, nothing is journaled or sent;
 // - a withdrawal whose notice A never got (the row changed without NOTIFY) is seen by A in the store: it voids the
 //   approval within its approval poll instead of waiting out the approval timeout;
 // - a run cancelled on B after A sent the command: A aborts it as a local caller's abort would (recorded
@@ -199,6 +199,26 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     ]);
     expect((await simCounters(lh, 'liquid-handler')).calls).toBe(0);
   }, 45_000);
+
+  it('an mhs.invoke node of a run cancelled on B while A waits for its approval: the call is withdrawn too', async () => {
+    // Its approval is A's: B sees it in the store (no approval event of it reaches B).
+    const runId = await start(
+      workflow('epr-cancel-invoke', 'mhs.invoke', {
+        endpoint: lh.endpointId,
+        device: 'liquid-handler',
+        capability: 'cap.liquid.aspirate.v1',
+        input: { volume_ul: 4 },
+        deadlineMs: 60_000,
+      }),
+    );
+    const approvalId = await pendingApproval(runId);
+    expect((await api.post(`/v1/runs/${runId}/cancel`, { reason: 'operator gave up' })).status).toBeLessThan(300);
+    expect((await api.until(runId, ended)).status).toBe('cancelled');
+    expect((await requestsOf(store.location, runId)).map((r) => r.status)).toEqual(['expired']);
+    expect((await decided(approvalId)).status).toBe('voided');
+    const { entries } = await ledgerOf(store.location);
+    expect(entries.filter((e) => e.kind === 'command.intent' && e.run_id === runId)).toEqual([]);
+  }, 30_000);
 
   it('a withdrawal whose notice A missed: A sees it in the store and voids the approval', async () => {
     const runId = await start(

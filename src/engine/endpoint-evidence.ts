@@ -119,7 +119,8 @@ function isBundle(v: unknown, endpointId: string): v is EvidenceBundle {
  * bundle verbatim and appends `evidence.export {source:"endpoint", endpoint_id, genesis_digest, head_digest,
  * entries}` (HOST-050, 051). The package export uses each endpoint's latest stored bundle.
  * @throws HostError the endpoint's fault code, `MHS.HOST.INTERNAL` for an answer that is not this endpoint's
- * bundle, or the store's `MHS.HOST.LEDGER_UNAVAILABLE`.
+ * bundle, the store's `MHS.HOST.LEDGER_UNAVAILABLE`, or `MHS.HOST.ENDPOINT_LEASE_LOST` (nothing appended) when this
+ * process no longer holds the endpoint's lease.
  */
 export async function collectEndpointEvidence(
   ledger: Ledger,
@@ -136,21 +137,27 @@ export async function collectEndpointEvidence(
       endpoint_id: ep.endpointId,
     });
   if (artifacts) await artifacts.putEvidenceBundle(bundle);
-  const entry = await ledger.append({
-    kind: 'evidence.export',
-    source: 'endpoint',
-    endpoint_id: ep.endpointId,
-    manifest_digest: ep.manifest.manifest_digest,
-    genesis_digest: bundle.genesis_digest,
-    head_digest: bundle.head_digest,
-    entries: bundle.entries.length,
-    stored: !!artifacts,
-  });
+  // Issue 19: under the endpoint lease, like an intent: a process that lost the endpoint records no evidence of it.
+  const [entry] = await ledger.appendBatch(
+    [
+      {
+        kind: 'evidence.export',
+        source: 'endpoint',
+        endpoint_id: ep.endpointId,
+        manifest_digest: ep.manifest.manifest_digest,
+        genesis_digest: bundle.genesis_digest,
+        head_digest: bundle.head_digest,
+        entries: bundle.entries.length,
+        stored: !!artifacts,
+      },
+    ],
+    ep.fence ? { fence: ep.fence } : {},
+  );
   return {
     endpointId: ep.endpointId,
     genesisDigest: bundle.genesis_digest,
     headDigest: bundle.head_digest,
     entries: bundle.entries.length,
-    seq: entry.seq,
+    seq: entry!.seq,
   };
 }

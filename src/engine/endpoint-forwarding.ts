@@ -4,6 +4,9 @@ import { ownerAlive } from '../ledger/index.js';
 import type { Db, Ledger, PgListener } from '../ledger/index.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { InvokeRequest, InvokeResult } from './call-types.js';
+import type { SessionDisclosure } from './session-disclosure.js';
+import { relayDisclosure, showForHolder, storedError } from './forward-disclosure.js';
+import { recordWithdrawn, withdrawnError } from './forward-withdrawal.js';
 import type { EndpointOwnership } from './endpoint-ownership.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import {
@@ -49,6 +52,11 @@ export interface EndpointForwardingOptions {
   connectorOf: (endpointId: string) => Promise<string | undefined>;
   transportMarginMs?: number;
   /**
+   * How often a holder re-reads the calls it is applying, to see a withdrawal or cancel whose notice it missed (its
+   * listen connection down): the approval poll's interval (`MHS_APPROVAL_POLL_MS`), default 2 s.
+   */
+  pollMs?: number;
+  /**
    * Voids an approval a forwarded call was waiting for when its sender withdrew the call (recorded `approval`/`voided`
    * with `reason`), so it can no longer be granted for a call that will not be made.
    */
@@ -68,15 +76,6 @@ function resultOf(r: StoredResult): InvokeResult {
   };
 }
 
-function errorOf(result: unknown): HostError {
-  const r = (result ?? {}) as { code?: string; message?: string; details?: Record<string, unknown> };
-  return new HostError(
-    (r.code ?? ErrorCode.HOST_INTERNAL) as ErrorCode,
-    r.message ?? 'the forwarded call failed',
-    r.details ?? {},
-  );
-}
-
 /**
  * Governed calls to endpoints another live host process holds (issue 19, `endpoint_requests`): a sender stores the
  * call and waits; the holder claims it in the transaction of its intent (once), runs it through its own governed path
@@ -90,8 +89,16 @@ export class EndpointForwarding {
   private closed = false;
   private readonly waiters = new Map<string, () => void>();
   private readonly applying = new Set<string>();
-  /** The approval waits of calls applied here, by request: a withdrawal notice ends the wait. */
+  /**
+   * The calls applied here, by request: a withdrawal or cancel by their sender (its notice, or the store at each
+   * {@link watchWithdrawals} tick) aborts the call as its caller's abort would here.
+   */
   private readonly withdrawals = new Map<string, AbortController>();
+  /** The approval waits of the calls applied here, by request: ended when their sender's caller stops waiting. */
+  private readonly approvalWaits = new Map<string, AbortController>();
+  /** Disclosures handed to senders, by request: their answer (notice `a`) wakes the wait. */
+  private readonly relays = new Map<string, () => void>();
+  private watch: TimerHandle | null = null;
   /** Requests this process stored and still waits for: on a takeover it withdraws and makes them itself. */
   private readonly sending = new Set<string>();
   private readonly work = new Set<Promise<void>>();
@@ -135,8 +142,10 @@ export class EndpointForwarding {
     } catch {
       return;
     }
-    if (n.k === 'd' && n.id) this.waiters.get(n.id)?.();
+    if ((n.k === 'd' || n.k === 's') && n.id) this.waiters.get(n.id)?.();
     else if (n.k === 'w' && n.id) this.withdrawals.get(n.id)?.abort();
+    else if (n.k === 'e' && n.id) this.approvalWaits.get(n.id)?.abort();
+    else if (n.k === 'a' && n.id) this.relays.get(n.id)?.();
     else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
   }
 
@@ -165,7 +174,10 @@ export class EndpointForwarding {
   /** The holder: runs a stored operation once (a governed call, a tool call, the end of a session scope). */
   private apply(req: EndpointRequest): Promise<void> {
     return req.op.kind === 'invoke'
-      ? this.applyCall(req, req.op).finally(() => this.withdrawals.delete(req.requestId))
+      ? this.applyCall(req, req.op).finally(() => {
+          this.withdrawals.delete(req.requestId);
+          this.approvalWaits.delete(req.requestId);
+        })
       : this.applyOp(req, req.op);
   }
 
@@ -190,16 +202,65 @@ export class EndpointForwarding {
     await this.requests.settle(req.requestId, 'applied', result);
   }
 
+  /**
+   * A holder that missed a withdrawal notice (its listen connection down) sees it in the store within `pollMs`, so a
+   * withdrawn call's approval is voided, and a cancelled call aborted, without waiting out its timeout.
+   */
+  private watchWithdrawals(): void {
+    if (this.closed || this.watch || this.withdrawals.size === 0) return;
+    this.watch = this.o.clock.setTimeout(() => {
+      this.watch = null;
+      this.own(
+        this.requests
+          .withdrawnAmong([...this.withdrawals.keys()])
+          .then(({ withdrawn, approvalWait }) => {
+            for (const id of withdrawn) this.withdrawals.get(id)?.abort();
+            for (const id of approvalWait) this.approvalWaits.get(id)?.abort();
+          })
+          .finally(() => this.watchWithdrawals()),
+      );
+    }, this.o.pollMs ?? 2_000);
+  }
+
   /** A governed call: the same as a local one, its intent claiming the row (so it is sent at most once). */
   private async applyCall(req: EndpointRequest, op: Extract<ForwardedOp, { kind: 'invoke' }>): Promise<void> {
     let res: InvokeResult;
+    // The sender's caller gave up: before the claim the call is withdrawn (its approval wait ends, its claim fails);
+    // after it, the call is aborted exactly as a local caller's abort aborts it.
     const withdrawn = new AbortController();
+    const approvalWait = new AbortController();
     this.withdrawals.set(req.requestId, withdrawn);
+    this.approvalWaits.set(req.requestId, approvalWait);
+    this.watchWithdrawals();
+    const call = fromForwardedCall(op.call);
+    const relayed = op.call.disclosure?.relayed;
     try {
       res = await this.o.engine().invoke({
-        ...fromForwardedCall(op.call),
+        ...call,
+        ...(relayed
+          ? {
+              disclosure: {
+                surface: op.call.disclosure!.surface,
+                show: (d: SessionDisclosure) =>
+                  relayDisclosure(
+                    {
+                      requests: this.requests,
+                      clock: this.o.clock,
+                      pollMs: this.o.pollMs ?? 2_000,
+                      relays: this.relays,
+                      closed: () => this.closed,
+                    },
+                    req,
+                    d,
+                    withdrawn.signal,
+                    this.waitLimitMs(op.call.deadlineMs),
+                  ),
+              },
+            }
+          : {}),
         intentFence: this.requests.claimFence(req),
-        approvalSignal: withdrawn.signal,
+        signal: withdrawn.signal,
+        approvalSignal: AbortSignal.any([withdrawn.signal, approvalWait.signal]),
       });
     } catch (err) {
       const e = toHostError(err);
@@ -233,6 +294,11 @@ export class EndpointForwarding {
     await this.requests.settle(req.requestId, 'applied', stored);
   }
 
+  /** How long a sender waits for a governed call, and a holder for its sender's answer to a disclosure. */
+  private waitLimitMs(deadlineMs: number | undefined): number {
+    return (deadlineMs ?? FORWARD_DEFAULT_DEADLINE_MS) + (this.o.transportMarginMs ?? 2_000) + FORWARD_SLACK_MS;
+  }
+
   /**
    * The sender: forwards `req` when another process holds its endpoint's lease, and returns its outcome; undefined
    * when the call should be made here (the endpoint has no lease elsewhere, or this process just took it over before
@@ -264,16 +330,45 @@ export class EndpointForwarding {
     heldBy: string,
     req: InvokeRequest,
   ): Promise<InvokeResult | undefined> {
-    const limit =
-      this.o.clock.now() +
-      (req.deadlineMs ?? FORWARD_DEFAULT_DEADLINE_MS) +
-      (this.o.transportMarginMs ?? 2_000) +
-      FORWARD_SLACK_MS;
+    let limit = this.o.clock.now() + this.waitLimitMs(req.deadlineMs);
+    let cancelled = false;
+    let approvalWaitEnded = false;
+    let shown = false;
     for (;;) {
-      await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())));
+      // Woken by a caller's abort it has not acted on yet.
+      const wake = [cancelled ? undefined : req.signal, approvalWaitEnded ? undefined : req.approvalSignal].filter(
+        (x): x is AbortSignal => x !== undefined,
+      );
+      await this.waitFor(
+        requestId,
+        Math.max(1, Math.min(this.period(), limit - this.o.clock.now())),
+        wake.length > 1 ? AbortSignal.any(wake) : wake[0],
+      );
+      // The caller stopped waiting for an approval: so does the holder (the call fails MHS.HOST.APPROVAL_REQUIRED, the
+      // approval still pending, as here); a call that needed none goes on.
+      if (req.approvalSignal?.aborted && !approvalWaitEnded) {
+        approvalWaitEnded = true;
+        await this.requests.endApprovalWait(requestId);
+      }
+      if (req.signal?.aborted && !cancelled) {
+        cancelled = true;
+        // The caller gave up: not claimed yet, the call is withdrawn (nothing sent); claimed, the holder aborts it as
+        // a local abort would and its outcome (not sent, or unknown once sent) is awaited a little longer here.
+        if ((await this.requests.cancel(requestId)) === 'withdrawn')
+          throw await recordWithdrawn(this.o.ledger, this.o.onError, req, requestId, withdrawnError(requestId, req));
+        limit = Math.min(limit, this.o.clock.now() + FORWARD_SLACK_MS);
+      }
       const r = (await this.requests.get(requestId))!;
       const done = this.ended(r);
       if (done) return done;
+      // Withdrawn, not by this wait (an operator, or a caller's abort that raced the claim): nothing was sent.
+      if (r.status === 'expired') throw withdrawnError(requestId, req, false);
+      // HOST-003: the holder discloses the session on this caller's surface before its first call.
+      if (r.disclosure && !r.disclosureAck && !shown && req.disclosure?.show) {
+        shown = true;
+        await showForHolder(this.requests, requestId, r.disclosure, req.disclosure.show);
+        continue;
+      }
       // The holder is gone: this process takes the endpoint over (its own sweep may have done so already).
       if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
         await this.o.ownership.sweepNow();
@@ -283,7 +378,7 @@ export class EndpointForwarding {
         const settled = await this.fromLedger(r.commandId);
         if (settled) return settled;
       }
-      if (this.o.clock.now() >= limit) return this.timeout(requestId, heldBy);
+      if (this.o.clock.now() >= limit) return this.timeout(requestId, heldBy, req);
     }
   }
 
@@ -320,7 +415,7 @@ export class EndpointForwarding {
       await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())));
       const r = (await this.requests.get(requestId))!;
       if (r.status === 'applied') return r.result as ToolCallResult | null;
-      if (r.status === 'failed') throw errorOf(r.result);
+      if (r.status === 'failed') throw storedError(r.result);
       if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
         await this.o.ownership.sweepNow();
       if (this.o.ownership.holds(connectorId) && (await this.requests.withdraw(requestId, { claimed: true })))
@@ -340,21 +435,22 @@ export class EndpointForwarding {
 
   private ended(r: EndpointRequest): InvokeResult | undefined {
     if (r.status === 'applied') return resultOf(r.result as StoredResult);
-    if (r.status === 'failed') throw errorOf(r.result);
+    if (r.status === 'failed') throw storedError(r.result);
     return undefined;
   }
 
-  private waitFor(requestId: string, ms: number): Promise<void> {
+  private waitFor(requestId: string, ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise<void>((resolve) => {
-      const t = this.o.clock.setTimeout(() => {
-        this.waiters.delete(requestId);
-        resolve();
-      }, ms);
-      this.waiters.set(requestId, () => {
+      const done = () => {
         this.o.clock.clearTimeout(t);
         this.waiters.delete(requestId);
+        signal?.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const t = this.o.clock.setTimeout(done, ms);
+      this.waiters.set(requestId, done);
+      if (signal?.aborted) done();
+      else signal?.addEventListener('abort', done, { once: true });
     });
   }
 
@@ -423,14 +519,20 @@ export class EndpointForwarding {
     };
   }
 
-  private async timeout(requestId: string, heldBy: string): Promise<InvokeResult> {
+  private async timeout(requestId: string, heldBy: string, req: InvokeRequest): Promise<InvokeResult> {
     const r0 = (await this.requests.get(requestId))!;
     if (await this.requests.withdraw(requestId))
-      throw new HostError(
-        ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
-        `the host process holding endpoint ${r0.endpointId} (${heldBy}) did not start the forwarded call in time; it was withdrawn and nothing was sent`,
-        { requestId, endpointId: r0.endpointId, connectorId: r0.connectorId, heldBy },
-        { remediation: 'Send the call again, or check the holder with `mhs-host hosts`.' },
+      throw await recordWithdrawn(
+        this.o.ledger,
+        this.o.onError,
+        req,
+        requestId,
+        new HostError(
+          ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
+          `the host process holding endpoint ${r0.endpointId} (${heldBy}) did not start the forwarded call in time; it was withdrawn and nothing was sent`,
+          { requestId, endpointId: r0.endpointId, connectorId: r0.connectorId, heldBy },
+          { remediation: 'Send the call again, or check the holder with `mhs-host hosts`.' },
+        ),
       );
     const r = (await this.requests.get(requestId))!;
     const done = this.ended(r);
@@ -451,7 +553,9 @@ export class EndpointForwarding {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) this.o.clock.clearTimeout(this.timer);
-    this.timer = null;
+    if (this.watch) this.o.clock.clearTimeout(this.watch);
+    this.timer = this.watch = null;
+    for (const wake of this.relays.values()) wake();
     for (const wake of this.waiters.values()) wake();
     await Promise.all(this.work);
     await this.listener?.close();

@@ -1,4 +1,5 @@
 import { ErrorCode, HostError } from '../core/index.js';
+import type { Db } from '../ledger/index.js';
 import type { CallOptions, ToolCallResult } from '../mhs/connection.js';
 import type { CapabilityBinding, DeviceProfile, Manifest } from '../mhs/wire-types.js';
 import type { DeploymentAccess } from '../policy/deployment-policy.js';
@@ -19,6 +20,11 @@ export interface EndpointHandle {
   admit(access: DeploymentAccess, deviceId: string, scope?: Record<string, unknown>): Promise<void>;
   callTool(name: string, args: Record<string, unknown>, opts?: CallOptions): Promise<ToolCallResult>;
   closeSessionScope(scope: string): Promise<void>;
+  /**
+   * The endpoint-lease fence of what this process records about the endpoint (issue 19): an attached, leased actor's;
+   * none for a {@link RemoteEndpoint} (its holder answered the read; the store is the one both share).
+   */
+  readonly fence?: ((t: Db) => Promise<void>) | undefined;
 }
 
 /** An endpoint attached by another live host process: its connector and the manifest it admitted (from the store). */

@@ -3,7 +3,7 @@ import type { Clock, IdFactory } from '../core/index.js';
 import { migrate } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
 import type { InvokeRequest } from './call-types.js';
-import type { DisclosureRequest } from './session-disclosure.js';
+import type { DisclosureRequest, SessionDisclosure } from './session-disclosure.js';
 
 /**
  * One row per operation a host process forwarded to the process holding the endpoint's lease (issue 19): a governed
@@ -32,8 +32,22 @@ export const ENDPOINT_REQUESTS_DDL = `CREATE TABLE endpoint_requests (
 CREATE INDEX endpoint_requests_pending ON endpoint_requests (connector_id, created_at) WHERE status = 'pending';`;
 
 /**
+ * Migration `engine.endpoint-requests.relay`: `cancelled_at`, a sender's caller gave up on a call the holder already
+ * claimed (the holder aborts it as a local caller's abort would); `approval_wait_ended_at`, the sender's caller stopped
+ * waiting for an approval (its `approvalSignal`: the holder stops waiting, the approval stays pending); `disclosure`, the session disclosure the holder
+ * shows before the call (HOST-003), and `disclosure_ack`, the sender's answer (`{shown:true}` or the error its
+ * surface raised).
+ */
+export const ENDPOINT_REQUESTS_RELAY_DDL = `ALTER TABLE endpoint_requests ADD COLUMN cancelled_at TEXT;
+ALTER TABLE endpoint_requests ADD COLUMN approval_wait_ended_at TEXT;
+ALTER TABLE endpoint_requests ADD COLUMN disclosure TEXT;
+ALTER TABLE endpoint_requests ADD COLUMN disclosure_ack TEXT;`;
+
+/**
  * The `NOTIFY` channel of forwarded calls: `{k:'q', c}` a request stored for connector `c`, `{k:'d', id}` settled,
- * `{k:'w', id}` withdrawn by its sender.
+ * `{k:'w', id}` withdrawn (or, once claimed, cancelled) by its sender, `{k:'e', id}` its approval wait ended by the
+ * sender, `{k:'s', id}` a disclosure for the sender to
+ * show, `{k:'a', id}` the sender's answer to it.
  */
 export const ENDPOINT_REQUESTS_CHANNEL = 'mhs_endpoint_requests';
 
@@ -58,7 +72,8 @@ type LocalOnly = (typeof LOCAL_ONLY_FIELDS)[number];
 export type ForwardedCall = Omit<InvokeRequest, LocalOnly> & {
   traceparent?: string;
   tracestate?: string;
-  disclosure?: Pick<DisclosureRequest, 'surface'>;
+  /** `relayed`: the sender shows the disclosure itself (its `show` callback), so the holder hands it over first. */
+  disclosure?: Pick<DisclosureRequest, 'surface'> & { relayed?: true };
 };
 
 /**
@@ -80,14 +95,20 @@ export function toForwardedCall(req: InvokeRequest): ForwardedCall {
     ...(rest as Omit<InvokeRequest, LocalOnly>),
     ...(trace ? { traceparent: trace.traceparent } : {}),
     ...(trace?.tracestate ? { tracestate: trace.tracestate } : {}),
-    ...(disclosure ? { disclosure: { surface: disclosure.surface } } : {}),
+    ...(disclosure
+      ? { disclosure: { surface: disclosure.surface, ...(disclosure.show ? { relayed: true as const } : {}) } }
+      : {}),
   };
 }
 
 /** The governed call a holder makes for a stored one. */
 export function fromForwardedCall(c: ForwardedCall): InvokeRequest {
-  const { traceparent, tracestate, ...rest } = c;
-  return { ...rest, ...(traceparent ? { trace: { traceparent, ...(tracestate ? { tracestate } : {}) } } : {}) };
+  const { traceparent, tracestate, disclosure, ...rest } = c;
+  return {
+    ...rest,
+    ...(traceparent ? { trace: { traceparent, ...(tracestate ? { tracestate } : {}) } } : {}),
+    ...(disclosure ? { disclosure: { surface: disclosure.surface } } : {}),
+  };
 }
 
 /** A stored request, as read back. */
@@ -103,6 +124,12 @@ export interface EndpointRequest {
   /** `applied`: the serialised result; `failed`: `{code, message, details}`. */
   result: unknown;
   appliedBy: string | null;
+  /** The sender's caller gave up after the holder claimed the call. */
+  cancelled: boolean;
+  /** The disclosure the holder handed over for the sender to show, and the sender's answer. */
+  disclosure: SessionDisclosure | null;
+  disclosureAck:
+    { shown: true } | { error: { code: string; message: string; details?: Record<string, unknown> } } | null;
 }
 
 interface Row {
@@ -118,6 +145,10 @@ interface Row {
   command_id: string | null;
   result: string | null;
   applied_by: string | null;
+  cancelled_at: string | null;
+  approval_wait_ended_at: string | null;
+  disclosure: string | null;
+  disclosure_ack: string | null;
 }
 
 function toRequest(r: Row): EndpointRequest {
@@ -135,12 +166,18 @@ function toRequest(r: Row): EndpointRequest {
     commandId: r.command_id,
     result: r.result === null ? null : (JSON.parse(r.result) as unknown),
     appliedBy: r.applied_by,
+    cancelled: r.cancelled_at !== null,
+    disclosure: r.disclosure === null ? null : (JSON.parse(r.disclosure) as SessionDisclosure),
+    disclosureAck:
+      r.disclosure_ack === null ? null : (JSON.parse(r.disclosure_ack) as EndpointRequest['disclosureAck']),
   };
 }
 
 /** Creates `endpoint_requests` once per PostgreSQL store (migration `engine.endpoint-requests`). */
 export async function ensureEndpointRequests(db: Db): Promise<void> {
-  if (db.dialect === 'postgres') await migrate(db, 'engine.endpoint-requests', ENDPOINT_REQUESTS_DDL);
+  if (db.dialect !== 'postgres') return;
+  await migrate(db, 'engine.endpoint-requests', ENDPOINT_REQUESTS_DDL);
+  await migrate(db, 'engine.endpoint-requests.relay', ENDPOINT_REQUESTS_RELAY_DDL);
 }
 
 const notify = (t: Db, notice: Record<string, unknown>): Promise<unknown> =>
@@ -288,6 +325,88 @@ export class EndpointRequests {
       // A holder waiting for this call's approval stops waiting (and voids it).
       if (changes === 1) await notify(t, { k: 'w', id: requestId });
       return changes === 1;
+    });
+  }
+
+  /**
+   * The sender's caller gave up (its abort signal): a request no holder claimed is withdrawn (`expired`, nothing will
+   * be sent); one a holder claimed is marked `cancelled_at`, and that holder aborts its call as a local caller's abort
+   * would (never resent, never reported not executed once sent). Notifies `{k:'w'}` either way.
+   */
+  async cancel(requestId: string): Promise<'withdrawn' | 'cancelled' | 'ended'> {
+    return this.db.tx(async (t) => {
+      const now = isoAt(this.clock.now());
+      const w = await t.run(
+        `UPDATE endpoint_requests SET status = 'expired', applied_at = ? WHERE request_id = ? AND status = 'pending'`,
+        [now, requestId],
+      );
+      const c =
+        w.changes === 1
+          ? w
+          : await t.run(
+              `UPDATE endpoint_requests SET cancelled_at = ? WHERE request_id = ? AND status = 'sent'
+                 AND cancelled_at IS NULL`,
+              [now, requestId],
+            );
+      if (c.changes === 1) await notify(t, { k: 'w', id: requestId });
+      return w.changes === 1 ? 'withdrawn' : c.changes === 1 ? 'cancelled' : 'ended';
+    });
+  }
+
+  /**
+   * The sender's caller stopped waiting for an approval (its `approvalSignal`): a holder waiting for one for this call
+   * stops waiting, and the approval stays pending, as a local caller's would. Notifies `{k:'e'}`.
+   */
+  async endApprovalWait(requestId: string): Promise<void> {
+    await this.db.tx(async (t) => {
+      const { changes } = await t.run(
+        `UPDATE endpoint_requests SET approval_wait_ended_at = ? WHERE request_id = ? AND status = 'pending'
+           AND approval_wait_ended_at IS NULL`,
+        [isoAt(this.clock.now()), requestId],
+      );
+      if (changes === 1) await notify(t, { k: 'e', id: requestId });
+    });
+  }
+
+  /**
+   * Of `requestIds`, those withdrawn or cancelled by their sender (`withdrawn`), or whose approval wait the sender
+   * ended (`approvalWait`): what a holder that missed the notices reads.
+   */
+  async withdrawnAmong(requestIds: readonly string[]): Promise<{ withdrawn: string[]; approvalWait: string[] }> {
+    if (!requestIds.length) return { withdrawn: [], approvalWait: [] };
+    const rows = await this.db.all<{ request_id: string; withdrawn: boolean }>(
+      `SELECT request_id, (status = 'expired' OR cancelled_at IS NOT NULL) AS withdrawn FROM endpoint_requests
+       WHERE request_id = ANY(?::text[])
+         AND (status = 'expired' OR cancelled_at IS NOT NULL OR approval_wait_ended_at IS NOT NULL)`,
+      [requestIds],
+    );
+    return {
+      withdrawn: rows.filter((r) => r.withdrawn).map((r) => r.request_id),
+      approvalWait: rows.map((r) => r.request_id),
+    };
+  }
+
+  /** The holder hands a pending call's disclosure to its sender to show (HOST-003); false when no longer pending. */
+  async offerDisclosure(requestId: string, d: SessionDisclosure): Promise<boolean> {
+    return this.db.tx(async (t) => {
+      const { changes } = await t.run(
+        `UPDATE endpoint_requests SET disclosure = ?, disclosure_ack = NULL WHERE request_id = ? AND status = 'pending'`,
+        [JSON.stringify(d), requestId],
+      );
+      if (changes === 1) await notify(t, { k: 's', id: requestId });
+      return changes === 1;
+    });
+  }
+
+  /** The sender's answer to the disclosure it was handed: shown, or the error its surface raised. */
+  async ackDisclosure(requestId: string, ack: NonNullable<EndpointRequest['disclosureAck']>): Promise<void> {
+    await this.db.tx(async (t) => {
+      const { changes } = await t.run(
+        `UPDATE endpoint_requests SET disclosure_ack = ? WHERE request_id = ? AND disclosure IS NOT NULL
+           AND disclosure_ack IS NULL`,
+        [JSON.stringify(ack), requestId],
+      );
+      if (changes === 1) await notify(t, { k: 'a', id: requestId });
     });
   }
 }

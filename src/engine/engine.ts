@@ -344,12 +344,17 @@ export function createEngine(o: EngineOptions): Engine {
    * Issue 19: an unsettled command whose endpoint another process still holds (a dead holder's lease not lapsed yet)
    * is adopted once this process takes the endpoint over, or seen settled by a live holder; until then, or for at
    * most ADOPT_WAIT_MS, nothing is sent (HOST-091) and the caller waits instead of reporting the outcome unknown.
+   * A command whose connector is disabled is not waited for: no process takes a disabled endpoint over.
    */
   const awaitAdoption = async (commandId: string): Promise<PendingCommand | undefined> => {
     const until = clock.now() + ADOPT_WAIT_MS;
     while (clock.now() < until) {
+      const entries = await o.ledger.byCommand(commandId);
+      const up = unsettledCommand(entries);
+      if (!up) return undefined;
+      const connectorId = entries.find((e) => e.kind === 'command.intent')?.connector_id;
+      if (typeof connectorId === 'string' && !(await env.isEnabled(connectorId, up.endpointId))) return undefined;
       await pause(env, ADOPT_POLL_MS);
-      if (!unsettledCommand(await o.ledger.byCommand(commandId))) return undefined;
       const p = env.pending.get(commandId) ?? (await adoptUntracked(commandId));
       if (p) return p;
     }

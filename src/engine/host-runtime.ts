@@ -210,6 +210,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         connectorOf: async (endpointId) =>
           (await connectors.list()).find((r) => r.endpoint_id === endpointId && r.enabled)?.connector_id,
         ...(opts.engine?.transportMarginMs !== undefined ? { transportMarginMs: opts.engine.transportMarginMs } : {}),
+        pollMs: base.approvalPollMs,
         voidApproval: (approvalId, reason) => services.gate.voidOpen({ approvalId }, reason),
         ...(report ? { onError: report } : {}),
       });

@@ -39,6 +39,8 @@ export interface OperatorRuntime {
   enablement: Enablement;
   directory: EndpointDirectory;
   services: OperatorServices;
+  /** How often a waiting approval is re-read from the store (`MHS_APPROVAL_POLL_MS`). */
+  approvalPollMs: number;
   /** Admitted manifests of the endpoints this process connected, by connector id (for the directory). */
   manifests: Map<string, Manifest>;
   /** Dependencies for `registerOperatorRoutes` / `registerConsole`. */
@@ -109,6 +111,7 @@ export async function openOperatorRuntime(
     enablement,
     directory,
     services,
+    approvalPollMs,
     manifests,
     operatorDeps: () => ({ ...services, ledger, directory, enablement, clock, link, policy }),
     close: () => link.close().catch(() => undefined),

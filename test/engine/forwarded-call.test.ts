@@ -37,11 +37,19 @@ describe('a forwarded call', () => {
       disclosure: { surface: 'gateway', show: () => undefined },
     };
     const stored = JSON.parse(JSON.stringify(toForwardedCall(req))) as ReturnType<typeof toForwardedCall>;
-    expect(stored).toEqual({ ...wire, traceparent: TP, tracestate: 'v=1', disclosure: { surface: 'gateway' } });
+    // `relayed`: the sender has a surface that shows the disclosure; the holder hands it over (HOST-003).
+    expect(stored).toEqual({
+      ...wire,
+      traceparent: TP,
+      tracestate: 'v=1',
+      disclosure: { surface: 'gateway', relayed: true },
+    });
     expect(fromForwardedCall(stored)).toEqual({
       ...wire,
       trace: { traceparent: TP, tracestate: 'v=1' },
       disclosure: { surface: 'gateway' },
     });
+    const silent = toForwardedCall({ ...wire, disclosure: { surface: 'api' } });
+    expect(silent.disclosure).toEqual({ surface: 'api' });
   });
 });

@@ -149,11 +149,23 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
       const abort = new AbortController();
       // Issue 16: the waiting approval of a cancelled node is voided and recorded, so it can no longer be granted.
       let voiding: Promise<unknown> = Promise.resolve();
-      const onCancel = (): void => {
-        if (!watch?.waiting()) return;
-        const gate = deps.approvals?.gate;
+      const gate = deps.approvals?.gate;
+      const withdraw = (): void => {
         if (gate?.voidOpen) voiding = gate.voidOpen({ runId: ctx.runId, nodeId: ctx.node.id }, 'run_cancelled');
         abort.abort();
+      };
+      const onCancel = (): void => {
+        if (watch?.waiting()) return withdraw();
+        // Issue 19: a call forwarded to its endpoint's holder waits for an approval that process asked for; this
+        // process has no event of it, only the store.
+        if (gate)
+          voiding = gate
+            .list({ status: ['pending'] })
+            .then((open) => {
+              if (open.some((r) => r.run_id === ctx.runId && r.node_id === ctx.node.id)) withdraw();
+              return voiding;
+            })
+            .catch(() => undefined);
       };
       ctx.signal.addEventListener('abort', onCancel);
       const res: InvokeResult = await deps.engine

@@ -58,8 +58,18 @@ export function resolveInterrupt(
 ): Promise<void> {
   const decidedBy = caller.principal;
   const settle: SettledRequest | undefined = requestId ? { requestId, status: 'applied', result: null } : undefined;
-  return host.enqueue(async () => {
-    const p = host.pending.get(nodeId);
+  const deadline = host.clock.now() + REREGISTER_WAIT_MS;
+  const attempt = (): Promise<void> =>
+    host
+      .enqueue(async () => {
+        const p = host.pending.get(nodeId);
+        // A resumed run (restart, takeover) re-registers an open interrupt when its node re-executes, after the
+        // actor started: an answer that arrives in between waits for it instead of finding nothing.
+        if (!p && !host.isTerminal() && openInLog(host.historyOf(nodeId)) && host.clock.now() < deadline) return RETRY;
+        return apply(p);
+      })
+      .then((r) => (r === RETRY ? pauseOn(host.clock, REREGISTER_POLL_MS).then(attempt) : undefined));
+  const apply = async (p: PendingInterrupt | undefined): Promise<void> => {
     if (!p || host.isTerminal()) {
       throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, {
         runId: host.runId,
@@ -87,7 +97,25 @@ export function resolveInterrupt(
     host.pending.delete(nodeId);
     const events = await host.append(inputs, { status: waitingStatusOf(host.pending) }, settle);
     p.settle({ timedOut: false, resumeValue, decidedBy, causationId: events[0]!.eventId });
-  });
+  };
+  return attempt();
+}
+
+const RETRY = Symbol('retry');
+/** How long an answer waits for a resumed node to re-register its open interrupt, and how often it looks. */
+const REREGISTER_WAIT_MS = 5_000;
+const REREGISTER_POLL_MS = 20;
+
+/** True when the node's history has an `interrupt.requested` that no `interrupt.resolved` answers. */
+function openInLog(history: readonly RunEvent[]): boolean {
+  const resolved = new Set(
+    history.filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload.interruptId as string),
+  );
+  return history.some((e) => e.type === 'interrupt.requested' && !resolved.has(e.payload.key as string));
+}
+
+function pauseOn(clock: Clock, ms: number): Promise<void> {
+  return new Promise((resolve) => clock.setTimeout(resolve, ms));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { lazyValidator } from '../core/lazy-validator.js';
 import { Command, Option } from 'commander';
 import { ErrorCode, HostError, RealClock, isoAt } from '../core/index.js';
 import { buildClaim } from '../conformance/claim.js';
@@ -20,7 +20,7 @@ const ENDPOINT_REPORT = {
     report: { type: 'string', minLength: 1 },
   },
 } as const;
-const validEndpointReport = new Ajv2020({ allErrors: true }).compile(ENDPOINT_REPORT);
+const validEndpointReport = lazyValidator(ENDPOINT_REPORT, { allErrors: true });
 
 function readText(flag: string, path: string): string {
   try {
@@ -149,7 +149,7 @@ const REPORT_SHAPE = {
     not_proven: { type: 'array', items: { type: 'string' } },
   },
 } as const;
-const validReport = new Ajv2020({ allErrors: true }).compile(REPORT_SHAPE);
+const validReport = lazyValidator(REPORT_SHAPE, { allErrors: true });
 
 function readReport(path: string): ConformanceReport {
   let doc: unknown;

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { lazyValidator } from '../core/lazy-validator.js';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { RiskClass } from '../mhs/wire-types.js';
 import { DEPLOYMENT_SCHEMA, NO_DOCUMENT_DEPLOYMENT, deploymentFromSection } from './deployment-policy.js';
@@ -128,7 +128,7 @@ const SCHEMA = {
   },
 };
 
-const validate = new Ajv2020({ allErrors: true }).compile(SCHEMA);
+const validate = lazyValidator(SCHEMA, { allErrors: true });
 
 /**
  * Validates a partial policy document and fills defaults. Raises `MHS.HOST.CONFIG_INVALID` with

@@ -1,5 +1,5 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ValidateFunction } from 'ajv';
+import { lazyValidator } from '../core/lazy-validator.js';
+import type { LazyValidator } from '../core/lazy-validator.js';
 import { ErrorCode, HostError } from '../core/index.js';
 
 /** JSON Schemas of the request bodies this surface accepts (also published in the OpenAPI document). */
@@ -82,9 +82,9 @@ export const REQUEST_SCHEMAS = {
   },
 } as const;
 
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-const compiled = new Map<string, ValidateFunction>();
-for (const [name, schema] of Object.entries(REQUEST_SCHEMAS)) compiled.set(name, ajv.compile(schema));
+const compiled = new Map<string, LazyValidator>(
+  Object.entries(REQUEST_SCHEMAS).map(([name, schema]) => [name, lazyValidator(schema, { allErrors: true })]),
+);
 
 /** Checks a body against one of {@link REQUEST_SCHEMAS}; raises `validation_error` with paths. */
 export function checkBody<T>(name: keyof typeof REQUEST_SCHEMAS, body: unknown): T {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError, toHostError } from '../../core/index.js';
+import { lazyValidator } from '../../core/lazy-validator.js';
 import type { OpenwopHost } from '../../openwop/host.js';
 import { TERMINAL_STATUSES } from '../../openwop/types.js';
 import type { Caller } from '../../openwop/node-registry.js';
@@ -12,13 +12,12 @@ import type { RequestIdempotency } from './request-idempotency.js';
 /** runs.md §Bulk cancel: the RECOMMENDED cap on `runIds`. */
 export const BULK_CANCEL_MAX = 100;
 
-const ajv = new Ajv2020({ strict: false });
-const validBody = ajv.compile({
+const validBody = lazyValidator({
   type: 'object',
   properties: { reason: { type: 'string', maxLength: 1000 } },
   additionalProperties: false,
 });
-const validBulk = ajv.compile({
+const validBulk = lazyValidator({
   type: 'object',
   required: ['runIds'],
   properties: {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../../core/index.js';
+import { lazyValidator } from '../../core/lazy-validator.js';
 import type { OpenwopHost } from '../../openwop/host.js';
 import { TERMINAL_STATUSES } from '../../openwop/types.js';
 import { runIdFromParam } from '../../openwop/v2/index.js';
@@ -8,7 +8,7 @@ import { callerOf } from '../auth.js';
 import type { RequestIdempotency } from './request-idempotency.js';
 import { v2Snapshot } from './run-routes.js';
 
-const validBody = new Ajv2020({ strict: false }).compile({
+const validBody = lazyValidator({
   type: 'object',
   required: ['resumeValue'],
   properties: { resumeValue: {} },

@@ -1,18 +1,17 @@
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError, isoAt } from '../../core/index.js';
 import type { Clock } from '../../core/index.js';
+import { lazyValidator } from '../../core/lazy-validator.js';
 import type { OpenwopHost } from '../../openwop/host.js';
 import { DRAIN_POLICIES } from '../../openwop/run-pause.js';
 import type { DrainPolicy } from '../../openwop/run-pause.js';
 import { bindRunId, runIdFromParam } from '../../openwop/v2/index.js';
 
-const ajv = new Ajv2020({ strict: false });
-const validPause = ajv.compile({
+const validPause = lazyValidator({
   type: 'object',
   properties: { reason: { type: 'string', maxLength: 1000 }, drainPolicy: { type: 'string' } },
   additionalProperties: false,
 });
-const validResume = ajv.compile({
+const validResume = lazyValidator({
   type: 'object',
   properties: { reason: { type: 'string', maxLength: 1000 } },
   additionalProperties: false,

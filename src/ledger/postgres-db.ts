@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { Db } from './db.js';
 import { TxLock } from './tx-lock.js';
@@ -38,11 +38,18 @@ export function toPgPlaceholders(sql: string): string {
   return out;
 }
 
+/** The driver, loaded on the first PostgreSQL open: a process on SQLite never pays for importing it. */
+async function loadPg(): Promise<typeof pg> {
+  return (await import('pg')).default;
+}
+
 /** BIGINT (int8) and COUNT(*) come back as numbers, as they do from SQLite. */
-const types = {
-  getTypeParser: (oid: number, format?: string) =>
-    oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
-};
+function typeParsers(driver: typeof pg) {
+  return {
+    getTypeParser: (oid: number, format?: string) =>
+      oid === 20 ? (v: string) => Number(v) : driver.types.getTypeParser(oid, format as 'text'),
+  };
+}
 
 /** The URL without its password, for logs and {@link Db.location}. */
 export function redactUrl(url: string): string {
@@ -160,6 +167,7 @@ export class PostgresDb extends PgStatements {
     /** The schema named in the URL, if any. */
     readonly schema: string | null,
     private readonly clientConfig: pg.ClientConfig,
+    private readonly driver: typeof pg,
   ) {
     super();
   }
@@ -169,7 +177,7 @@ export class PostgresDb extends PgStatements {
    * payload. `ended` resolves with the error once the connection is lost (or `undefined` after `close`).
    */
   async listen(channel: string, onNotify: (payload: string) => void): Promise<PgListener> {
-    const client = new pg.Client(this.clientConfig);
+    const client = new this.driver.Client(this.clientConfig);
     let settle: (err: Error | undefined) => void = () => undefined;
     const ended = new Promise<Error | undefined>((resolve) => (settle = resolve));
     client.on('error', (err) => settle(err));
@@ -195,6 +203,7 @@ export class PostgresDb extends PgStatements {
 
   /** Connects (and checks the connection) to a `postgres://` or `postgresql://` URL. */
   static async open(url: string, opts: PostgresDbOptions = {}): Promise<PostgresDb> {
+    const driver = await loadPg();
     const u = new URL(url);
     const schema = u.searchParams.get('schema');
     u.searchParams.delete('schema');
@@ -205,13 +214,13 @@ export class PostgresDb extends PgStatements {
       // ever: `SKIP LOCKED` would skip its lapsed run leases and nobody could take them over. The server ends such a
       // session; the paused process's write then fails and it steps down.
       idle_in_transaction_session_timeout: opts.idleInTransactionMs ?? 5_000,
-      types,
+      types: typeParsers(driver),
       ...(schema ? { options: `-c search_path=${quoteIdent(schema)}` } : {}),
     };
-    const pool = new pg.Pool({ ...clientConfig, max: opts.max ?? 8 });
+    const pool = new driver.Pool({ ...clientConfig, max: opts.max ?? 8 });
     // An idle client losing its server must not crash the process; the next query reports it.
     pool.on('error', () => undefined);
-    const db = new PostgresDb(redactUrl(url), pool, schema, clientConfig);
+    const db = new PostgresDb(redactUrl(url), pool, schema, clientConfig, driver);
     try {
       if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(schema)}`);
       else await pool.query('SELECT 1');

@@ -44,6 +44,8 @@ export interface OpenwopSchemas {
   assert(id: string, value: unknown, what: string): void;
   /** Issues of a run event against run-event.schema.json and, for a known type, its payload $def. */
   checkEvent(event: unknown): SchemaIssue[];
+  /** Compiles every loaded schema now (a broken vendored set throws here rather than on first use). */
+  compileAll(): void;
 }
 
 function listSchemaFiles(dir: string): string[] {
@@ -88,8 +90,9 @@ function build(dir: string): OpenwopSchemas {
     }
     return v;
   };
-  // Compile every schema now: a broken vendored set fails at start, not on first use.
-  for (const id of ids) validator(id);
+  // Each schema is compiled on first use (compiling the whole vendored set took most of a `serve` start); addSchema
+  // above already checked each against its meta-schema, and `compileAll` (test/openwop/vendored-schemas.test.ts)
+  // compiles every one.
 
   const payloads = JSON.parse(readFileSync(join(schemaDir, 'run-event-payloads.schema.json'), 'utf8')) as {
     $defs: { _typeIndex: { properties: Record<string, { $ref: string }> } };
@@ -114,6 +117,9 @@ function build(dir: string): OpenwopSchemas {
   return {
     ids,
     check,
+    compileAll() {
+      for (const id of ids) validator(id);
+    },
     assert(id, value, what) {
       const errors = check(id, value);
       if (errors.length) throw new HostError(ErrorCode.VALIDATION_ERROR, `${what} is not valid`, { errors });

@@ -4,8 +4,8 @@
  * with `MHS.HOST.CONFIG_INVALID` and nothing of it is applied.
  */
 import { readFileSync } from 'node:fs';
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../../core/index.js';
+import { lazyValidator } from '../../core/lazy-validator.js';
 import { belowFloor, revisionLadder } from './mcp-revisions.js';
 
 /** A server started as a child process and spoken to over stdio. */
@@ -95,7 +95,7 @@ const SCHEMA = {
   },
 } as const;
 
-const validate = new Ajv2020({ allErrors: true, strict: true }).compile(SCHEMA);
+const validate = lazyValidator(SCHEMA, { allErrors: true });
 
 function invalid(source: string, problems: Array<{ path: string; message: string }>): HostError {
   return new HostError(

@@ -1,0 +1,38 @@
+// Guarantees: every vendored OpenWOP v1 schema loads and compiles (the host compiles each on first use, so a broken
+// vendored set must be caught here rather than by the first request that needs the broken schema), and a schema
+// that does not compile is reported by `compileAll` with the schema named.
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.resetModules();
+});
+
+describe('vendored OpenWOP schemas', () => {
+  it('every schema of vendor/openwop compiles', async () => {
+    const { openwopSchemas, schemaId } = await import('../../src/openwop/schemas.js');
+    const schemas = openwopSchemas();
+    expect(schemas.ids).toContain(schemaId('workflow-definition'));
+    expect(() => schemas.compileAll()).not.toThrow();
+  });
+
+  it('a schema with a dangling $ref fails compileAll, naming it', async () => {
+    const { openwopDir } = await import('../../src/openwop/schemas.js');
+    const copy = mkdtempSync(join(tmpdir(), 'mhs-vendored-'));
+    cpSync(openwopDir(), copy, { recursive: true });
+    const file = join(copy, 'schemas', 'workflow-definition.schema.json');
+    const schema = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    schema.properties = {
+      ...(schema.properties as object),
+      broken: { $ref: 'https://openwop.dev/spec/v1/nowhere.json' },
+    };
+    writeFileSync(file, JSON.stringify(schema));
+    vi.stubEnv('MHS_OPENWOP_DIR', copy);
+    vi.resetModules();
+    const fresh = await import('../../src/openwop/schemas.js');
+    expect(() => fresh.openwopSchemas().compileAll()).toThrow(/nowhere/);
+  });
+});

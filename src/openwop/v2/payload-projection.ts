@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { NATIVE_PAYLOADS } from '../native-events.js';
 import { openwopDir } from '../schemas.js';
 import { V2_TENANT, projectPathSegment, toOpaque } from './ids.js';
 
@@ -128,6 +129,9 @@ function withForms(payload: Record<string, unknown>, forms: ReadonlyMap<string, 
  * changed (a projected payload is a copy).
  */
 export function projectPayload(type: string, payload: unknown): { payload: unknown; check: PayloadCheck } {
+  // A v2-native type (native-events.ts) is written in its v2 shape under its own, later schema (RFC 0242 adds
+  // `negotiation.decided.requested`), so the vendored definition does not rewrite it.
+  if (type in NATIVE_PAYLOADS) return { payload, check: 'untyped' };
   contract ??= load();
   const ref = contract.index.get(type);
   if (!ref) return { payload, check: 'untyped' };

@@ -63,6 +63,8 @@ export interface ModelRequest {
   output?: OutputFormat;
   /** Output token budget of this call (overrides the provider's configured `maxTokens`). */
   maxTokens?: number;
+  /** Sampling temperature of this call (0..2, as the v2 `ai.temperature`); absent: the provider's default. */
+  temperature?: number;
   /** Takes the answer's text as it streams (a streaming provider calls it per delta; others never do). */
   onText?: (delta: string) => void;
 }

@@ -12,8 +12,9 @@ import { join } from 'node:path';
 /**
  * The `negotiationDecided` payload as RFC 0242 quotes the published closed definition
  * (`{ protocol, outcome: accepted | refused, version?, floor?, peerDigest?, reason?, at }`) with §A.1's optional
- * `requested`. The index stores no v2 `run-event-payloads.schema.json` carrying the definition, so it is transcribed
- * here (field names and optionality as quoted; `at` a date-time).
+ * `requested`. The vendored v2 `run-event-payloads.schema.json` (`openwop-sdks` `33f1a23f7a30`) defines
+ * `negotiationDecided` without `requested`, so the RFC 0242 shape is transcribed here (field names and optionality as
+ * quoted; `at` a date-time) and the v2 payload projection leaves this type as written.
  */
 export const NEGOTIATION_DECIDED_PAYLOAD = {
   $id: 'urn:mhs-host:openwop:payload:negotiationDecided',

@@ -4,6 +4,7 @@ import type { NodeRegistry } from './node-registry.js';
 import { childRunsOf } from './child-run-starter.js';
 import { withChildRuns } from './child-run-view.js';
 import { initialVariables } from './prepared-run.js';
+import { withRunTimeout } from './run-options.js';
 import type { ParentLink, PreparedRun } from './prepared-run.js';
 import { RunWaiters } from './run-waiters.js';
 import { mergeCapabilities } from './service-family.js';
@@ -238,7 +239,7 @@ export class RunManager {
         ...(this.o.onBackgroundError ? { onBackgroundError: this.o.onBackgroundError } : {}),
         onLeaseLost: (runId) => this.stepDown(runId, 'write_refused'),
       },
-      run,
+      withRunTimeout(run),
     );
     this.actors.set(run.runId, actor);
     // `done` never rejects (it is only ever resolved), so this chain cannot fail unhandled.

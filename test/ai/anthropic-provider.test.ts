@@ -4,7 +4,8 @@
 // `tool_result` block with `is_error`, the key, and `stream: true`; a streamed answer is assembled from
 // message_start / content_block_* (text_delta, input_json_delta) / message_delta / message_stop with the server's
 // token counts; a 429 with retry-after is retried after that delay and then succeeds; 401, 529, a too-long prompt
-// and abort end with their MHS.HOST.MODEL_* code, and the key appears in no error.
+// and abort end with their MHS.HOST.MODEL_* code, and the key appears in no error. A call's `temperature` and
+// `maxTokens` go on the request as `temperature` and `max_tokens` and change its LLM cache key.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ErrorCode, HostError } from '../../src/core/index.js';
 import type { ModelMessage, ProviderTool } from '../../src/ai/model-provider.js';
@@ -94,6 +95,18 @@ describe('anthropic provider over the Messages wire format', () => {
         content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: JSON.stringify(RESULT), is_error: true }],
       },
     ]);
+  });
+
+  test('a call temperature and output budget are sent as temperature and max_tokens, and key the call', async () => {
+    srv.requests.length = 0;
+    srv.reply(anStream({ model: MODEL, pieces: ['ok'], usage: [5, 1] }));
+    srv.reply(anStream({ model: MODEL, pieces: ['ok'], usage: [5, 1] }));
+    const p = provider();
+    const sampled = await p.next({ messages: CONVERSATION.slice(0, 2), tools: [], temperature: 0.25, maxTokens: 64 });
+    const plain = await p.next({ messages: CONVERSATION.slice(0, 2), tools: [] });
+    expect(srv.requests[0]!.body).toMatchObject({ temperature: 0.25, max_tokens: 64 });
+    expect(srv.requests[1]!.body).not.toHaveProperty('temperature');
+    expect(sampled.cacheKey).not.toBe(plain.cacheKey);
   });
 
   test('a streamed tool use is assembled from input_json_delta fragments, with the text before it', async () => {

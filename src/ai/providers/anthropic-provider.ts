@@ -50,6 +50,8 @@ export class AnthropicProvider implements ModelProvider {
     const body = {
       model: o.model,
       max_tokens: req.maxTokens ?? o.maxTokens ?? DEFAULT_MAX_TOKENS,
+      // The Messages API takes 0..1; a v2 run's 0..2 above 1 is refused by the provider, not clamped here.
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
       ...toAnthropicConversation(req.messages),
       ...(output ? toOutputTool(output) : req.tools.length ? { tools: toAnthropicTools(req.tools) } : {}),
     };

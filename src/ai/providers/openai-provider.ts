@@ -54,6 +54,7 @@ export class OpenAIChatProvider implements ModelProvider {
           ? { tools: toChatTools(req.tools) }
           : {}),
       ...(maxTokens !== undefined ? { [limit]: maxTokens } : {}),
+      ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
     };
     const call = req.signal ? { signal: req.signal } : {};
     // Keyed on the body as sent; the streaming fields added below are transport (replay.md §A).

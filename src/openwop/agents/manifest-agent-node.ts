@@ -141,8 +141,12 @@ async function runManifestAgent(ctx: NodeContext, d: ManifestAgentDeps): Promise
       try {
         // The effect record keeps the answer redacted, as the log does.
         // Not streamed: a known secret split across deltas would reach the log before the whole answer is redacted.
-        ({ reply } = await modelEffect(ctx, name, { model: d.model.name, messages, tools: surface }, async () =>
-          clean(await d.model.next({ messages, tools: surface, signal: ctx.signal })),
+        ({ reply } = await modelEffect(
+          ctx,
+          name,
+          { model: d.model.name, messages, tools: surface },
+          async (_onText, sampling) =>
+            clean(await d.model.next({ messages, tools: surface, signal: ctx.signal, ...sampling })),
         ));
       } catch (err) {
         if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's

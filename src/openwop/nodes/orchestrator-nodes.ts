@@ -7,6 +7,7 @@ import { modelDecision, workersOf } from '../agents/model-decision.js';
 import type { EnvelopeModel } from '../services/ai-envelope-model.js';
 import { namedModel } from '../services/named-model.js';
 import { NodeFailure } from '../node-registry.js';
+import { loopLimitOf } from '../run-options.js';
 import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
 import { openwopSchemas, schemaId } from '../schemas.js';
 import type { WorkflowNode } from '../types.js';
@@ -71,6 +72,21 @@ function validateSupervisor(node: WorkflowNode): Issue[] {
 }
 
 /**
+ * RFC 0058 / v2 runs.md §"run section": the run's `maxLoopIterations` bounds its orchestrator turns (RFC 0061: the
+ * count of `runOrchestrator.decided`, one per supervisor activation). The turn past it is not taken: no decision is
+ * asked; `cap.breached {kind: 'loop-iterations'}` is recorded and the node fails `loop_limit_exceeded`.
+ */
+async function checkLoopLimit(ctx: NodeContext): Promise<void> {
+  const limit = loopLimitOf(ctx.configurable);
+  if (limit === undefined || ctx.activation <= limit) return;
+  await emitOnce(ctx, {
+    type: 'cap.breached',
+    payload: { kind: 'loop-iterations', limit, observed: ctx.activation, nodeId: ctx.node.id },
+  });
+  throw new NodeFailure('loop_limit_exceeded', `more than ${limit} orchestrator turns (maxLoopIterations)`, { limit });
+}
+
+/**
  * One orchestrator turn (RFC 0006, RFC 0037 loop step 1): decides (recorded with `ctx.checkpoint`, so a
  * restarted host does not decide again), emits `agent.decided`, holds a decision whose confidence is below
  * the threshold behind the CP-1 approval (`node.suspended {reason: 'low-confidence'}`; no
@@ -85,6 +101,7 @@ async function runSupervisor(
 ): Promise<NodeResult> {
   const c = ctx.node.config;
   const agentId = resolveAgentId(ctx.node, 'supervisor');
+  await checkLoopLimit(ctx);
   const plan = supervisorPlan(c);
   const mocked = hasMockPlan(c);
   // A run's `configurable.model` overrides the host model (run-options.md §Reserved keys); a mock plan needs neither.

@@ -88,8 +88,8 @@ async function ask(
   let r: Awaited<ReturnType<EnvelopeModel['next']>>;
   let chunks: RunEventInput[];
   try {
-    ({ reply: r, chunks } = await modelEffect(ctx, name, { model: model.name, messages, output }, (onText) =>
-      model.next({ messages, tools: [], signal: ctx.signal, onText, ...(output ? { output } : {}) }),
+    ({ reply: r, chunks } = await modelEffect(ctx, name, { model: model.name, messages, output }, (onText, sampling) =>
+      model.next({ messages, tools: [], signal: ctx.signal, onText, ...(output ? { output } : {}), ...sampling }),
     ));
   } catch (err) {
     if (err instanceof NodeFailure) throw err; // the effect guard's refusal, not the provider's

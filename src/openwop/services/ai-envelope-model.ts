@@ -32,6 +32,8 @@ export interface EnvelopeModel {
     output?: EnvelopeOutputFormat;
     /** Output token budget of this call. */
     maxTokens?: number;
+    /** Sampling temperature of this call (a run's v2 `ai.temperature`); absent: the provider's default. */
+    temperature?: number;
     /** Takes the answer's text as the provider streams it (a provider that does not stream never calls it). */
     onText?: (delta: string) => void;
   }): Promise<

@@ -79,14 +79,14 @@ export async function recordedCall(
   let reply: Awaited<ReturnType<EnvelopeModel['next']>>;
   let chunks: RunEventInput[];
   try {
-    ({ reply, chunks } = await modelEffect(ctx, name, { model: model.name, ...req }, (onText) =>
+    ({ reply, chunks } = await modelEffect(ctx, name, { model: model.name, ...req }, (onText, sampling) =>
       model.next({
         messages: [...req.messages],
         tools: [],
         signal: ctx.signal,
         onText,
         ...(req.output ? { output: req.output } : {}),
-        ...(req.maxTokens !== undefined ? { maxTokens: req.maxTokens } : {}),
+        ...sampling,
       }),
     ));
   } catch (err) {

@@ -14,6 +14,8 @@ import type { RunEventInput } from '../types.js';
 import { mockModelCall } from './mock-answer.js';
 import type { MockTurn } from './mock-answer.js';
 import { mockOf } from './mock-providers.js';
+import { samplingOf } from '../run-options.js';
+import type { Sampling } from '../run-options.js';
 import { outputStream } from './output-stream.js';
 import type { OutputEnd } from './output-stream.js';
 
@@ -34,7 +36,9 @@ export interface ModelEffectResult<T> {
 
 /**
  * Runs `send` (one `model.next`) through `ctx.effects` when the host installs it, else directly; under a mock
- * provider, the mock's answer instead (its chunks emitted first). `send` gets the `onText` of the call's output
+ * provider, the mock's answer instead (its chunks emitted first). `send` gets the call's sampling (the run's v2
+ * `ai.temperature`, and `ai.maxTokens` as a ceiling on the request's own `maxTokens`; run-options.ts) to put on the
+ * provider request; the effect records the request with it. `send` gets the `onText` of the call's output
  * stream: the text the provider streamed comes back as `output.chunk` events (the `messages` stream mode;
  * output-stream.ts), which the caller appends in the batch that records the answer, so a refusal's text never reaches
  * the log and a call answered from its record after a restart streams nothing again.
@@ -44,15 +48,18 @@ export async function modelEffect<T>(
   ctx: NodeContext,
   name: string,
   request: { model: string } & Record<string, unknown>,
-  send: (onText: (delta: string) => void) => Promise<T>,
+  send: (onText: (delta: string) => void, sampling: Sampling) => Promise<T>,
 ): Promise<ModelEffectResult<T>> {
   const mock = mockOf(ctx.configurable);
   if (mock) return { reply: await mockModelCall(ctx, mock), chunks: [] };
+  const own = typeof request.maxTokens === 'number' ? request.maxTokens : undefined;
+  const sampling = samplingOf(ctx.configurable, own);
   const out = outputStream(ctx, request.model);
-  const streamed = () => send(out.onText);
+  const streamed = () => send(out.onText, sampling);
+  const sent = { ...request, ...sampling };
   const reply = ctx.effects
     ? await ctx.effects.perform(
-        { seam: 'provider.model-call', name, request, idempotent: true, failed: () => 'released' },
+        { seam: 'provider.model-call', name, request: sent, idempotent: true, failed: () => 'released' },
         streamed,
       )
     : await streamed();

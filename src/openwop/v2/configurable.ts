@@ -3,16 +3,29 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { ErrorCode, HostError } from '../../core/index.js';
+import { RUN_OPTION_KEYS } from '../run-options.js';
 import { openwopDir } from '../schemas.js';
 
 /**
  * The v2 `configurable` keys this host honours, by section, with the engine's run-option key for each (the engine
  * reads one flat map, the v1 `RunOptions.configurable`): `run.recursionLimit` (clamped to
- * `limits.maxNodeExecutions`), `ai.model` (the run's model, RFC 0029) and `ai.mockProvider` (test seams only).
+ * `limits.maxNodeExecutions`), `run.runTimeoutMs` (the run's wall-clock ceiling, RFC 0058), `run.maxLoopIterations`
+ * (orchestrator turns, RFC 0058), `ai.model` (the run's model, RFC 0029), `ai.temperature` and `ai.maxTokens` (on
+ * every provider request of the run) and `ai.mockProvider` (test seams only). The keys the v1 engine did not read sit
+ * under host-named engine keys (run-options.ts), so a v1 run is read as before.
  */
 const HONOURED: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  run: { recursionLimit: 'recursionLimit' },
-  ai: { model: 'model', mockProvider: 'mockProvider' },
+  run: {
+    recursionLimit: 'recursionLimit',
+    runTimeoutMs: RUN_OPTION_KEYS.runTimeoutMs,
+    maxLoopIterations: RUN_OPTION_KEYS.maxLoopIterations,
+  },
+  ai: {
+    model: 'model',
+    temperature: RUN_OPTION_KEYS.temperature,
+    maxTokens: RUN_OPTION_KEYS.maxTokens,
+    mockProvider: 'mockProvider',
+  },
 };
 
 /** Where the keys of a v1 run that have no v2 seat surface in its v2 `configurable` (an `extensions` org key). */

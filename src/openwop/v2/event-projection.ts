@@ -1,6 +1,7 @@
 import type { RunEvent } from '../types.js';
 import { v2TypeOf } from './codemap.js';
 import { bindRunId, v2EventId } from './ids.js';
+import { projectPayload } from './payload-projection.js';
 import type { V2Owner } from './owner.js';
 
 /** `schemas/v2/run-event.schema.json` (`RunEventDoc`), closed. */
@@ -22,8 +23,9 @@ export const V2_TERMINAL_TYPES: ReadonlySet<string> = new Set(['run.completed', 
 
 /**
  * Projects one engine event (an era-2 log, v1 names) to the v2 envelope: the type through the codemap, v2 ids,
- * `schemaVersion` (1 when the engine wrote none), integer `engineVersion`. `sequence`, `timestamp` and the payload
- * pass through (events.md §Era-2 logs); `run.started` also carries the run's `owner` (runs.md §The start event).
+ * `schemaVersion` (1 when the engine wrote none), integer `engineVersion`. `sequence` and `timestamp` pass through
+ * (events.md §Era-2 logs); the payload is projected onto its closed v2 definition (payload-projection.ts: host fields
+ * with no v2 seat are left out); `run.started` also carries the run's `owner` (runs.md §The start event).
  * Raises `event_type_unmapped` for a type the codemap does not name.
  */
 export function projectEvent(e: RunEvent, owner: V2Owner): V2RunEvent {
@@ -32,7 +34,7 @@ export function projectEvent(e: RunEvent, owner: V2Owner): V2RunEvent {
     eventId: v2EventId(e.eventId),
     runId: bindRunId(e.runId),
     type,
-    payload: type === 'run.started' ? { ...e.payload, owner } : e.payload,
+    payload: projectPayload(type, type === 'run.started' ? { ...e.payload, owner } : e.payload).payload,
     timestamp: e.timestamp,
     sequence: e.sequence,
     schemaVersion: e.schemaVersion ?? 1,

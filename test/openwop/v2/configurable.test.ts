@@ -1,7 +1,7 @@
 // Guarantees (OpenWOP v2 runs.md §"Run options", schemas/v2/configurable.schema.json), over real HTTP against
 // `mhs-host serve` on SQLite and, when MHS_TEST_PG_URL is set, PostgreSQL, under OpenWOP-Version 2: `POST /runs`
 // takes the closed, versioned `configurable`; an honoured key takes effect (`run.recursionLimit` breaches at its
-// limit) and the snapshot carries the `configurable` as sent; an unknown, dotted or unversioned key is 400
+// limit; the other honoured keys in configurable-honoured.test.ts) and the snapshot carries the `configurable` as sent; an unknown, dotted or unversioned key is 400
 // validation_error, a declared key the host does not honour is refused with `details.field` (never accepted and
 // ignored), `ai.credentialRef` is 403 credential_forbidden, `ai.mockProvider` without test keys 403
 // mock_provider_forbidden, and no refused body creates a run; a v1 run's options read through v2 as a valid v2
@@ -69,10 +69,27 @@ describe.each(BACKENDS)('v2 configurable on $name', (backend) => {
       [{ version: 1, run: { depth: 3 } }, 400, 'validation_error'],
       [{ version: 1, run: { recursionLimit: 0 } }, 400, 'validation_error'],
       [{ version: 1, ai: { temperature: 3 } }, 400, 'validation_error'],
-      [{ version: 1, run: { runTimeoutMs: 1000 } }, 400, 'validation_error', 'configurable.run.runTimeoutMs'],
+      [{ version: 1, run: { runTimeoutMs: 0 } }, 400, 'validation_error'],
+      [
+        { version: 1, run: { escalationThreshold: 1 } },
+        400,
+        'validation_error',
+        'configurable.run.escalationThreshold',
+      ],
       [{ version: 1, ai: { provider: 'openai' } }, 400, 'validation_error', 'configurable.ai.provider'],
-      [{ version: 1, ai: { temperature: 0.2 } }, 400, 'validation_error', 'configurable.ai.temperature'],
+      [
+        { version: 1, ai: { reasoningVerbosity: 'full' } },
+        400,
+        'validation_error',
+        'configurable.ai.reasoningVerbosity',
+      ],
       [{ version: 1, budget: { maxTokens: 10 } }, 400, 'validation_error', 'configurable.budget.maxTokens'],
+      [
+        { version: 1, distillation: { tokenBudget: 10 } },
+        400,
+        'validation_error',
+        'configurable.distillation.tokenBudget',
+      ],
       [{ version: 1, ai: { credentialRef: 'cred-1' } }, 403, 'credential_forbidden', 'configurable.ai.credentialRef'],
       [{ version: 1, ai: { mockProvider: { id: 'stream-text' } } }, 403, 'mock_provider_forbidden'],
     ];
@@ -111,11 +128,11 @@ describe.each(BACKENDS)('v2 configurable on $name', (backend) => {
         ...V2,
         body: { mode: 'branch', fromSeq: 1, runOptionsOverlay: { configurable } },
       });
-    const bad = await fork({ version: 1, run: { runTimeoutMs: 5 } });
+    const bad = await fork({ version: 1, budget: { maxToolCalls: 5 } });
     expect([bad.status, bad.body.error, bad.body.details.field]).toEqual([
       400,
       'validation_error',
-      'configurable.run.runTimeoutMs',
+      'configurable.budget.maxToolCalls',
     ]);
     const unversioned = await fork({ run: { recursionLimit: 2 } });
     expect([unversioned.status, unversioned.body.error]).toEqual([400, 'validation_error']);

@@ -9,7 +9,8 @@
 //   resolve from the source's recorded outcome) and its effect ledger is empty, the source's unchanged;
 // - a serve process killed (SIGKILL) while the tool call is in flight leaves the effect `claimed`; after a restart the
 //   resumed node does not send the call again (the server still counts one), fails `effect_outcome_unknown`, and the
-//   record stays the same `claimed` effect.
+//   record stays the same `claimed` effect, although the server's tools/list annotates that tool `readOnlyHint` and
+//   `idempotentHint` (untrusted hints; the host assigns replay policy itself, RFC 0204 §D.11).
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,7 +96,7 @@ describe.each(BACKENDS)('MCP and model effects on the v2 effect ledger on $name'
 
   beforeAll(async () => {
     h = await backend.fresh();
-    echo = await startEchoHttp();
+    echo = await startEchoHttp(['--hinted-hang']);
     mcp = await bareClient({ transport: 'streamable-http', url: echo.url });
     const script = file('script.json', {
       model: 'effects-model',
@@ -174,7 +175,13 @@ describe.each(BACKENDS)('MCP and model effects on the v2 effect ledger on $name'
     expect(last.status).toBe('completed');
     const done = events.filter((e: any) => e.type === 'node.completed' && ['tool', 'gen'].includes(e.nodeId));
     expect(done).toHaveLength(2);
-    for (const e of done) expect(e.payload.replayedFrom).toBeDefined();
+    // The lineage (`replayedFrom`) has no seat in the closed v2 `nodeCompleted`; the v1 read of the fork carries it.
+    const engineForkId = String(fork.body.runId).replace(/^local\/([a-z]+)-/, '$1_');
+    const stored = (await call(srv!.url, 'GET', `/v1/runs/${engineForkId}/events/poll?timeout=0`, { token })).body
+      .events;
+    const resolved = stored.filter((e: any) => e.type === 'node.completed' && ['tool', 'gen'].includes(e.nodeId));
+    expect(resolved).toHaveLength(2);
+    for (const e of resolved) expect(e.payload.replayedFrom).toBeDefined();
     expect(await calls('echo')).toBe(echoes);
     const forked = await effects(`/runs/${encodeURIComponent(fork.body.runId)}`);
     expect(forked.body).toEqual({ runId: fork.body.runId, effects: [] });
@@ -182,6 +189,19 @@ describe.each(BACKENDS)('MCP and model effects on the v2 effect ledger on $name'
   });
 
   it('killed mid-call: the effect stays claimed and, after a restart, is never sent again', async () => {
+    // The server hints the tool read-only and idempotent; the hints are untrusted and change nothing (RFC 0204 §D.11:
+    // replay policy is host-assigned, never copied from annotations; idempotency.md Layer 2; replay.md §Suppression 4).
+    const listed = [];
+    let cursor: string | undefined;
+    do {
+      const page = await mcp.listTools(cursor ? { cursor } : {});
+      listed.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(listed.find((t) => t.name === 'hang')?.annotations).toMatchObject({
+      readOnlyHint: true,
+      idempotentHint: true,
+    });
     const run = await start({ name: 'hang', arguments: {} });
     let seen: any[] = [];
     while (!(seen.length === 1 && (await calls('hang')) === 1)) {

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from '../../server/serve-helpers.js';
 
 const DIR = join(ROOT, 'vendor/openwop/schemas/v2');
+const V2_ID_BASE = 'https://openwop.dev/spec/v2/';
 const files = readdirSync(DIR).filter((f) => f.endsWith('.schema.json'));
 const sums = new Map(
   readFileSync(join(DIR, 'SHA256SUMS'), 'utf8')
@@ -23,7 +24,9 @@ function refsOf(v: unknown, out: Set<string>): Set<string> {
   if (Array.isArray(v)) v.forEach((x) => refsOf(x, out));
   else if (v && typeof v === 'object')
     for (const [k, x] of Object.entries(v)) {
-      if (k === '$ref' && typeof x === 'string' && !x.startsWith('#')) out.add(x.split('#')[0]!.replace(/^\.\//, ''));
+      if (k === '$ref' && typeof x === 'string' && !x.startsWith('#'))
+        // A relative ref, or an absolute one under the v2 `$id` base (run-event-payloads names three so).
+        out.add(x.split('#')[0]!.replace(/^\.\//, '').replace(V2_ID_BASE, ''));
       else refsOf(x, out);
     }
   return out;

@@ -1,6 +1,7 @@
 import { ErrorCode, HostError } from '../core/index.js';
 import type { ChildRuns } from './node-registry.js';
 import { variableDefaults } from './prepared-run.js';
+import { inheritedSampling } from './run-options.js';
 import { inheritedMock } from './services/mock-providers.js';
 import type { ParentLink, PreparedRun } from './prepared-run.js';
 import type { OpenwopStore, StoredRun } from './store.js';
@@ -37,8 +38,9 @@ export function childRunsOf(parent: StoredRun, d: ChildRunDeps): ChildRuns {
         requestDigest: null,
         tags: [],
         metadata: opts.metadata ?? {},
-        // A mocked run's children are mocked too: the mock answers ALL its AI calls (run-options.md).
-        configurable: inheritedMock(parent.configurable),
+        // A mocked run's children are mocked too: the mock answers ALL its AI calls (run-options.md); they keep its
+        // sampling settings.
+        configurable: { ...inheritedMock(parent.configurable), ...inheritedSampling(parent.configurable) },
         parent: {
           runId: opts.parentRunId,
           nodeId: opts.parentNodeId,

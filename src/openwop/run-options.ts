@@ -29,6 +29,18 @@ export function loopLimitOf(c: Readonly<Record<string, unknown>> | undefined): n
   return positiveInt(c?.[RUN_OPTION_KEYS.maxLoopIterations]);
 }
 
+/**
+ * What a child run (subworkflow, dispatch) inherits of its parent's options beside the mock: the run-wide sampling
+ * settings, so a run asked for `temperature: 0` stays at 0 in the sub-agents it starts. The execution bounds are not
+ * inherited: the parent's own `runTimeoutMs` and loop ceiling already bound the work it waits for.
+ */
+export function inheritedSampling(c: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of [RUN_OPTION_KEYS.temperature, RUN_OPTION_KEYS.maxTokens])
+    if (c[key] !== undefined) out[key] = c[key];
+  return out;
+}
+
 /** Sampling settings of one model call: what goes on the provider request. */
 export interface Sampling {
   temperature?: number;

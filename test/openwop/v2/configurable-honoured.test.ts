@@ -5,7 +5,7 @@
 // - `run.maxLoopIterations`: the orchestrator turn past it is not taken: `cap.breached {kind: 'loop-iterations',
 //   limit, observed}` and the run fails `loop_limit_exceeded`; at a limit the loop stays within, it completes;
 // - `ai.temperature` and `ai.maxTokens` reach the provider request (a local Chat Completions server records the body):
-//   `temperature` as given, `max_tokens` as given; a run without them sends neither;
+//   `temperature` as given, `max_tokens` as given; a run without them sends neither; a child run keeps them;
 // and the snapshot's v2 `configurable` carries each honoured key as sent.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKENDS } from '../../ledger/helpers.js';
@@ -136,5 +136,44 @@ describe.each(BACKENDS)('v2 ai.temperature and ai.maxTokens on the provider requ
     expect(plain.body.model).toBe('lab-llm');
     expect(plain.body).not.toHaveProperty('temperature');
     expect(plain.body).not.toHaveProperty('max_tokens');
+  });
+
+  it("a child run keeps its parent run's temperature and max_tokens on its own model calls", async () => {
+    const operator = await makeToken(h.location, 'operator');
+    const parent = {
+      id: 'sampling-parent',
+      name: 'sampling parent',
+      version: '1',
+      nodes: [
+        {
+          id: 'child',
+          typeId: 'core.control.subWorkflow',
+          name: 'child',
+          position: { x: 0, y: 0 },
+          config: { workflowId: 'conformance-dispatch-loop', waitForCompletion: true, onChildFailure: 'fail-parent' },
+          inputs: {},
+        },
+      ],
+      edges: [],
+      triggers: [{ id: 'manual', type: 'manual' }],
+      variables: [],
+      metadata: {},
+      settings: {},
+    };
+    const reg = await call(srv.url, 'POST', '/v1/workflows', { token: operator, body: parent });
+    expect(reg.status).toBe(201);
+    wire.reply(oaStream({ model: 'lab-llm', pieces: [JSON.stringify(TERMINATE)], usage: [40, 12] }));
+    const before = wire.requests.length;
+    const created = await post({
+      workflowId: 'sampling-parent',
+      configurable: { version: 1, ai: { temperature: 0, maxTokens: 55 } },
+    });
+    expect(created.status).toBe(201);
+    const { last } = await pollToEnd(srv.url, created.body.eventsUrl, token);
+    expect(last.status).toBe('completed');
+    // The only model call is the child's orchestrator turn.
+    const sent = wire.requests.slice(before);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.body).toMatchObject({ model: 'lab-llm', temperature: 0, max_tokens: 55 });
   });
 });

@@ -149,6 +149,8 @@ interface HotPath {
   /** Host CPU microseconds per call (governed until durable). */
   cpuGoverned: number;
   cpuBare: number;
+  /** Host CPU microseconds of the floor's one fsynced intent-sized commit (NaN without a floor journal). */
+  cpuFloorCommit: number;
 }
 
 const cpuNow = () => {
@@ -175,6 +177,7 @@ async function hotPath(engine: Engine, dir?: string): Promise<HotPath> {
   const f: number[] = [];
   let cpuG = 0;
   let cpuB = 0;
+  let cpuF = 0;
   const journal = dir ? floorJournal(dir) : null;
   const bareCall = async () => {
     const r = (await bare.callTool({ name: tool, arguments: { ticks: 1 } })) as {
@@ -189,9 +192,12 @@ async function hotPath(engine: Engine, dir?: string): Promise<HotPath> {
     const tb = performance.now() - t;
     const cb = cpuNow() - c;
     let tf = NaN;
+    let cf = NaN;
     if (journal) {
       t = performance.now();
+      const c1 = cpuNow();
       journal(i);
+      cf = cpuNow() - c1;
       await bareCall();
       tf = performance.now() - t;
     }
@@ -216,11 +222,20 @@ async function hotPath(engine: Engine, dir?: string): Promise<HotPath> {
       f.push(tf);
       cpuB += cb;
       cpuG += cg;
+      cpuF += cf;
     }
   }
   await bare.close();
   await engine.detach(ep.endpointId);
-  return { governed: g, durable: d, bare: b, floor: f, cpuGoverned: cpuG / N, cpuBare: cpuB / N };
+  return {
+    governed: g,
+    durable: d,
+    bare: b,
+    floor: f,
+    cpuGoverned: cpuG / N,
+    cpuBare: cpuB / N,
+    cpuFloorCommit: cpuF / N,
+  };
 }
 
 /** Microseconds per run of `fn` (median of 5 batches). */
@@ -314,6 +329,11 @@ async function main(): Promise<void> {
     const cpuRatio = hp.cpuGoverned / hp.cpuBare;
     process.stdout.write(
       `  host CPU per call  bare ${ms(hp.cpuBare / 1000)}  governed ${ms(hp.cpuGoverned / 1000)} (until durable)  ratio ${cpuRatio.toFixed(2)}\n`,
+    );
+    // A sequential caller that waits for its receipt to be durable pays two fsynced commits per call (the intent,
+    // then the receipt): what one costs in CPU on this machine, the floor's raw better-sqlite3 FULL commit.
+    process.stdout.write(
+      `  (host CPU of one fsynced intent-sized commit, the floor's: ${ms(hp.cpuFloorCommit / 1000)}; two per governed call until durable: ${((2 * hp.cpuFloorCommit) / hp.cpuBare).toFixed(2)} x the bare call's CPU)\n`,
     );
     process.stdout.write(
       `  (of which the durable command.intent write, synchronous=FULL: p50 ${ms(pct(intentMs.slice(-N), 50))})\n`,

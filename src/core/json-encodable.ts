@@ -22,30 +22,39 @@ export function hasLoneSurrogate(s: string): boolean {
 
 /**
  * The JSON Pointer of the first string (a key or a value) in `value` that JCS cannot encode, or null when every
- * string can be. Walks plain JSON data only (objects, arrays, primitives); cycles are not followed twice.
+ * string can be. Walks plain JSON data only (objects, arrays, primitives); cycles are not followed twice. The
+ * pointer is built only on a hit, while unwinding (issue 21: this walk runs on every reply, nearly always clean).
  */
 export function unencodablePath(value: unknown): string | null {
   const seen = new Set<object>();
-  const walk = (v: unknown, at: string): string | null => {
-    if (typeof v === 'string') return hasLoneSurrogate(v) ? at : null;
+  /** The reference tokens below `v` down to the hit, innermost first; null when none. */
+  const walk = (v: unknown): string[] | null => {
+    if (typeof v === 'string') return hasLoneSurrogate(v) ? [] : null;
     if (v === null || typeof v !== 'object' || seen.has(v)) return null;
     seen.add(v);
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
-        const hit = walk(v[i], `${at}/${i}`);
-        if (hit !== null) return hit;
+        const hit = walk(v[i]);
+        if (hit !== null) return (hit.push(String(i)), hit);
       }
       return null;
     }
-    for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
-      const here = `${at}/${escapePointer(k)}`;
-      if (hasLoneSurrogate(k)) return here;
-      const hit = walk(child, here);
-      if (hit !== null) return hit;
+    const o = v as Record<string, unknown>;
+    for (const k in o) {
+      if (!Object.prototype.hasOwnProperty.call(o, k)) continue;
+      if (hasLoneSurrogate(k)) return [k];
+      const hit = walk(o[k]);
+      if (hit !== null) return (hit.push(k), hit);
     }
     return null;
   };
-  return walk(value, '');
+  const tokens = walk(value);
+  return tokens === null
+    ? null
+    : tokens
+        .reverse()
+        .map((t) => `/${escapePointer(t)}`)
+        .join('');
 }
 
 /**

@@ -1,6 +1,6 @@
 import { fromPromise, waitFor } from 'xstate';
 import { ErrorCode, HostError, isoAt, jcs, toHostError } from '../core/index.js';
-import type { Clock, MhsWireError } from '../core/index.js';
+import type { Clock, MhsWireError, TimerHandle } from '../core/index.js';
 import type { EndpointConnection } from '../mhs/connection.js';
 import type { Principal, Session } from '../mhs/wire-types.js';
 import type { Ledger } from '../ledger/ledger-types.js';
@@ -55,7 +55,18 @@ interface Entry {
   saved?: string;
   /** Store writes of this entry, in order. */
   writes: Promise<void>;
+  /** Leases held now (the machine counts one hold while this is above zero or a release is pending). */
+  leases?: number;
+  /** The last lease's release, told to the machine a moment later unless another lease is taken first. */
+  pendingRelease?: { timer: TimerHandle; idleDueAt: number | null } | null;
 }
+
+/**
+ * How long the last release waits before the machine hears of it (issue 21): a call that takes the session again
+ * meanwhile (a sequential caller's next call) keeps it held, so a busy session costs no machine event per call.
+ * The idle deadline is still measured from the release itself.
+ */
+const RELEASE_COALESCE_MS = 25;
 
 /** The pool key (and store key) of a session: scope, device and capability set. */
 function keyOf(scope: string, deviceId: string, caps: string[]): string {
@@ -79,6 +90,8 @@ function faultOf(sc: Record<string, unknown>): HostError {
  */
 export class SessionPool {
   private readonly entries = new Map<string, Entry>();
+  /** Pool keys by (scope, device, capabilities as asked): every call asks again (issue 21). */
+  private readonly keys = new Map<string, { caps: string[]; key: string }>();
   private readonly ttlBySession = new Map<string, number>();
 
   constructor(private readonly o: SessionPoolOptions) {}
@@ -199,8 +212,7 @@ export class SessionPool {
    * Fails with the endpoint's `MHS.SESSION.*` / `MHS.AUTH.*` code or a transport code.
    */
   async acquire(scope: string, deviceId: string, capabilities: string[]): Promise<SessionLease> {
-    const caps = [...new Set(capabilities)].sort();
-    const key = keyOf(scope, deviceId, caps);
+    const { caps, key } = this.keyFor(scope, deviceId, capabilities);
     let e = this.entries.get(key);
     if (!e) {
       const actor = startSessionActor(this.logic(scope), {
@@ -212,19 +224,19 @@ export class SessionPool {
     // Held from now until the call releases it: a session in use is not idle (issue 16). A restored task session
     // claimed by its task again loses its idle deadline: the task closes it (HOST-034).
     const held = e;
-    held.actor.send({ type: 'session.hold' });
+    this.hold(held);
     let released = false;
     const release = (): void => {
       if (released) return;
       released = true;
-      const idleDueAt = scope === ADHOC_SCOPE ? this.o.clock.now() + this.o.adhocIdleMs : null;
-      held.actor.send({ type: 'session.release', idleDueAt });
+      this.release(held, scope === ADHOC_SCOPE ? this.o.clock.now() + this.o.adhocIdleMs : null);
     };
     let snap = e.actor.getSnapshot();
     if (snap.matches('expired')) e.actor.send({ type: 'session.reopen' });
     if (!snap.matches('open')) snap = await waitFor(e.actor, (s) => s.matches('open') || s.status === 'done');
     if (snap.status === 'done' || !snap.context.sessionId || snap.context.expiresAt === null) {
       release();
+      this.tellRelease(e);
       if (this.entries.get(key) === e) this.entries.delete(key);
       const err = snap.context.error;
       throw new HostError(
@@ -234,6 +246,44 @@ export class SessionPool {
       );
     }
     return { sessionId: snap.context.sessionId, state: 'open', expiresAt: snap.context.expiresAt, release };
+  }
+
+  /** A lease taken: the machine hears `session.hold` unless it still counts one (a release not told yet). */
+  private hold(e: Entry): void {
+    e.leases = (e.leases ?? 0) + 1;
+    if (e.pendingRelease) {
+      this.o.clock.clearTimeout(e.pendingRelease.timer);
+      e.pendingRelease = null;
+    } else if (e.leases === 1) e.actor.send({ type: 'session.hold' });
+  }
+
+  /** A lease released: the last one is told to the machine after {@link RELEASE_COALESCE_MS}. */
+  private release(e: Entry, idleDueAt: number | null): void {
+    e.leases = Math.max(0, (e.leases ?? 0) - 1);
+    if (e.leases > 0) return;
+    const timer = this.o.clock.setTimeout(() => this.tellRelease(e), RELEASE_COALESCE_MS);
+    e.pendingRelease = { timer, idleDueAt };
+  }
+
+  /** Tells the machine of a pending release now. */
+  private tellRelease(e: Entry): void {
+    const p = e.pendingRelease;
+    if (!p) return;
+    this.o.clock.clearTimeout(p.timer);
+    e.pendingRelease = null;
+    if (e.actor.getSnapshot().status === 'active') e.actor.send({ type: 'session.release', idleDueAt: p.idleDueAt });
+  }
+
+  private keyFor(scope: string, deviceId: string, capabilities: string[]): { caps: string[]; key: string } {
+    const asked = JSON.stringify([scope, deviceId, capabilities]);
+    let k = this.keys.get(asked);
+    if (!k) {
+      const caps = [...new Set(capabilities)].sort();
+      k = { caps, key: keyOf(scope, deviceId, caps) };
+      if (this.keys.size >= 1024) this.keys.clear();
+      this.keys.set(asked, k);
+    }
+    return { caps: [...k.caps], key: k.key };
   }
 
   /**
@@ -261,7 +311,8 @@ export class SessionPool {
     // Transient states (an open, heartbeat or close in progress) are not persisted: XState would re-run them.
     if (!done && !snap.matches({ open: 'idle' }) && !snap.matches('expired')) return;
     const c: SessionContext = snap.context;
-    const sig = done ? 'done' : jcs([snap.value as never, c.sessionId, c.expiresAt, c.heartbeatDueAt]);
+    // Compared for equality only, in memory: no canonical form needed (this runs on every hold and release).
+    const sig = done ? 'done' : `${JSON.stringify(snap.value)}|${c.sessionId}|${c.expiresAt}|${c.heartbeatDueAt}`;
     if (sig === e.saved) return;
     e.saved = sig;
     const row: PersistedSession = {
@@ -336,7 +387,11 @@ export class SessionPool {
 
   /** Forgets every session without talking to the endpoint (its connection is gone): timers stop, nothing is sent. */
   dropAll(): void {
-    for (const e of this.entries.values()) e.actor.stop();
+    for (const e of this.entries.values()) {
+      if (e.pendingRelease) this.o.clock.clearTimeout(e.pendingRelease.timer);
+      e.pendingRelease = null;
+      e.actor.stop();
+    }
     this.entries.clear();
   }
 
@@ -357,6 +412,7 @@ export class SessionPool {
 
   private async closeEntry(e: Entry): Promise<void> {
     if (this.entries.get(e.key) === e) this.entries.delete(e.key);
+    this.tellRelease(e);
     e.actor.send({ type: 'session.close' });
     await waitFor(e.actor, (s) => s.status === 'done').catch(() => undefined);
     e.actor.stop();

@@ -137,6 +137,19 @@ export function parsePointer(pointer: string): string[] {
     .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/** Parsed pointers by text: an endpoint's redaction paths are parsed once, not on every entry (issue 21). */
+const parsedPointers = new Map<string, readonly string[]>();
+
+function parsedPointer(pointer: string): readonly string[] {
+  let tokens = parsedPointers.get(pointer);
+  if (!tokens) {
+    tokens = parsePointer(pointer);
+    if (parsedPointers.size >= 4096) parsedPointers.clear();
+    parsedPointers.set(pointer, tokens);
+  }
+  return tokens;
+}
+
 /**
  * Replaces the value at each JSON Pointer (an adapter manifest's `redaction.paths`, e.g.
  * `/input/operator_note`) with {@link REDACTED}, in place on `doc` (a JSON copy the caller owns).
@@ -144,19 +157,19 @@ export function parsePointer(pointer: string): string[] {
  */
 export function redactPaths(doc: unknown, pointers: readonly string[]): void {
   for (const p of pointers) {
-    const tokens = parsePointer(p);
-    if (tokens.length) redactAt(doc, tokens);
+    const tokens = parsedPointer(p);
+    if (tokens.length) redactAt(doc, tokens, 0);
   }
 }
 
-function redactAt(node: unknown, tokens: string[]): void {
+function redactAt(node: unknown, tokens: readonly string[], at: number): void {
   if (!node || typeof node !== 'object') return;
-  const [head, ...rest] = tokens as [string, ...string[]];
+  const head = tokens[at] as string;
   const container = node as Record<string, unknown>;
   const keys = head === '*' ? Object.keys(container) : [head];
   for (const k of keys) {
     if (!Object.prototype.hasOwnProperty.call(container, k)) continue;
-    if (rest.length === 0) container[k] = REDACTED;
-    else redactAt(container[k], rest);
+    if (at === tokens.length - 1) container[k] = REDACTED;
+    else redactAt(container[k], tokens, at + 1);
   }
 }

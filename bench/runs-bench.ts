@@ -9,7 +9,8 @@
  *    child's own utime + stime (`/proc/<pid>/stat`) across the phase divided by its count.
  * 2. ms/event: runs of a 10-node and a 1,000-node no-op chain, one at a time, alternating; wall time from the start
  *    request until the client has the terminal event, divided by the events in the run's log.
- * The child is `bin/mhs-host.js serve` (compiled `dist/` when current, else the sources through tsx; printed).
+ * The child is `bin/mhs-host.js serve` (compiled `dist/` when current, else the sources through tsx; printed);
+ * `--cpu-prof <dir>` runs it under `node --cpu-prof`, the profile written there when it exits.
  * Last line: `runs <r>/s bare <b>/s cpu/run <c> ms ms/event 10 <a> 1000 <z> ratio <z/a>` (medians over rounds).
  */
 import { spawn } from 'node:child_process';
@@ -33,6 +34,7 @@ const { values: opts } = parseArgs({
     bare: { type: 'string', default: '3000' },
     rounds: { type: 'string', default: '3' },
     'long-runs': { type: 'string', default: '3' },
+    'cpu-prof': { type: 'string' },
   },
 });
 const count = (name: keyof typeof opts): number => {
@@ -86,7 +88,11 @@ async function token(location: string, role: TokenRole): Promise<string> {
 function serve(location: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(
     process.execPath,
-    [join(ROOT, 'bin/mhs-host.js'), 'serve', '--port', '0', '--db', location, '--no-workflows'],
+    [
+      ...(opts['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-dir', opts['cpu-prof']] : []),
+      join(ROOT, 'bin/mhs-host.js'),
+      ...['serve', '--port', '0', '--db', location, '--no-workflows'],
+    ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

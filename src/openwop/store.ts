@@ -171,6 +171,8 @@ export class OpenwopStore {
   private readonly relayed = new Map<string, { last: number; reading: Promise<void> }>();
   /** Group commit of appends across runs (issue 21 item 5). */
   readonly appends: AppendBatcher;
+  /** Each run's appends submitted and not yet settled (a long poll takes them into its answer: long-poll.ts). */
+  private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
 
   constructor(
     readonly db: Db,
@@ -258,8 +260,9 @@ export class OpenwopStore {
     return this.write('create_run', () => this.createRunTx(n));
   }
 
+  /** In the append batcher's next transaction (group commit; its own savepoint, so a refusal rolls back alone). */
   private createRunTx(n: NewRun): Promise<{ run: StoredRun; created: boolean; driven: boolean }> {
-    return this.db.tx(async (t) => {
+    return this.appends.submit(async (t) => {
       if (n.idempotencyKey) {
         const prior = await t.get<RunRow>('SELECT * FROM openwop_runs WHERE idempotency_key = ?', [n.idempotencyKey]);
         if (prior) {
@@ -419,12 +422,37 @@ export class OpenwopStore {
    * a commit is in flight share the next transaction (group commit, {@link AppendBatcher}); each resolves once its
    * own transaction has committed.
    */
-  async append(
+  append(
     runId: string,
     inputs: readonly AppendInput[],
     patch: RunPatch = {},
     /** A forwarded request these events apply (issue 19): settled in the same transaction, so exactly once. */
     settle?: SettledRequest,
+  ): Promise<RunEvent[]> {
+    const p = this.appendNow(runId, inputs, patch, settle);
+    let pending = this.inFlight.get(runId);
+    if (!pending) this.inFlight.set(runId, (pending = new Set()));
+    pending.add(p);
+    const settled = () => {
+      pending.delete(p);
+      if (!pending.size && this.inFlight.get(runId) === pending) this.inFlight.delete(runId);
+    };
+    // `settled` cannot throw; the caller owns `p` and its rejection.
+    p.then(settled, settled);
+    return p;
+  }
+
+  /** Settles once the appends of `runId` submitted so far have (committed or failed); undefined when there are none. */
+  appendsInFlight(runId: string): Promise<void> | undefined {
+    const pending = this.inFlight.get(runId);
+    return pending ? Promise.allSettled([...pending]).then(() => undefined) : undefined;
+  }
+
+  private async appendNow(
+    runId: string,
+    inputs: readonly AppendInput[],
+    patch: RunPatch,
+    settle: SettledRequest | undefined,
   ): Promise<RunEvent[]> {
     await this.ready;
     const events = await this.write('append_events', () =>

@@ -1,7 +1,7 @@
-import { ROOT_CONTEXT, context, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, TraceFlags, context, isSpanContextValid, trace } from '@opentelemetry/api';
 import type { Context, Span, TextMapGetter, TextMapSetter } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { RandomIdGenerator } from '@opentelemetry/sdk-trace-base';
 import { registeredTracer } from '../telemetry/registered-tracer.js';
 
 const propagator = new W3CTraceContextPropagator();
@@ -11,17 +11,25 @@ const getter: TextMapGetter<Record<string, string>> = {
   keys: (c) => Object.keys(c),
 };
 
-/** Gives spans real ids (run events carry their traceparent) when the process registered no provider. */
-let unexported: BasicTracerProvider | undefined;
+/** The SDK's own id generator (the ids an SDK span would have had). */
+const ids = new RandomIdGenerator();
 
 /**
- * Run, node and `ctx.mcp` spans: exported through the process's registered provider (OTLP:
- * docs/observability.md), else recorded by a provider of this module alone that hands them to nobody.
- * Never registered globally, so other code sees no provider when nothing exports.
+ * With no provider registered nothing is exported, but run events still carry their span's `traceparent`: a
+ * non-recording span with fresh ids, in its parent's trace (a new one at the root), sampled unless the parent was
+ * not, as the SDK's default `ParentBased(AlwaysOn)` sampler decides; attributes and status go nowhere, so none are
+ * kept (issue 21: the SDK span and its attribute checks cost every run and node).
  */
-const tracer = () =>
-  registeredTracer('mhs-host/openwop', '0.1.0') ??
-  (unexported ??= new BasicTracerProvider()).getTracer('mhs-host/openwop');
+function unexportedSpan(parent: Context): Span {
+  const p = trace.getSpanContext(parent);
+  const valid = p !== undefined && isSpanContextValid(p);
+  return trace.wrapSpanContext({
+    traceId: valid ? p.traceId : ids.generateTraceId(),
+    spanId: ids.generateSpanId(),
+    traceFlags: valid ? p.traceFlags & TraceFlags.SAMPLED : TraceFlags.SAMPLED,
+    ...(valid && p.traceState ? { traceState: p.traceState } : {}),
+  });
+}
 
 /** The W3C `traceparent` of a context, or undefined when it carries no valid span. */
 export function traceparentOf(ctx: Context): string | undefined {
@@ -42,7 +50,8 @@ export function startSpan(
   parent: Context,
   attributes: Record<string, string | number> = {},
 ): { span: Span; ctx: Context; traceparent: string | undefined } {
-  const span = tracer().startSpan(name, { attributes }, parent);
+  const tracer = registeredTracer('mhs-host/openwop', '0.1.0');
+  const span = tracer ? tracer.startSpan(name, { attributes }, parent) : unexportedSpan(parent);
   const ctx = trace.setSpan(parent, span);
   return { span, ctx, traceparent: traceparentOf(ctx) };
 }

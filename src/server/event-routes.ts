@@ -3,6 +3,7 @@ import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { Clock } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import { TERMINAL_STATUSES } from '../openwop/types.js';
+import type { RunStatus } from '../openwop/types.js';
 import { parseBufferMs, parseStreamMode } from '../openwop/stream-modes.js';
 import { streamRunEvents } from './run-event-stream.js';
 import { longPollEvents } from './long-poll.js';
@@ -46,8 +47,10 @@ function pollWindow(q: Record<string, string>): { after: number; waitMs: number 
   return { after, waitMs: timeout };
 }
 
-async function requireRun(host: OpenwopHost, runId: string): Promise<void> {
-  if (!(await host.store.runHead(runId))) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+async function requireRun(host: OpenwopHost, runId: string): Promise<{ status: RunStatus; lastSequence: number }> {
+  const head = await host.store.runHead(runId);
+  if (!head) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
+  return head;
 }
 
 /**
@@ -101,10 +104,10 @@ export function registerEventRoutes(app: FastifyInstance, deps: EventRouteDeps):
     '/v1/runs/:runId/events/poll',
     async (req: FastifyRequest<{ Params: { runId: string }; Querystring: Record<string, string> }>) => {
       const { runId } = req.params;
-      await requireRun(host, runId);
+      const head = await requireRun(host, runId);
       const { after, waitMs } = pollWindow(req.query);
       const wait = Math.min(waitMs, maxPollMs);
-      const events = await longPollEvents(host, clock, { runId, after, waitMs: wait, raw: req.raw });
+      const events = await longPollEvents(host, clock, { runId, after, waitMs: wait, raw: req.raw, head });
       const lastSequence = events.length ? events[events.length - 1]!.sequence : after;
       const run = await host.store.runHead(runId);
       const isComplete = run !== undefined && TERMINAL_STATUSES.has(run.status);

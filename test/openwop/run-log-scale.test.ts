@@ -2,9 +2,12 @@
 // transaction (one fsync), each released only once its own commit is durable, and an append the store refuses fails
 // alone; the events of one scheduling step (a node's terminal event and the starts it causes) commit together, and a
 // node executes only once its `node.started` is in the store; a run whose log is longer than 10,000 events resumes
-// from all of it and its snapshot shows all of it (no silent cap). Real SQLite files (with the WAL fsync held where
+// from all of it and its snapshot shows all of it (no silent cap); a long poll that has events also takes those of the
+// run's appends already in flight, and nothing before it is durable. Real SQLite files (with the WAL fsync held where
 // the test needs it), and PostgreSQL when MHS_TEST_PG_URL is set.
+import { EventEmitter } from 'node:events';
 import { fsync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,8 +19,9 @@ import type { NodeModule } from '../../src/openwop/node-registry.js';
 import { buildSnapshot } from '../../src/openwop/snapshot.js';
 import { SnapshotCache } from '../../src/openwop/snapshot-cache.js';
 import { OpenwopStore } from '../../src/openwop/store.js';
+import { longPollEvents } from '../../src/server/long-poll.js';
 import type { RunEventInput, WorkflowDefinition } from '../../src/openwop/types.js';
-import { BACKENDS } from '../ledger/helpers.js';
+import { BACKENDS, PG_URL, postgresBackend } from '../ledger/helpers.js';
 import { clock, freshDb, oneNode, workflowNode } from './service-test-kit.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -127,6 +131,58 @@ describe('run-log group commit (SQLite, FULL)', () => {
   });
 });
 
+// PostgreSQL: reads do not wait for a write in flight there (on SQLite they wait for the file lock), so the poll
+// reads the committed events while the next append is still blocked, here on the run row's lock held by the test.
+describe.skipIf(!PG_URL)('a long poll takes the appends in flight (PostgreSQL)', () => {
+  it("answers with the run's committed events and those of its append in flight, once that one commits", async () => {
+    const h = await postgresBackend.fresh();
+    const db = await openDb(h.location);
+    const other = await openDb(h.location);
+    cleanups.push(async () => {
+      await other.close();
+      await db.close();
+      await h.cleanup();
+    });
+    const store = new OpenwopStore(db, clock);
+    await store.init();
+    const def = oneNode('p', { typeId: 'core.noop' });
+    const { run } = await store.createRun({ workflow: def, inputs: {}, variables: {} });
+    await store.append(run.runId, [log('a')]);
+    expect(store.appendsInFlight(run.runId)).toBeUndefined();
+    const host = { store } as unknown as OpenwopHost;
+    const raw = new EventEmitter() as unknown as IncomingMessage;
+
+    let unlock!: () => void;
+    const locked = new Promise<void>((r) => (unlock = r));
+    let holding!: () => void;
+    const held = new Promise<void>((r) => (holding = r));
+    const lock = other.tx(async (t) => {
+      await t.get('SELECT last_seq FROM openwop_runs WHERE run_id = ? FOR UPDATE', [run.runId]);
+      holding();
+      await locked;
+    });
+    await held;
+    const b = store.append(run.runId, [log('b')]);
+    const inFlight = store.appendsInFlight(run.runId);
+    expect(inFlight).toBeDefined();
+    // timeout=0 answers at once with what is committed.
+    const now = await longPollEvents(host, clock, { runId: run.runId, after: -1, waitMs: 0, raw });
+    expect(now.map((e) => e.payload.message)).toEqual(['a']);
+    let answered: unknown[] | undefined;
+    const poll = longPollEvents(host, clock, { runId: run.runId, after: -1, waitMs: 10_000, raw }).then(
+      (events) => (answered = events.map((e) => e.payload.message)),
+    );
+    await turns(20);
+    expect(answered).toBeUndefined(); // it has 'a' and waits for 'b', blocked on the row lock
+    unlock();
+    await lock;
+    await b;
+    await poll;
+    expect(answered).toEqual(['a', 'b']);
+    expect(store.appendsInFlight(run.runId)).toBeUndefined();
+  });
+});
+
 describe('one scheduling step, one transaction', () => {
   it("commits a node's terminal event with the next start; the node runs only once its start is stored", async () => {
     const ref: { host?: OpenwopHost } = {};
@@ -161,8 +217,9 @@ describe('one scheduling step, one transaction', () => {
       'node.completed n2',
       'run.completed',
     ]);
-    // run.started + start n0 | n0 done + start n1 | n1 done + start n2 | n2 done + run.completed
-    expect(host.store.appends.stats.appends - before.appends).toBe(4);
+    // The run's row (group-committed too), then run.started + start n0 | n0 done + start n1 | n1 done + start n2 |
+    // n2 done + run.completed.
+    expect(host.store.appends.stats.appends - before.appends).toBe(5);
     expect(seen).toEqual([true]);
     // Each start names the completion that caused it, drawn in the same step.
     expect(events[3]!.causationId).toBe(events[2]!.eventId);

@@ -4,7 +4,7 @@
  * fragments), the SDK's timeout and retries (429/5xx/529 with backoff, honouring `retry-after`), cancellation
  * through the request's AbortSignal, and every failure mapped by {@link modelError}.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { ModelProvider, ModelRequest, ModelTurn } from '../model-provider.js';
 import {
   fromAnthropicMessage,
@@ -20,19 +20,25 @@ import { DEFAULT_MAX_TOKENS, sdkClientOptions } from './provider-options.js';
 import type { NetworkProviderOptions } from './provider-options.js';
 import { messagesCacheKeyInput } from './wire-cache-key.js';
 
-const SDK_ERRORS = {
-  SdkError: Anthropic.AnthropicError,
-  APIError: Anthropic.APIError,
-  APIUserAbortError: Anthropic.APIUserAbortError,
-  APIConnectionError: Anthropic.APIConnectionError,
-  APIConnectionTimeoutError: Anthropic.APIConnectionTimeoutError,
-};
+/** The SDK, imported on the first call: a process that never calls this provider never loads it. */
+let sdk: Promise<typeof Anthropic> | undefined;
+const loadSdk = (): Promise<typeof Anthropic> => (sdk ??= import('@anthropic-ai/sdk').then((m) => m.default));
+
+function sdkErrors(S: typeof Anthropic) {
+  return {
+    SdkError: S.AnthropicError,
+    APIError: S.APIError,
+    APIUserAbortError: S.APIUserAbortError,
+    APIConnectionError: S.APIConnectionError,
+    APIConnectionTimeoutError: S.APIConnectionTimeoutError,
+  };
+}
 
 /** A Claude model behind the Messages API. */
 export class AnthropicProvider implements ModelProvider {
   readonly name: string;
   readonly meter: { provider: string; model: string };
-  readonly #client: Anthropic;
+  #client: Promise<{ client: Anthropic; errors: ReturnType<typeof sdkErrors> }> | undefined;
   readonly #ctx: ModelCallContext;
   readonly #options: NetworkProviderOptions;
 
@@ -41,7 +47,6 @@ export class AnthropicProvider implements ModelProvider {
     this.name = `anthropic:${options.model}`;
     this.meter = { provider: 'anthropic', model: options.model };
     this.#ctx = { provider: 'anthropic', model: options.model, apiKey: options.apiKey };
-    this.#client = new Anthropic(sdkClientOptions(options));
   }
 
   async next(req: ModelRequest): Promise<ModelTurn> {
@@ -61,9 +66,13 @@ export class AnthropicProvider implements ModelProvider {
       ...(output ? fromAnthropicStructured(m, output.name) : fromAnthropicMessage(m)),
       cacheKey,
     });
+    const { client, errors } = await (this.#client ??= loadSdk().then((S) => ({
+      client: new S(sdkClientOptions(o)),
+      errors: sdkErrors(S),
+    })));
     try {
-      if (o.stream === false) return turn(await this.#client.messages.create(body, call));
-      const stream = this.#client.messages.stream(body, call);
+      if (o.stream === false) return turn(await client.messages.create(body, call));
+      const stream = client.messages.stream(body, call);
       if (o.onDelta || req.onText)
         stream.on('text', (delta) => {
           o.onDelta?.(delta);
@@ -71,7 +80,7 @@ export class AnthropicProvider implements ModelProvider {
         });
       return turn(await stream.finalMessage());
     } catch (err) {
-      throw modelError(err, SDK_ERRORS, this.#ctx);
+      throw modelError(err, errors, this.#ctx);
     }
   }
 }

@@ -5,7 +5,7 @@
  * `stream_options.include_usage`), the SDK's timeout and retries (429/5xx with backoff, honouring `retry-after`),
  * cancellation through the request's AbortSignal, and every failure mapped by {@link modelError}.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ModelProvider, ModelRequest, ModelTurn } from '../model-provider.js';
 import { modelError } from './model-errors.js';
 import type { ModelCallContext } from './model-errors.js';
@@ -15,19 +15,25 @@ import { llmCacheKey } from '../llm-cache-key.js';
 import { fromChatCompletion, toChatMessages, toChatTools, toResponseFormat } from './openai-wire.js';
 import { chatCacheKeyInput } from './wire-cache-key.js';
 
-const SDK_ERRORS = {
-  SdkError: OpenAI.OpenAIError,
-  APIError: OpenAI.APIError,
-  APIUserAbortError: OpenAI.APIUserAbortError,
-  APIConnectionError: OpenAI.APIConnectionError,
-  APIConnectionTimeoutError: OpenAI.APIConnectionTimeoutError,
-};
+/** The SDK, imported on the first call: a process that never calls this provider never loads it. */
+let sdk: Promise<typeof OpenAI> | undefined;
+const loadSdk = (): Promise<typeof OpenAI> => (sdk ??= import('openai').then((m) => m.default));
+
+function sdkErrors(S: typeof OpenAI) {
+  return {
+    SdkError: S.OpenAIError,
+    APIError: S.APIError,
+    APIUserAbortError: S.APIUserAbortError,
+    APIConnectionError: S.APIConnectionError,
+    APIConnectionTimeoutError: S.APIConnectionTimeoutError,
+  };
+}
 
 /** A model behind the Chat Completions API. */
 export class OpenAIChatProvider implements ModelProvider {
   readonly name: string;
   readonly meter: { provider: string; model: string };
-  readonly #client: OpenAI;
+  #client: Promise<{ client: OpenAI; errors: ReturnType<typeof sdkErrors> }> | undefined;
   readonly #ctx: ModelCallContext;
   readonly #options: NetworkProviderOptions;
 
@@ -37,7 +43,6 @@ export class OpenAIChatProvider implements ModelProvider {
     this.name = `${provider}:${options.model}`;
     this.meter = { provider, model: options.model };
     this.#ctx = { provider, model: options.model, apiKey: options.apiKey };
-    this.#client = new OpenAI(sdkClientOptions(options));
   }
 
   async next(req: ModelRequest): Promise<ModelTurn> {
@@ -60,9 +65,13 @@ export class OpenAIChatProvider implements ModelProvider {
     // Keyed on the body as sent; the streaming fields added below are transport (replay.md §A).
     const cacheKey = llmCacheKey(chatCacheKeyInput(this.meter.provider, body));
     const turn = (c: OpenAI.Chat.Completions.ChatCompletion): ModelTurn => ({ ...fromChatCompletion(c), cacheKey });
+    const { client, errors } = await (this.#client ??= loadSdk().then((S) => ({
+      client: new S(sdkClientOptions(o)),
+      errors: sdkErrors(S),
+    })));
     try {
-      if (o.stream === false) return turn(await this.#client.chat.completions.create(body, call));
-      const stream = this.#client.chat.completions.stream(
+      if (o.stream === false) return turn(await client.chat.completions.create(body, call));
+      const stream = client.chat.completions.stream(
         { ...body, stream: true, stream_options: { include_usage: true } },
         call,
       );
@@ -73,7 +82,7 @@ export class OpenAIChatProvider implements ModelProvider {
         });
       return turn(await stream.finalChatCompletion());
     } catch (err) {
-      throw modelError(err, SDK_ERRORS, this.#ctx);
+      throw modelError(err, errors, this.#ctx);
     }
   }
 }

@@ -212,6 +212,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         ...(opts.engine?.transportMarginMs !== undefined ? { transportMarginMs: opts.engine.transportMarginMs } : {}),
         pollMs: base.approvalPollMs,
         voidApproval: (approvalId, reason) => services.gate.voidOpen({ approvalId }, reason),
+        approvals: { events: services.events, gate: services.gate },
         ...(report ? { onError: report } : {}),
       });
     if (leased)

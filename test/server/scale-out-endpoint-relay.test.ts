@@ -464,6 +464,16 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     expect(refused(), a.output().slice(-3000)).toBe(true);
     const { entries, verified } = await ledgerOf(store.location);
     expect(entries.filter((e) => e.kind === 'evidence.export' && e.endpoint_id === thermo2.endpointId)).toEqual([]);
+    // Nor its bundle: the package export takes each endpoint's latest stored bundle, so none may be left behind.
+    const db = await openDb(store.location);
+    try {
+      const rows = await db.all<any>('SELECT id FROM ledger_evidence_bundles WHERE endpoint_id = ?', [
+        thermo2.endpointId,
+      ]);
+      expect(rows).toEqual([]);
+    } finally {
+      await db.close();
+    }
     expect(verified).toBe(true);
   }, 45_000);
 

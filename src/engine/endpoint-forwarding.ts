@@ -95,7 +95,8 @@ export class EndpointForwarding {
   private timer: TimerHandle | null = null;
   private closed = false;
   private readonly waiters = new Map<string, () => void>();
-  private readonly applying = new Set<string>();
+  /** The requests being applied here, with their connector (an endpoint busy with one is not handed over). */
+  private readonly applying = new Map<string, string>();
   /**
    * The calls applied here, by request: a withdrawal or cancel by their sender (its notice, or the store at each
    * {@link watchWithdrawals} tick) aborts the call as its caller's abort would here.
@@ -145,7 +146,7 @@ export class EndpointForwarding {
   }
 
   private onNotice(payload: string): void {
-    let n: { k?: string; c?: string; id?: string; a?: unknown };
+    let n: { k?: string; c?: string; id?: string; a?: unknown; to?: unknown };
     try {
       n = JSON.parse(payload) as typeof n;
     } catch {
@@ -159,6 +160,7 @@ export class EndpointForwarding {
       this.approvalsOf.get(n.id)?.noted(n.a);
       this.waiters.get(n.id)?.();
     } else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
+    else if (n.k === 'h' && n.to === this.o.ownership.owner) this.o.ownership.sweepSoon();
   }
 
   /** Applies the pending calls of the connectors held here (or of `connectorIds`), each once, concurrently. */
@@ -170,7 +172,7 @@ export class EndpointForwarding {
         for (const r of reqs) {
           if (this.applying.has(r.requestId) || this.sending.has(r.requestId)) continue;
           if (!this.o.ownership.holds(r.connectorId)) continue;
-          this.applying.add(r.requestId);
+          this.applying.set(r.requestId, r.connectorId);
           this.own(this.apply(r).finally(() => this.applying.delete(r.requestId)));
         }
       }),
@@ -578,6 +580,11 @@ export class EndpointForwarding {
       { command_id: commandId, requestId },
       { remediation: 'Do not send it again: the endpoint holder reconciles it by command_id; read the ledger.' },
     );
+  }
+
+  /** Whether a forwarded call or operation on `connectorId` is being applied here. */
+  busyWith(connectorId: string): boolean {
+    return [...this.applying.values()].includes(connectorId);
   }
 
   /** Stops listening and applying; waits for the calls being applied here. */

@@ -29,7 +29,13 @@ import { enableSims, ledgerOf, simCounters } from './scale-out-helpers.js';
 import { client, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 
-const ENV = { MHS_RUN_LEASE_TTL_MS: '1500', MHS_RUN_LEASE_SKEW_MS: '200', MHS_APPROVAL_POLL_MS: '200' };
+// A holds every endpoint here: no spreading (test/server/scale-out-endpoint-spread.test.ts covers it).
+const ENV = {
+  MHS_RUN_LEASE_TTL_MS: '1500',
+  MHS_RUN_LEASE_SKEW_MS: '200',
+  MHS_APPROVAL_POLL_MS: '200',
+  MHS_ENDPOINT_SPREAD: 'off',
+};
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ended = (s: any) => ['completed', 'failed', 'cancelled'].includes(s.status);
 

@@ -53,7 +53,7 @@ describe.skipIf(!PG_URL)('endpoint leases spread over the live processes', () =>
       // Its first capability call is never answered: a command that stays in flight.
       startSimHttp('conveyor', ['--stall', '1']),
     ]);
-    started.forEach((s, i) => (sims[i < 5 ? `t${i}` : 'conv'] = s));
+    started.forEach((s, i) => (sims[i < 5 ? `t${i}` : 'zconv'] = s));
     store = await postgresBackend.fresh();
     procs.push(await serve(store.location, ['--no-workflows'], ENV));
   }, 180_000);
@@ -87,8 +87,9 @@ describe.skipIf(!PG_URL)('endpoint leases spread over the live processes', () =>
     // Alone, A's fair share is all of them.
     expect(Object.values(held).map((l) => l.pid)).toEqual(Array(6).fill(pid(a)));
 
-    // A command A keeps in flight on the conveyor: its device gate stays held.
-    const conv = sims.conv!;
+    // A command A keeps in flight on the conveyor: its device gate stays held. (Its connector sorts first among the
+    // ones A would hand over, so only the idle check keeps it.)
+    const conv = sims.zconv!;
     const wf = invoke('spr-stall', conv.endpointId, 'conveyor-workcell', 'cap.world.step.v1', { ticks: 1 });
     expect((await op.post('/v1/workflows', wf)).status).toBe(201);
     const stalled = (await api.post('/v1/runs', { workflowId: wf.id })).body.runId as string;
@@ -99,7 +100,7 @@ describe.skipIf(!PG_URL)('endpoint leases spread over the live processes', () =>
       );
       if (!intent) await pause(25);
     }
-    expect(intent?.connector_id).toBe('spr-conv');
+    expect(intent?.connector_id).toBe('spr-zconv');
 
     procs.push(
       ...(await Promise.all([
@@ -121,7 +122,7 @@ describe.skipIf(!PG_URL)('endpoint leases spread over the live processes', () =>
         // Never the conveyor's while its command is unsettled (after the command's deadline A reconciles it, HOST-091:
         // then it may move).
         if (gate?.command_id !== intent.command_id) continue;
-        expect(held['spr-conv']).toEqual({ pid: pid(a), token: 1 });
+        expect(held['spr-zconv']).toEqual({ pid: pid(a), token: 1 });
         if (Object.values(held).some((l) => l.pid !== pid(a))) seenMidCommand++;
       }
     } finally {

@@ -17,7 +17,7 @@ import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
 import { positiveMs } from './cli-runtime.js';
 import { runLeaseTimingFromEnv } from '../openwop/run-ownership.js';
-import { ENDPOINT_LEASES_ENV } from '../engine/endpoint-ownership.js';
+import { ENDPOINT_LEASES_ENV, ENDPOINT_SPREAD_ENV } from '../engine/endpoint-ownership.js';
 
 /** `serve`'s SQLite busy timeout unless `MHS_SQLITE_BUSY_MS` says otherwise (ms). */
 const SERVE_BUSY_MS = 500;
@@ -127,7 +127,9 @@ export function serveCommand(): Command {
               attachEnabled: true,
               onBackgroundError: logBackgroundError(log),
               // Issue 19: one process at a time attaches each endpoint (PostgreSQL; `MHS_ENDPOINT_LEASES=off` opts out).
-              ...(process.env[ENDPOINT_LEASES_ENV] !== 'off' ? { endpointLeases: runLeases } : {}),
+              ...(process.env[ENDPOINT_LEASES_ENV] !== 'off'
+                ? { endpointLeases: { ...runLeases, spread: process.env[ENDPOINT_SPREAD_ENV] !== 'off' } }
+                : {}),
             })
           : undefined;
         for (const f of mhs?.failed ?? [])

@@ -288,7 +288,10 @@ export class EndpointActor {
 
   /**
    * A capability call through the device's slot of the command lane (HOST-082): `onSent` runs when it leaves the
-   * lane, right before it is handed to the transport. `MHS.LIMIT.RATE` when the lane is full (nothing sent).
+   * lane, right before it is handed to the transport. `MHS.LIMIT.RATE` when the lane is full (nothing sent). A call
+   * whose `signal` aborts while it still waits in the lane fails at once `MHS.TRANSPORT.TIMEOUT_PRESEND` (nothing
+   * sent) and is skipped at its turn; once it left the lane the transport decides (wire contract §6: an aborted call
+   * that was sent has an unknown outcome).
    */
   sendCommand(
     deviceId: string,
@@ -297,9 +300,31 @@ export class EndpointActor {
     opts: CallOptions,
     onSent: () => void,
   ): Promise<ToolCallResult> {
-    return this.runInLane(deviceId, () => {
+    const signal = opts.signal;
+    const queuedAbort = () =>
+      new HostError(ErrorCode.TRANSPORT_TIMEOUT_PRESEND, `call ${tool} aborted while queued in the device's lane`, {
+        tool,
+        endpoint_id: this.endpointId,
+        device_id: deviceId,
+        sent: false,
+        aborted: true,
+      });
+    if (signal?.aborted) return Promise.reject(queuedAbort());
+    let left = false;
+    const job = this.runInLane(deviceId, () => {
+      left = true;
+      // Its caller already heard "not sent": it is never sent now.
+      if (signal?.aborted) return Promise.reject(queuedAbort());
       onSent();
       return this.conn.callTool(tool, args, opts);
+    });
+    if (!signal) return job;
+    return new Promise<ToolCallResult>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!left) reject(queuedAbort());
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      void job.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
     });
   }
 

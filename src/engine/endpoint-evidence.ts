@@ -4,6 +4,7 @@
  */
 import { ErrorCode, H, HostError, toHostError } from '../core/index.js';
 import type { Artifacts } from '../ledger/artifacts.js';
+import type { Db } from '../ledger/db.js';
 import type { Ledger, LedgerEntry } from '../ledger/ledger-types.js';
 import { presentEndpoint } from '../mhs/presentation.js';
 import type { EvidenceBundle, EvidenceLink } from '../mhs/wire-types.js';
@@ -115,9 +116,9 @@ function isBundle(v: unknown, endpointId: string): v is EvidenceBundle {
 }
 
 /**
- * Calls `mhs__evidence {action:"export"}` on the endpoint (a read: no gate, no intent; wire §9), stores the
- * bundle verbatim and appends `evidence.export {source:"endpoint", endpoint_id, genesis_digest, head_digest,
- * entries}` (HOST-050, 051). The package export uses each endpoint's latest stored bundle.
+ * Calls `mhs__evidence {action:"export"}` on the endpoint (a read: no gate, no intent; wire §9) and appends
+ * `evidence.export {source:"endpoint", endpoint_id, genesis_digest, head_digest, entries}` (HOST-050, 051), storing
+ * the bundle verbatim in the entry's transaction. The package export uses each endpoint's latest stored bundle.
  * @throws HostError the endpoint's fault code, `MHS.HOST.INTERNAL` for an answer that is not this endpoint's
  * bundle, the store's `MHS.HOST.LEDGER_UNAVAILABLE`, or `MHS.HOST.ENDPOINT_LEASE_LOST` (nothing appended) when this
  * process no longer holds the endpoint's lease.
@@ -136,8 +137,13 @@ export async function collectEndpointEvidence(
     throw new HostError(ErrorCode.HOST_INTERNAL, 'mhs__evidence export did not return this endpoint’s bundle', {
       endpoint_id: ep.endpointId,
     });
-  if (artifacts) await artifacts.putEvidenceBundle(bundle);
-  // Issue 19: under the endpoint lease, like an intent: a process that lost the endpoint records no evidence of it.
+  // Issue 19: under the endpoint lease, like an intent, and the bundle stored in the entry's transaction after that
+  // check: a process that lost the endpoint stores neither the entry nor the bundle (the package export takes each
+  // endpoint's latest stored bundle, so a stale holder's copy must not land there).
+  const fence = async (t: Db): Promise<void> => {
+    await ep.fence?.(t);
+    await artifacts?.putEvidenceBundle(bundle, t);
+  };
   const [entry] = await ledger.appendBatch(
     [
       {
@@ -151,7 +157,7 @@ export async function collectEndpointEvidence(
         stored: !!artifacts,
       },
     ],
-    ep.fence ? { fence: ep.fence } : {},
+    { fence },
   );
   return {
     endpointId: ep.endpointId,

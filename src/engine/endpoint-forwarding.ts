@@ -7,6 +7,8 @@ import type { InvokeRequest, InvokeResult } from './call-types.js';
 import type { SessionDisclosure } from './session-disclosure.js';
 import { relayDisclosure, showForHolder, storedError } from './forward-disclosure.js';
 import { recordWithdrawn, withdrawnError } from './forward-withdrawal.js';
+import { SenderApprovals, announceApprovals } from './forward-approvals.js';
+import type { ApprovalRelayDeps } from './forward-approvals.js';
 import type { EndpointOwnership } from './endpoint-ownership.js';
 import type { ToolCallResult } from '../mhs/connection.js';
 import {
@@ -61,6 +63,11 @@ export interface EndpointForwardingOptions {
    * with `reason`), so it can no longer be granted for a call that will not be made.
    */
   voidApproval?: (approvalId: string, reason: string) => Promise<unknown>;
+  /**
+   * This process's operator events and approvals: a holder announces the approvals it asks for a forwarded call, and
+   * its sender raises them here, so its run shows the wait (`waiting-approval`) as for a local call.
+   */
+  approvals?: Omit<ApprovalRelayDeps, 'onError'>;
   onError?: (err: HostError) => void;
 }
 
@@ -88,7 +95,8 @@ export class EndpointForwarding {
   private timer: TimerHandle | null = null;
   private closed = false;
   private readonly waiters = new Map<string, () => void>();
-  private readonly applying = new Set<string>();
+  /** The requests being applied here, with their connector (an endpoint busy with one is not handed over). */
+  private readonly applying = new Map<string, string>();
   /**
    * The calls applied here, by request: a withdrawal or cancel by their sender (its notice, or the store at each
    * {@link watchWithdrawals} tick) aborts the call as its caller's abort would here.
@@ -98,6 +106,8 @@ export class EndpointForwarding {
   private readonly approvalWaits = new Map<string, AbortController>();
   /** Disclosures handed to senders, by request: their answer (notice `a`) wakes the wait. */
   private readonly relays = new Map<string, () => void>();
+  /** The approvals of the calls this process forwarded, by request: fed by the holder's notices (`p`). */
+  private readonly approvalsOf = new Map<string, SenderApprovals>();
   private watch: TimerHandle | null = null;
   /** Requests this process stored and still waits for: on a takeover it withdraws and makes them itself. */
   private readonly sending = new Set<string>();
@@ -136,7 +146,7 @@ export class EndpointForwarding {
   }
 
   private onNotice(payload: string): void {
-    let n: { k?: string; c?: string; id?: string };
+    let n: { k?: string; c?: string; id?: string; a?: unknown; to?: unknown };
     try {
       n = JSON.parse(payload) as typeof n;
     } catch {
@@ -146,7 +156,11 @@ export class EndpointForwarding {
     else if (n.k === 'w' && n.id) this.withdrawals.get(n.id)?.abort();
     else if (n.k === 'e' && n.id) this.approvalWaits.get(n.id)?.abort();
     else if (n.k === 'a' && n.id) this.relays.get(n.id)?.();
-    else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
+    else if (n.k === 'p' && n.id && typeof n.a === 'string') {
+      this.approvalsOf.get(n.id)?.noted(n.a);
+      this.waiters.get(n.id)?.();
+    } else if (n.k === 'q' && n.c && this.o.ownership.holds(n.c)) this.applyHeld([n.c]);
+    else if (n.k === 'h' && n.to === this.o.ownership.owner) this.o.ownership.sweepSoon();
   }
 
   /** Applies the pending calls of the connectors held here (or of `connectorIds`), each once, concurrently. */
@@ -158,7 +172,7 @@ export class EndpointForwarding {
         for (const r of reqs) {
           if (this.applying.has(r.requestId) || this.sending.has(r.requestId)) continue;
           if (!this.o.ownership.holds(r.connectorId)) continue;
-          this.applying.add(r.requestId);
+          this.applying.set(r.requestId, r.connectorId);
           this.own(this.apply(r).finally(() => this.applying.delete(r.requestId)));
         }
       }),
@@ -234,6 +248,13 @@ export class EndpointForwarding {
     this.watchWithdrawals();
     const call = fromForwardedCall(op.call);
     const relayed = op.call.disclosure?.relayed;
+    const unannounce = this.o.approvals
+      ? announceApprovals(
+          { events: this.o.approvals.events, ...(this.o.onError ? { onError: this.o.onError } : {}) },
+          call,
+          (id) => this.requests.announceApproval(req.requestId, id),
+        )
+      : undefined;
     try {
       res = await this.o.engine().invoke({
         ...call,
@@ -263,6 +284,7 @@ export class EndpointForwarding {
         approvalSignal: AbortSignal.any([withdrawn.signal, approvalWait.signal]),
       });
     } catch (err) {
+      unannounce?.();
       const e = toHostError(err);
       // Withdrawn while it waited for a human: its approval is voided, never granted for a call nobody makes. (One
       // granted after the withdrawal fails the claim above and is recorded approved, not executed.)
@@ -281,6 +303,7 @@ export class EndpointForwarding {
       await this.requests.settle(req.requestId, 'failed', { code: e.code, message: e.message, details: e.details });
       return;
     }
+    unannounce?.();
     const receiptSeq = await Promise.resolve(res.recorded).catch(() => null);
     const stored: StoredResult = {
       commandId: res.commandId,
@@ -317,10 +340,18 @@ export class EndpointForwarding {
       req.runFence,
     );
     this.sending.add(requestId);
+    const approvals = this.o.approvals
+      ? new SenderApprovals({ ...this.o.approvals, ...(this.o.onError ? { onError: this.o.onError } : {}) }, req)
+      : undefined;
+    if (approvals) this.approvalsOf.set(requestId, approvals);
     try {
-      return await this.awaitCall(requestId, connectorId, holder.owner, req);
+      return await this.awaitCall(requestId, connectorId, holder.owner, req, approvals);
     } finally {
       this.sending.delete(requestId);
+      this.approvalsOf.delete(requestId);
+      // The decision (and its use) is raised before the caller hears the outcome, as a local gate raises it.
+      await approvals?.relay();
+      approvals?.close();
     }
   }
 
@@ -329,6 +360,7 @@ export class EndpointForwarding {
     connectorId: string,
     heldBy: string,
     req: InvokeRequest,
+    approvals: SenderApprovals | undefined,
   ): Promise<InvokeResult | undefined> {
     let limit = this.o.clock.now() + this.waitLimitMs(req.deadlineMs);
     let cancelled = false;
@@ -344,6 +376,7 @@ export class EndpointForwarding {
         Math.max(1, Math.min(this.period(), limit - this.o.clock.now())),
         wake.length > 1 ? AbortSignal.any(wake) : wake[0],
       );
+      await approvals?.relay();
       // The caller stopped waiting for an approval: so does the holder (the call fails MHS.HOST.APPROVAL_REQUIRED, the
       // approval still pending, as here); a call that needed none goes on.
       if (req.approvalSignal?.aborted && !approvalWaitEnded) {
@@ -547,6 +580,11 @@ export class EndpointForwarding {
       { command_id: commandId, requestId },
       { remediation: 'Do not send it again: the endpoint holder reconciles it by command_id; read the ledger.' },
     );
+  }
+
+  /** Whether a forwarded call or operation on `connectorId` is being applied here. */
+  busyWith(connectorId: string): boolean {
+    return [...this.applying.values()].includes(connectorId);
   }
 
   /** Stops listening and applying; waits for the calls being applied here. */

@@ -87,6 +87,8 @@ export interface EndpointClaimOptions {
   connectorIds: readonly string[];
   /** Leases this process holds now (connector → token): never "taken over" from itself. */
   held: ReadonlyMap<string, number>;
+  /** Claims at most this many (its fair share left, src/engine/endpoint-spread.ts); default no limit. */
+  limit?: number;
 }
 
 /**
@@ -102,18 +104,30 @@ export function claimEndpoints(
   o: EndpointClaimOptions,
 ): Promise<HeldEndpointLease[]> {
   const ids = o.connectorIds.filter((id) => !o.held.has(id));
-  if (!ids.length) return Promise.resolve([]);
+  const limit = o.limit ?? Infinity;
+  if (!ids.length || limit <= 0) return Promise.resolve([]);
   return db.tx(async (t) => {
     const out: HeldEndpointLease[] = [];
-    const fresh = await t.all<{ connector_id: string; token: number }>(
-      `INSERT INTO endpoint_leases (connector_id, owner, token, expires_at_ms, renewed_at)
-       SELECT c, ?, 1, ?, ? FROM unnest(?::text[]) AS c
-       ON CONFLICT (connector_id) DO NOTHING RETURNING connector_id, token`,
-      [owner, nowMs + o.ttlMs, isoAt(nowMs), ids],
+    const known = new Set(
+      (
+        await t.all<{ connector_id: string }>(
+          'SELECT connector_id FROM endpoint_leases WHERE connector_id = ANY(?::text[])',
+          [ids],
+        )
+      ).map((r) => r.connector_id),
     );
+    const unleased = ids.filter((id) => !known.has(id)).slice(0, limit);
+    const fresh = unleased.length
+      ? await t.all<{ connector_id: string; token: number }>(
+          `INSERT INTO endpoint_leases (connector_id, owner, token, expires_at_ms, renewed_at)
+           SELECT c, ?, 1, ?, ? FROM unnest(?::text[]) AS c
+           ON CONFLICT (connector_id) DO NOTHING RETURNING connector_id, token`,
+          [owner, nowMs + o.ttlMs, isoAt(nowMs), unleased],
+        )
+      : [];
     for (const r of fresh) out.push({ connectorId: r.connector_id, token: Number(r.token), previous: null });
-    const rest = ids.filter((id) => !fresh.some((r) => r.connector_id === id));
-    if (!rest.length) return out;
+    const rest = ids.filter((id) => known.has(id));
+    if (!rest.length || fresh.length >= limit) return out;
     const candidates = await t.all<{ connector_id: string; owner: string; token: number; expires_at_ms: number }>(
       `SELECT connector_id, owner, token, expires_at_ms FROM endpoint_leases
        WHERE connector_id = ANY(?::text[]) AND (expires_at_ms < ? OR owner LIKE ?)
@@ -121,9 +135,9 @@ export function claimEndpoints(
       [rest, nowMs - o.skewMs, `${hostname()}:%`],
     );
     // A row under this process's own id that it does not hold is a previous process's with the same pid.
-    const take = candidates.filter(
-      (r) => Number(r.expires_at_ms) < nowMs - o.skewMs || r.owner === owner || ownerAlive(r.owner) === false,
-    );
+    const take = candidates
+      .filter((r) => Number(r.expires_at_ms) < nowMs - o.skewMs || r.owner === owner || ownerAlive(r.owner) === false)
+      .slice(0, limit - fresh.length);
     if (!take.length) return out;
     const rows = await t.all<{ connector_id: string; token: number }>(
       `UPDATE endpoint_leases SET owner = ?, token = token + 1, expires_at_ms = ?, renewed_at = ?

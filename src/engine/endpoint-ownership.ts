@@ -11,6 +11,15 @@ import {
   renewEndpointLeases,
 } from './endpoint-leases.js';
 import type { HeldEndpointLease } from './endpoint-leases.js';
+import {
+  assignedEndpoints,
+  beatEndpointHost,
+  ensureEndpointHosts,
+  fairShare,
+  handOverEndpoint,
+  leaveEndpointHosts,
+  liveEndpointHosts,
+} from './endpoint-spread.js';
 
 /**
  * `serve` leases its endpoints on a PostgreSQL store unless this is `off` (issue 19; the off switch is kept for one
@@ -18,12 +27,17 @@ import type { HeldEndpointLease } from './endpoint-leases.js';
  */
 export const ENDPOINT_LEASES_ENV = 'MHS_ENDPOINT_LEASES';
 
+/** `off`: a process claims every unheld connector it sweeps and hands none over (no fair share). Default on. */
+export const ENDPOINT_SPREAD_ENV = 'MHS_ENDPOINT_SPREAD';
+
 /** Lease timing of the endpoints of one host process (ms); the run leases' defaults and environment. */
 export interface EndpointLeaseTiming {
   /** How long a renewal keeps a lease (default 15 000); renewed, and unheld connectors swept, every third of it. */
   ttlMs?: number;
   /** Clock difference tolerated between machines before a lapsed lease is taken (default 5 000). */
   skewMs?: number;
+  /** Spread the leases over the live processes (fair share, hand-over of idle endpoints); default true. */
+  spread?: boolean;
 }
 
 /** What the host runtime does when endpoint ownership changes. */
@@ -34,6 +48,12 @@ export interface EndpointOwnershipHandlers {
   claimed(leases: HeldEndpointLease[]): Promise<void>;
   /** Detaches a connector whose lease another process took, or that the fence found lost. */
   lost(connectorId: string): Promise<void>;
+  /**
+   * Spreading (src/engine/endpoint-spread.ts): the endpoint id of held `connectorId` when it may be handed over now
+   * (attached, nothing in its lane, no unsettled command, no forwarded call being applied; its evidence recorded),
+   * else undefined. Without it nothing is handed over.
+   */
+  idle?(connectorId: string): Promise<string | undefined>;
 }
 
 /**
@@ -46,6 +66,7 @@ export class EndpointOwnership {
   readonly owner: string;
   readonly ttlMs: number;
   readonly skewMs: number;
+  readonly spread: boolean;
   private readonly held = new Map<string, { token: number; expiresAt: number }>();
   private timer: TimerHandle | null = null;
   private ticking: Promise<void> = Promise.resolve();
@@ -63,6 +84,7 @@ export class EndpointOwnership {
     this.owner = o.owner ?? GATE_OWNER;
     this.ttlMs = o.timing?.ttlMs ?? 15_000;
     this.skewMs = o.timing?.skewMs ?? 5_000;
+    this.spread = o.timing?.spread ?? true;
     this.onError = o.onError;
   }
 
@@ -103,6 +125,8 @@ export class EndpointOwnership {
   async start(handlers: EndpointOwnershipHandlers): Promise<void> {
     this.handlers = handlers;
     await ensureEndpointLeases(this.db);
+    await ensureEndpointHosts(this.db);
+    await beatEndpointHost(this.db, this.owner, this.clock.now(), this.ttlMs);
     await this.sweep(this.clock.now(), true);
     this.arm();
   }
@@ -145,6 +169,7 @@ export class EndpointOwnership {
     try {
       if (renew) await this.renew(now);
       if (!this.closed) await this.sweep(now, false);
+      if (renew && !this.closed && this.claiming) await this.rebalance(this.clock.now());
     } catch (err) {
       this.onError?.(toHostError(err));
     } finally {
@@ -156,6 +181,7 @@ export class EndpointOwnership {
     const list = [...this.held].map(([connectorId, h]) => ({ connectorId, token: h.token }));
     let renewed: Set<string> | undefined;
     try {
+      await beatEndpointHost(this.db, this.owner, now, this.ttlMs);
       renewed = await renewEndpointLeases(this.db, this.owner, list, now, this.ttlMs);
     } catch (err) {
       this.onError?.(
@@ -196,17 +222,60 @@ export class EndpointOwnership {
 
   private async sweep(now: number, wait: boolean): Promise<void> {
     if (!this.handlers || !this.claiming) return;
-    const taken = await claimEndpoints(this.db, this.owner, now, {
+    const enabled = await this.handlers.enabled();
+    // Handed over to this process by another (its notice, or found here): taken up as claimed.
+    const assigned = (await assignedEndpoints(this.db, this.owner, now, new Set(this.held.keys()))).filter((a) =>
+      enabled.includes(a.connectorId),
+    );
+    const live = await liveEndpointHosts(this.db, now, this.skewMs);
+    const share = fairShare(enabled.length, live.length);
+    const claimed = await claimEndpoints(this.db, this.owner, now, {
       ttlMs: this.ttlMs,
       skewMs: this.skewMs,
-      connectorIds: await this.handlers.enabled(),
+      connectorIds: enabled.filter((id) => !assigned.some((a) => a.connectorId === id)),
       held: new Map([...this.held].map(([id, h]) => [id, h.token])),
+      // Its fair share while others are live: ceil(enabled / live hosts).
+      ...(this.spread ? { limit: share - this.held.size - assigned.length } : {}),
     });
+    const taken = [...assigned.map((a) => ({ ...a, previous: null })), ...claimed];
     for (const l of taken) this.held.set(l.connectorId, { token: l.token, expiresAt: now + this.ttlMs });
     if (!taken.length) return;
     // Attaching may take a while (connect, reconcile); renewals must not wait behind it.
     const p = this.own(this.handlers.claimed(taken));
     if (wait) await p;
+  }
+
+  /**
+   * Hands idle endpoints over while this process holds more than its fair share and a live process holds less, one
+   * per tick (the others take them up on the notice): never one with a command in flight, an open approval or a held
+   * device gate (checked by the handler and again in the hand-over's transaction).
+   */
+  private async rebalance(now: number): Promise<void> {
+    const idle = this.handlers?.idle;
+    if (!idle || !this.spread) return;
+    const enabled = (await this.handlers!.enabled()).length;
+    const live = await liveEndpointHosts(this.db, now, this.skewMs);
+    const share = fairShare(enabled, live.length);
+    if (live.length < 2 || this.held.size <= share) return;
+    const to = live.filter((h) => h.owner !== this.owner && h.held < share).sort((a, b) => a.held - b.held)[0];
+    if (!to) return;
+    for (const [connectorId, h] of [...this.held].sort(([a], [b]) => (a < b ? 1 : -1))) {
+      const endpointId = await idle(connectorId);
+      if (!endpointId || this.held.get(connectorId)?.token !== h.token) continue;
+      const token = await handOverEndpoint(this.db, {
+        connectorId,
+        endpointId,
+        owner: this.owner,
+        token: h.token,
+        to: to.owner,
+        nowMs: this.clock.now(),
+        ttlMs: this.ttlMs,
+      });
+      if (token === undefined) continue;
+      this.held.delete(connectorId);
+      await this.own(this.handlers!.lost(connectorId));
+      return;
+    }
   }
 
   /** Claims nothing more (shutdown begins); held leases are still renewed until {@link close}. */
@@ -223,6 +292,9 @@ export class EndpointOwnership {
     await Promise.all(this.work);
     const list = [...this.held].map(([connectorId, h]) => ({ connectorId, token: h.token }));
     this.held.clear();
+    await leaveEndpointHosts(this.db, this.owner).catch((err: unknown) =>
+      this.onError?.(ledgerUnavailable(err, this.db.location, { operation: 'endpoint_host_leave', owner: this.owner })),
+    );
     await releaseEndpointLeases(this.db, this.owner, list).catch((err: unknown) =>
       this.onError?.(
         ledgerUnavailable(err, this.db.location, { operation: 'endpoint_lease_release', owner: this.owner }),

@@ -47,7 +47,8 @@ ALTER TABLE endpoint_requests ADD COLUMN disclosure_ack TEXT;`;
  * The `NOTIFY` channel of forwarded calls: `{k:'q', c}` a request stored for connector `c`, `{k:'d', id}` settled,
  * `{k:'w', id}` withdrawn (or, once claimed, cancelled) by its sender, `{k:'e', id}` its approval wait ended by the
  * sender, `{k:'s', id}` a disclosure for the sender to
- * show, `{k:'a', id}` the sender's answer to it.
+ * show, `{k:'a', id}` the sender's answer to it, `{k:'p', id, a}` approval `a` asked for (or decided) by the holder for
+ * the call.
  */
 export const ENDPOINT_REQUESTS_CHANNEL = 'mhs_endpoint_requests';
 
@@ -351,6 +352,11 @@ export class EndpointRequests {
       if (c.changes === 1) await notify(t, { k: 'w', id: requestId });
       return w.changes === 1 ? 'withdrawn' : c.changes === 1 ? 'cancelled' : 'ended';
     });
+  }
+
+  /** The holder's notice of approval `approvalId` asked for (or decided) for the call: the sender shows it. */
+  async announceApproval(requestId: string, approvalId: string): Promise<void> {
+    await notify(this.db, { k: 'p', id: requestId, a: approvalId });
   }
 
   /**

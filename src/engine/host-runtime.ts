@@ -19,6 +19,7 @@ import { openOperatorRuntime } from './operator-runtime.js';
 import { openRecoveryMarkStore } from './recovery-mark.js';
 import { openSessionStore } from './session-store.js';
 import { EndpointForwarding } from './endpoint-forwarding.js';
+import { mayHandOver } from './endpoint-spread.js';
 import { EndpointOwnership } from './endpoint-ownership.js';
 import type { EndpointLeaseTiming } from './endpoint-ownership.js';
 import { endpointLeaseLost, nameEndpoint } from './endpoint-leases.js';
@@ -212,6 +213,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         ...(opts.engine?.transportMarginMs !== undefined ? { transportMarginMs: opts.engine.transportMarginMs } : {}),
         pollMs: base.approvalPollMs,
         voidApproval: (approvalId, reason) => services.gate.voidOpen({ approvalId }, reason),
+        approvals: { events: services.events, gate: services.gate },
         ...(report ? { onError: report } : {}),
       });
     if (leased)
@@ -331,6 +333,18 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
           const at = attached.indexOf(ep.endpointId);
           if (at >= 0) attached.splice(at, 1);
           changed();
+        },
+        // Spreading: hand over only an endpoint with nothing under way here (never mid-command).
+        idle: async (connectorId) => {
+          const ep = engine.endpoints().find((e) => e.connectorId === connectorId);
+          if (!ep || forwarding?.busyWith(connectorId)) return undefined;
+          const lane = ep.laneStats();
+          if (lane.pending > 0 || lane.running > 0) return undefined;
+          if (engine.pending().some((p) => p.endpointId === ep.endpointId)) return undefined;
+          if (!(await mayHandOver(db, ep.endpointId))) return undefined;
+          // Recorded under this process's lease before it lets go: its detach after the hand-over is fenced out.
+          await engine.collectEvidence(ep.endpointId);
+          return ep.endpointId;
         },
       });
       off = enablement.onChange((c) => {

@@ -30,8 +30,11 @@ export interface Artifacts {
   putManifest(manifest: Record<string, unknown>): Promise<string>;
   getManifest(digest: string): Promise<Record<string, unknown> | undefined>;
   listManifests(): Promise<{ digest: string; endpoint_id: string }[]>;
-  /** Stores an endpoint evidence bundle verbatim (the export uses each endpoint's latest). */
-  putEvidenceBundle(bundle: EvidenceBundle | Record<string, unknown>): Promise<void>;
+  /**
+   * Stores an endpoint evidence bundle verbatim (the export uses each endpoint's latest); in transaction `t` when
+   * given (the transaction of the `evidence.export` entry that records it, so neither is stored without the other).
+   */
+  putEvidenceBundle(bundle: EvidenceBundle | Record<string, unknown>, t?: Db): Promise<void>;
   /** The most recently stored bundle of every endpoint, by endpoint id. */
   latestEvidenceBundles(): Promise<EvidenceBundle[]>;
   /** Appends one transcript item (credentials scrubbed, HOST-056); returns its seq. */
@@ -83,12 +86,12 @@ class SqlArtifacts implements Artifacts {
     return this.db.all('SELECT digest, endpoint_id FROM ledger_manifests ORDER BY digest');
   }
 
-  async putEvidenceBundle(bundle: EvidenceBundle | Record<string, unknown>): Promise<void> {
+  async putEvidenceBundle(bundle: EvidenceBundle | Record<string, unknown>, t?: Db): Promise<void> {
     const b = bundle as Partial<EvidenceBundle>;
     if (typeof b.endpoint_id !== 'string' || !Array.isArray(b.entries)) {
       throw new HostError(ErrorCode.HOST_INTERNAL, 'not an evidence bundle (endpoint_id, entries)', {});
     }
-    await this.db.run(
+    await (t ?? this.db).run(
       'INSERT INTO ledger_evidence_bundles (endpoint_id, head_digest, entry_count, stored_at, body) VALUES (?, ?, ?, ?, ?)',
       [b.endpoint_id, b.head_digest ?? null, b.entries.length, isoAt(this.clock.now()), jcs(bundle)],
     );

@@ -403,7 +403,9 @@ export class RunManager {
       });
     if (!actor && this.forwarding && !TERMINAL_STATUSES.has(r.status)) {
       // Issue 19: driven by another process, which applies the answer.
-      await this.forwarding.forward(runId, 'interrupt', { nodeId, body }, caller.principal);
+      // Its role and name too: an MHS approval's answer needs an operator (the sender authenticated the caller).
+      const by = { ...(caller.role ? { role: caller.role } : {}), ...(caller.name ? { name: caller.name } : {}) };
+      await this.forwarding.forward(runId, 'interrupt', { nodeId, body, by }, caller.principal);
       return this.snapshot(runId);
     }
     if (!actor) throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });

@@ -154,7 +154,12 @@ export class RunRequestForwarding {
   private async applyRequest(req: RunRequest): Promise<void> {
     const actor = this.o.actors.get(req.runId);
     if (!actor) return;
-    const caller: Caller = { principal: req.principal };
+    const by = (req.body.by ?? {}) as Pick<Caller, 'role' | 'name'>;
+    const caller: Caller = {
+      principal: req.principal,
+      ...(by.role === 'operator' || by.role === 'client' ? { role: by.role } : {}),
+      ...(typeof by.name === 'string' ? { name: by.name } : {}),
+    };
     try {
       if (req.kind === 'cancel') {
         const reason = typeof req.body.reason === 'string' ? req.body.reason : 'cancelled by client';

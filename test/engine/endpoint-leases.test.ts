@@ -8,7 +8,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
 import { openDb } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
-import { listEndpointLeases } from '../../src/engine/endpoint-leases.js';
+import { claimEndpoints, listEndpointLeases } from '../../src/engine/endpoint-leases.js';
+import {
+  ensureEndpointHosts,
+  beatEndpointHost,
+  fairShare,
+  liveEndpointHosts,
+} from '../../src/engine/endpoint-spread.js';
 import type { HeldEndpointLease } from '../../src/engine/endpoint-leases.js';
 import { EndpointOwnership } from '../../src/engine/endpoint-ownership.js';
 import { PG_URL, postgresBackend } from '../ledger/helpers.js';
@@ -98,5 +104,38 @@ describe.skipIf(!PG_URL)('endpoint leases on one PostgreSQL store', () => {
     await c.own.close();
     const rows = await listEndpointLeases(a.db);
     expect(rows.filter((r) => r.owner === 'lab-c:303').every((r) => r.expires_at_ms === 0)).toBe(true);
+  });
+
+  it('a sweep claims at most its fair share: ceil(enabled / live processes)', async () => {
+    const h = await postgresBackend.fresh();
+    handles.push(h);
+    const clock = new SimulatedClock(1_000_000);
+    const a = await proc(h.location, 'lab-a:101', clock);
+    await a.start();
+    await ensureEndpointHosts(a.db);
+    // Three live processes (a's own row is written by its start): a fresh sweep of a fourth claims ceil(6 / 3) = 2 at most.
+    a.own.stopClaiming();
+    await a.db.run('DELETE FROM endpoint_leases');
+    for (const o of ['lab-b:202', 'lab-c:303']) await beatEndpointHost(a.db, o, clock.now(), TIMING.ttlMs);
+    const live = await liveEndpointHosts(a.db, clock.now(), TIMING.skewMs);
+    expect(live.map((l) => l.owner)).toEqual(['lab-a:101', 'lab-b:202', 'lab-c:303']);
+    const share = fairShare(CONNECTORS.length, live.length);
+    expect(share).toBe(2);
+    const first = await claimEndpoints(a.db, 'lab-b:202', clock.now(), {
+      ...TIMING,
+      connectorIds: CONNECTORS,
+      held: new Map(),
+      limit: share,
+    });
+    expect(first).toHaveLength(2);
+    // One already held: one more at most; the rest stay for the others.
+    const next = await claimEndpoints(a.db, 'lab-c:303', clock.now(), {
+      ...TIMING,
+      connectorIds: CONNECTORS,
+      held: new Map([[CONNECTORS[5]!, 1]]),
+      limit: share - 1,
+    });
+    expect(next).toHaveLength(1);
+    expect((await listEndpointLeases(a.db)).length).toBe(3);
   });
 });

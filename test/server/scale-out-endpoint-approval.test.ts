@@ -3,6 +3,9 @@
 // simulator whose aspirate needs an operator's approval. A holds the endpoint; a run B drives makes the call with a
 // short deadline, so B withdraws it before anyone decides. A stops waiting and voids the approval (`voided`,
 // `forward_withdrawn`, recorded in the ledger); approving it afterwards is refused, and nothing reaches the device.
+// And the approval A asks for shows on the run B drives as a local one does (`waiting-approval`, an approval
+// interrupt), answerable through any process: the interrupt route of A (forwarded to B, the run's driver), or A's
+// operator API (decided on A, seen by B).
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
@@ -12,18 +15,49 @@ import type { StoreHandle } from '../ledger/helpers.js';
 import { startSimHttp } from '../helpers/sim.js';
 import type { SimHttp } from '../helpers/sim.js';
 import { enableSims, ledgerOf, simCounters } from './scale-out-helpers.js';
-import { client, makeToken, serve } from './serve-helpers.js';
+import { client, logProblems, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 
 const ENV = { MHS_RUN_LEASE_TTL_MS: '1500', MHS_RUN_LEASE_SKEW_MS: '200' };
 const CONNECTOR = 'epa-lh';
 const DEVICE = 'liquid-handler';
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ended = (s: any) => ['completed', 'failed', 'cancelled'].includes(s.status);
+
+function aspirate(id: string, volume: number, deadlineMs?: number) {
+  return {
+    id,
+    name: id,
+    version: '1',
+    nodes: [
+      {
+        id: 'aspirate',
+        typeId: 'mhs.invoke',
+        name: 'aspirate',
+        position: { x: 0, y: 0 },
+        inputs: {},
+        config: {
+          endpoint: '',
+          device: DEVICE,
+          capability: 'cap.liquid.aspirate.v1',
+          input: { volume_ul: volume },
+          ...(deadlineMs ? { deadlineMs } : {}),
+        },
+      },
+    ],
+    edges: [],
+    triggers: [{ id: 'manual', type: 'manual' }],
+    variables: [],
+    metadata: {},
+    settings: {},
+  };
+}
 
 describe.skipIf(!PG_URL)('a forwarded call withdrawn while it waits for an approval', () => {
   let store: StoreHandle;
   let sim: SimHttp;
   const procs: Served[] = [];
+  const tokens = { client: '', opA: '', opB: '' };
 
   beforeAll(async () => {
     sim = await startSimHttp('liquid-handler', ['--operator-tools']);
@@ -31,6 +65,9 @@ describe.skipIf(!PG_URL)('a forwarded call withdrawn while it waits for an appro
     procs.push(await serve(store.location, ['--no-workflows'], ENV));
     await enableSims(store.location, { lh: sim }, 'epa');
     procs.push(await serve(store.location, ['--no-workflows'], ENV));
+    tokens.client = await makeToken(store.location, 'client', 'epa-client');
+    tokens.opA = await makeToken(store.location, 'operator', 'epa-op-a');
+    tokens.opB = await makeToken(store.location, 'operator', 'epa-op-b');
   }, 180_000);
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) await p.stop();
@@ -50,33 +87,9 @@ describe.skipIf(!PG_URL)('a forwarded call withdrawn while it waits for an appro
       if (holders.length === 1 && String(holders[0].owner).endsWith(`:${a.child.pid}`)) break;
       await pause(50);
     }
-    const wf = {
-      id: 'epa-aspirate',
-      name: 'epa-aspirate',
-      version: '1',
-      nodes: [
-        {
-          id: 'aspirate',
-          typeId: 'mhs.invoke',
-          name: 'aspirate',
-          position: { x: 0, y: 0 },
-          inputs: {},
-          // B waits deadline + transport margin + 5 s for the holder, then withdraws the call.
-          config: {
-            endpoint: sim.endpointId,
-            device: DEVICE,
-            capability: 'cap.liquid.aspirate.v1',
-            input: { volume_ul: 5 },
-            deadlineMs: 500,
-          },
-        },
-      ],
-      edges: [],
-      triggers: [{ id: 'manual', type: 'manual' }],
-      variables: [],
-      metadata: {},
-      settings: {},
-    };
+    // B waits deadline + transport margin + 5 s for the holder, then withdraws the call.
+    const wf = aspirate('epa-aspirate', 5, 500);
+    wf.nodes[0]!.config.endpoint = sim.endpointId;
     expect((await op.post('/v1/workflows', wf)).status).toBe(201);
     const api = client(b.url, token);
     const runId = (await api.post('/v1/runs', { workflowId: wf.id })).body.runId as string;
@@ -116,4 +129,78 @@ describe.skipIf(!PG_URL)('a forwarded call withdrawn while it waits for an appro
     expect((await simCounters(sim, DEVICE)).calls).toBe(0);
     expect(verified).toBe(true);
   }, 120_000);
+
+  /** Runs `wf` through B, checks B drives it, and waits until it shows the approval A asked for. */
+  const waitingOnB = async (wf: ReturnType<typeof aspirate>): Promise<{ runId: string; approvalId: string }> => {
+    const [, b] = procs as [Served, Served];
+    wf.nodes[0]!.config.endpoint = sim.endpointId;
+    const op = client(b.url, tokens.opB);
+    expect((await op.post('/v1/workflows', wf)).status).toBe(201);
+    const api = client(b.url, tokens.client);
+    const runId = (await api.post('/v1/runs', { workflowId: wf.id })).body.runId as string;
+    // Without the relay B's run stays `running` until the call ends: this waits for the status a local call shows.
+    const waiting = await api.until(runId, (s) => s.status === 'waiting-approval' || ended(s));
+    expect(waiting.status).toBe('waiting-approval');
+    expect(waiting.currentNodeId).toBe('aspirate');
+    const db = await openDb(store.location);
+    try {
+      const lease = await db.get<any>('SELECT owner FROM run_leases WHERE run_id = ?', [runId]);
+      expect(lease?.owner).toMatch(new RegExp(`:${b.child.pid}$`));
+      const [req] = (await db.all<any>('SELECT * FROM endpoint_requests')).filter(
+        (r) => JSON.parse(r.request).call?.runId === runId,
+      );
+      // The holder asked for it: the call was forwarded and is still pending there.
+      expect(req).toMatchObject({ status: 'pending', sender: expect.stringMatching(new RegExp(`:${b.child.pid}$`)) });
+    } finally {
+      await db.close();
+    }
+    const pending = ((await op.get('/v1/operator/approvals?status=pending')).body.approvals as any[]).filter(
+      (x) => x.run_id === runId,
+    );
+    expect(pending).toHaveLength(1);
+    const asked = (await api.events(runId)).filter((e) => e.type === 'interrupt.requested');
+    expect(asked.map((e) => e.payload)).toMatchObject([
+      { kind: 'approval', key: `mhs:${pending[0].approval_id}`, data: { artifactType: 'mhs.approval' } },
+    ]);
+    return { runId, approvalId: pending[0].approval_id as string };
+  };
+
+  /** The run completed with the operator's acceptance on its log, the command executed once, the ledger verifies. */
+  const completedOnce = async (runId: string, approvalId: string): Promise<void> => {
+    const [, b] = procs as [Served, Served];
+    const api = client(b.url, tokens.client);
+    const done = await api.until(runId, ended);
+    const events = await api.events(runId);
+    expect(done.status, JSON.stringify(done.error ?? done)).toBe('completed');
+    expect(logProblems(events)).toEqual([]);
+    expect(events.filter((e) => e.type === 'interrupt.resolved')).toHaveLength(1);
+    expect(events.find((e) => e.type === 'approval.received')?.payload.action).toBe('accept');
+    const commandId = (done.nodeStates.aspirate.outputs as any).commandId as string;
+    expect((await simCounters(sim, DEVICE)).executions[commandId]).toBe(1);
+    const { entries, verified } = await ledgerOf(store.location);
+    expect(entries.filter((e) => e.kind === 'command.intent' && e.run_id === runId)).toHaveLength(1);
+    expect(entries.filter((e) => e.kind === 'approval' && e.approval_id === approvalId).map((e) => e.event)).toEqual([
+      'requested',
+      'decided',
+    ]);
+    expect(verified).toBe(true);
+  };
+
+  it("the approval A asks for shows on B's run; answered through A's interrupt route, the run completes", async () => {
+    const [a] = procs as [Served, Served];
+    const { runId, approvalId } = await waitingOnB(aspirate('epa-interrupt', 6));
+    // A does not drive the run: the answer is forwarded to B, whose node votes in the shared approval store.
+    const opA = client(a.url, tokens.opA);
+    const res = await opA.post(`/v1/runs/${runId}/interrupts/aspirate`, { action: 'accept' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    await completedOnce(runId, approvalId);
+  }, 60_000);
+
+  it("approved in A's operator API, the decision reaches B's run", async () => {
+    const [a] = procs as [Served, Served];
+    const { runId, approvalId } = await waitingOnB(aspirate('epa-operator', 7));
+    const opA = client(a.url, tokens.opA);
+    expect((await opA.post(`/v1/operator/approvals/${approvalId}/approve`, {})).status).toBe(200);
+    await completedOnce(runId, approvalId);
+  }, 60_000);
 });

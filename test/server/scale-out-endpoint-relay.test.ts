@@ -8,7 +8,9 @@
 // - a withdrawal whose notice A never got (the row changed without NOTIFY) is seen by A in the store: it voids the
 //   approval within its approval poll instead of waiting out the approval timeout;
 // - a run cancelled on B after A sent the command: A aborts it as a local caller's abort would (recorded
-//   `command.unknown`, or `command.not_sent` if the abort reached the lane first), never resent.
+//   `command.unknown`, or `command.not_sent` if the abort reached the lane first), never resent;
+// - a run cancelled on B while A's claimed command still waits in the device's lane (behind a read the third
+//   simulator never answers): A drops it from the lane at once, recorded `command.not_sent`, nothing sent.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
@@ -27,7 +29,13 @@ import { enableSims, ledgerOf, simCounters } from './scale-out-helpers.js';
 import { client, makeToken, serve } from './serve-helpers.js';
 import type { Served } from './serve-helpers.js';
 
-const ENV = { MHS_RUN_LEASE_TTL_MS: '1500', MHS_RUN_LEASE_SKEW_MS: '200', MHS_APPROVAL_POLL_MS: '200' };
+// A holds every endpoint here: no spreading (test/server/scale-out-endpoint-spread.test.ts covers it).
+const ENV = {
+  MHS_RUN_LEASE_TTL_MS: '1500',
+  MHS_RUN_LEASE_SKEW_MS: '200',
+  MHS_APPROVAL_POLL_MS: '200',
+  MHS_ENDPOINT_SPREAD: 'off',
+};
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ended = (s: any) => ['completed', 'failed', 'cancelled'].includes(s.status);
 
@@ -69,19 +77,22 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
   let thermo: SimHttp;
   let lh: SimHttp;
   let thermo2: SimHttp;
+  let stall: SimHttp;
   const procs: Served[] = [];
   let api: ReturnType<typeof client>;
   let op: ReturnType<typeof client>;
 
   beforeAll(async () => {
-    [thermo, lh, thermo2] = await Promise.all([
+    [thermo, lh, thermo2, stall] = await Promise.all([
       startSimHttp('thermostat', ['--latency-ms', '2000']),
       startSimHttp('liquid-handler', ['--operator-tools']),
       startSimHttp('thermostat', ['--latency-ms', '2000']),
+      // Its first capability call is never answered: what keeps the device's lane busy.
+      startSimHttp('thermostat', ['--stall', '1']),
     ]);
     store = await postgresBackend.fresh();
     procs.push(await serve(store.location, ['--no-workflows'], ENV));
-    await enableSims(store.location, { thermo, lh, thermo2 }, 'epr');
+    await enableSims(store.location, { thermo, lh, thermo2, stall }, 'epr');
     // B's MCP gateway waits 1.5 s for an approval, then answers MHS.HOST.APPROVAL_REQUIRED.
     procs.push(await serve(store.location, ['--no-workflows', '--mcp-approval-wait', '1500'], ENV));
     const [a, b] = procs as [Served, Served];
@@ -91,13 +102,13 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
       const held = ((await api.get('/v1/operator/hosts')).body.processes as any[])
         .filter((p) => String(p.owner).endsWith(`:${a.child.pid}`))
         .flatMap((p) => (p.endpoints as any[]).filter((e) => e.endpoint_id));
-      if (held.length === 3) break;
+      if (held.length === 4) break;
       await pause(50);
     }
   }, 180_000);
   afterAll(async () => {
     for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) await p.stop();
-    await Promise.all([thermo?.stop(), lh?.stop(), thermo2?.stop()]);
+    await Promise.all([thermo?.stop(), lh?.stop(), thermo2?.stop(), stall?.stop()]);
     await store?.cleanup();
   });
 
@@ -201,7 +212,7 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
   }, 45_000);
 
   it('an mhs.invoke node of a run cancelled on B while A waits for its approval: the call is withdrawn too', async () => {
-    // Its approval is A's: B sees it in the store (no approval event of it reaches B).
+    // Its approval is A's: B's node knows it from A's notice (relayed as a local approval event) or the store.
     const runId = await start(
       workflow('epr-cancel-invoke', 'mhs.invoke', {
         endpoint: lh.endpointId,
@@ -214,7 +225,14 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     const approvalId = await pendingApproval(runId);
     expect((await api.post(`/v1/runs/${runId}/cancel`, { reason: 'operator gave up' })).status).toBeLessThan(300);
     expect((await api.until(runId, ended)).status).toBe('cancelled');
-    expect((await requestsOf(store.location, runId)).map((r) => r.status)).toEqual(['expired']);
+    // B voids the approval (run_cancelled, as a local node does) and withdraws the call: withdrawn before A saw the
+    // void, or refused by A's gate once it saw it (approval voided); either way before any intent.
+    const [req] = await requestsOf(store.location, runId);
+    expect(
+      req.status === 'expired' ||
+        (req.status === 'failed' && JSON.parse(req.result).code === ErrorCode.HOST_APPROVAL_DENIED),
+      JSON.stringify(req),
+    ).toBe(true);
     expect((await decided(approvalId)).status).toBe('voided');
     const { entries } = await ledgerOf(store.location);
     expect(entries.filter((e) => e.kind === 'command.intent' && e.run_id === runId)).toEqual([]);
@@ -323,6 +341,65 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     expect(verified).toBe(true);
   }, 45_000);
 
+  it("a run cancelled on B while A's claimed command waits in the device's lane: dropped there, not sent", async () => {
+    const [a] = procs as [Served, Served];
+    const apiA = client(a.url, await makeToken(store.location, 'client', 'epr-lane'));
+    // A read A makes itself occupies the device's slot of A's command lane: the simulator never answers it.
+    const reader = await start(
+      workflow('epr-lane-read', 'mhs.task', {
+        endpoint: stall.endpointId,
+        device: 'thermostat',
+        capability: 'cap.thermal.read.v1',
+        input: {},
+        deadlineMs: 25_000,
+      }),
+      apiA,
+    );
+    let read: any;
+    for (let i = 0; i < 400 && !read; i++) {
+      read = (await ledgerOf(store.location)).entries.find((e) => e.kind === 'command.intent' && e.run_id === reader);
+      if (!read) await pause(25);
+    }
+    expect(read).toBeTruthy();
+    // B's setpoint is forwarded; A claims it (intent journaled) and queues it behind the read.
+    const runId = await start(
+      workflow('epr-lane-setpoint', 'mhs.task', {
+        endpoint: stall.endpointId,
+        device: 'thermostat',
+        capability: 'cap.thermal.setpoint.v1',
+        input: { setpoint_c: 27 },
+      }),
+    );
+    let sent: any;
+    for (let i = 0; i < 400 && !sent; i++) {
+      sent = (await requestsOf(store.location, runId)).find((r) => r.status === 'sent');
+      if (!sent) await pause(25);
+    }
+    expect(sent?.command_id).toBeTruthy();
+    expect((await api.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' })).status).toBeLessThan(300);
+    expect((await api.until(runId, ended)).status).toBe('cancelled');
+    // The read is still unanswered (25 s deadline): only an abort that reaches the queued command settles it now.
+    let row: any;
+    for (let i = 0; i < 200; i++) {
+      [row] = await requestsOf(store.location, runId);
+      if (row.status !== 'sent') break;
+      await pause(50);
+    }
+    expect(row.cancelled_at).not.toBeNull();
+    expect([row.status, JSON.parse(row.result ?? 'null')?.code]).toEqual([
+      'failed',
+      ErrorCode.TRANSPORT_TIMEOUT_PRESEND,
+    ]);
+    const { entries, verified } = await ledgerOf(store.location);
+    const cmd = entries.filter((e) => e.command_id === sent.command_id).map((e) => e.kind);
+    expect(cmd).toEqual(['command.intent', 'command.not_sent']);
+    expect((await simCounters(stall, 'thermostat')).executions[sent.command_id] ?? 0).toBe(0);
+    expect(verified).toBe(true);
+    // The read's run is cancelled too (its task's abort ends the unanswered call).
+    expect((await apiA.post(`/v1/runs/${reader}/cancel`, { reason: 'done' })).status).toBeLessThan(300);
+    expect((await apiA.until(reader, ended)).status).toBe('cancelled');
+  }, 45_000);
+
   it('an evidence export on B collects the bundles of the endpoints A holds, through A', async () => {
     const [a, b] = procs as [Served, Served];
     // B ran tasks on both endpoints above: its export collects their bundles now.
@@ -333,7 +410,7 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     const { entries, verified } = await ledgerOf(store.location);
-    for (const sim of [thermo, lh]) {
+    for (const sim of [thermo, lh, stall]) {
       const exported = entries.filter((e) => e.kind === 'evidence.export' && e.endpoint_id === sim.endpointId);
       expect(exported).toHaveLength(1);
       // The endpoint's own bundle: its chain holds the exported head (the thermostat's may have grown since, as the
@@ -353,7 +430,7 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
       const reads = (await db.all<any>('SELECT * FROM endpoint_requests')).filter(
         (r) => JSON.parse(r.request).name === 'mhs__evidence',
       );
-      expect(reads).toHaveLength(2);
+      expect(reads).toHaveLength(3);
       for (const r of reads) {
         expect(r.status).toBe('applied');
         expect(r.sender).toMatch(new RegExp(`:${b.child.pid}$`));
@@ -393,6 +470,16 @@ describe.skipIf(!PG_URL)('a forwarded call: disclosure and withdrawal reach the 
     expect(refused(), a.output().slice(-3000)).toBe(true);
     const { entries, verified } = await ledgerOf(store.location);
     expect(entries.filter((e) => e.kind === 'evidence.export' && e.endpoint_id === thermo2.endpointId)).toEqual([]);
+    // Nor its bundle: the package export takes each endpoint's latest stored bundle, so none may be left behind.
+    const db = await openDb(store.location);
+    try {
+      const rows = await db.all<any>('SELECT id FROM ledger_evidence_bundles WHERE endpoint_id = ?', [
+        thermo2.endpointId,
+      ]);
+      expect(rows).toEqual([]);
+    } finally {
+      await db.close();
+    }
     expect(verified).toBe(true);
   }, 45_000);
 

@@ -116,15 +116,22 @@ export function claimEndpoints(
         )
       ).map((r) => r.connector_id),
     );
-    const unleased = ids.filter((id) => !known.has(id)).slice(0, limit);
-    const fresh = unleased.length
-      ? await t.all<{ connector_id: string; token: number }>(
+    // Inserted a share at a time: a concurrent sweeper may have just inserted some of the same ids (its conflict
+    // resolves when it commits), so the next ones are tried until this sweep has its share or none is left.
+    const unleased = ids.filter((id) => !known.has(id));
+    const fresh: Array<{ connector_id: string; token: number }> = [];
+    for (let at = 0; at < unleased.length && fresh.length < limit;) {
+      const chunk = unleased.slice(at, at + Math.min(limit - fresh.length, unleased.length));
+      at += chunk.length;
+      fresh.push(
+        ...(await t.all<{ connector_id: string; token: number }>(
           `INSERT INTO endpoint_leases (connector_id, owner, token, expires_at_ms, renewed_at)
            SELECT c, ?, 1, ?, ? FROM unnest(?::text[]) AS c
            ON CONFLICT (connector_id) DO NOTHING RETURNING connector_id, token`,
-          [owner, nowMs + o.ttlMs, isoAt(nowMs), unleased],
-        )
-      : [];
+          [owner, nowMs + o.ttlMs, isoAt(nowMs), chunk],
+        )),
+      );
+    }
     for (const r of fresh) out.push({ connectorId: r.connector_id, token: Number(r.token), previous: null });
     const rest = ids.filter((id) => known.has(id));
     if (!rest.length || fresh.length >= limit) return out;

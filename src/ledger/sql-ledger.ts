@@ -67,6 +67,13 @@ const WRITER_ONLY = new Set(['genesis', 'checkpoint']);
  * transaction (SQLite's write lock; a PostgreSQL advisory lock), and `UNIQUE(prev_digest)` makes a
  * fork impossible at the database level.
  */
+/** Refusals that fail the one job raising them (a held gate, a lost run or endpoint lease), never its batch. */
+const JOB_REFUSALS: ReadonlySet<string> = new Set([
+  ErrorCode.HOST_DEVICE_GATE_CLOSED,
+  ErrorCode.HOST_RUN_LEASE_LOST,
+  ErrorCode.HOST_ENDPOINT_LEASE_LOST,
+]);
+
 class SqlLedger implements DurableLedger {
   private readonly queue: Job[] = [];
   private flushing = false;
@@ -335,9 +342,7 @@ class SqlLedger implements DurableLedger {
       try {
         out.push(await (lone ? write(t) : t.tx(write)));
       } catch (err) {
-        const refused =
-          err instanceof HostError &&
-          (err.code === ErrorCode.HOST_DEVICE_GATE_CLOSED || err.code === ErrorCode.HOST_RUN_LEASE_LOST);
+        const refused = err instanceof HostError && JOB_REFUSALS.has(err.code);
         if (!refused) throw err;
         out.push(err);
       }

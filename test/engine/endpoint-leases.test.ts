@@ -6,7 +6,7 @@
 // close lets its leases go at once.
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCode, HostError, SimulatedClock } from '../../src/core/index.js';
-import { openDb } from '../../src/ledger/index.js';
+import { openDb, openLedger } from '../../src/ledger/index.js';
 import type { Db } from '../../src/ledger/index.js';
 import { claimEndpoints, listEndpointLeases } from '../../src/engine/endpoint-leases.js';
 import {
@@ -104,6 +104,37 @@ describe.skipIf(!PG_URL)('endpoint leases on one PostgreSQL store', () => {
     await c.own.close();
     const rows = await listEndpointLeases(a.db);
     expect(rows.filter((r) => r.owner === 'lab-c:303').every((r) => r.expires_at_ms === 0)).toBe(true);
+  });
+
+  it('a ledger append under a lost endpoint lease is refused alone: the rest of its batch commits', async () => {
+    const h = await postgresBackend.fresh();
+    handles.push(h);
+    const clock = new SimulatedClock(2_000_000);
+    const a = await proc(h.location, 'lab-a:101', clock);
+    await a.start();
+    const lease = a.claimed[0]!;
+    const ledger = await openLedger(a.db, { clock });
+    const fence = { fence: a.own.fenceFor(lease.connectorId) };
+    await ledger.appendBatch([{ kind: 'error', note: 'fenced while held' }], fence);
+
+    // A stops renewing; B, past the lease and the skew, takes it over.
+    a.own.stopClaiming();
+    const b = await proc(h.location, 'lab-b:202', new SimulatedClock(clock.now() + TIMING.ttlMs + TIMING.skewMs + 1));
+    await b.start();
+    expect(b.claimed.map((l) => l.connectorId)).toContain(lease.connectorId);
+
+    const before = (await ledger.head()).seq;
+    // Queued together (one commit when they share a flush): only the fenced one is refused.
+    const [refused, plain] = await Promise.allSettled([
+      ledger.appendBatch([{ kind: 'error', note: 'stale endpoint holder' }], fence),
+      ledger.appendBatch([{ kind: 'error', note: 'not under that lease' }]),
+    ]);
+    expect(refused.status === 'rejected' && (refused.reason as HostError).code).toBe(
+      ErrorCode.HOST_ENDPOINT_LEASE_LOST,
+    );
+    expect(plain.status).toBe('fulfilled');
+    expect((await ledger.range(before + 1)).map((e) => e.note)).toEqual(['not under that lease']);
+    expect((await ledger.verify()).ok).toBe(true);
   });
 
   it('a sweep claims at most its fair share: ceil(enabled / live processes)', async () => {

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { checkCanonicalLines, lineProblem } from './canonical-lines.js';
-import type { LineProblem, LinesCheck } from './canonical-lines.js';
+import type { LineProblem } from './canonical-lines.js';
 import { checkLinesOnThread } from './canonical-lines-checker.js';
 import { ChainWalker } from './chain-walker.js';
 import type { ChainBreak } from './chain-walker.js';
@@ -134,39 +134,33 @@ export async function readLedgerFile(
     if (!brk) brk = walker.push(v, text, true);
     if (v && typeof v === 'object' && !Array.isArray(v)) onEntry?.(v as Json);
   };
-  // Awaited however the read ends: the thread's check is owned here, and resolves (null) rather than rejects.
-  let threadCheck: LinesCheck | null = null;
-  try {
-    for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-      hash.update(chunk);
-      size += chunk.length;
-      if (notUtf8) continue;
-      const buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
-      const nl = buf.lastIndexOf(0x0a);
-      if (nl < 0) {
-        rest = Buffer.from(buf);
-        continue;
-      }
-      // Whole lines only: a newline byte never falls inside a UTF-8 sequence, so each part decodes on its own.
-      const text = decodeUtf8(buf.subarray(0, nl));
-      if (text === null) {
-        notUtf8 = true;
-        continue;
-      }
-      rest = Buffer.from(buf.subarray(nl + 1));
-      for (const l of text.split('\n')) line(l);
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.length;
+    if (notUtf8) continue;
+    const buf = rest.length ? Buffer.concat([rest, chunk]) : chunk;
+    const nl = buf.lastIndexOf(0x0a);
+    if (nl < 0) {
+      rest = Buffer.from(buf);
+      continue;
     }
-    if (rest.length && !notUtf8) {
-      // Still checked, so a file that is not UTF-8 is named so whatever its last line.
-      if (!isUtf8(rest)) notUtf8 = true;
+    // Whole lines only: a newline byte never falls inside a UTF-8 sequence, so each part decodes on its own.
+    const text = decodeUtf8(buf.subarray(0, nl));
+    if (text === null) {
+      notUtf8 = true;
+      continue;
     }
-  } finally {
-    if (onThread) threadCheck = await onThread;
+    rest = Buffer.from(buf.subarray(nl + 1));
+    for (const l of text.split('\n')) line(l);
+  }
+  if (rest.length && !notUtf8) {
+    // Still checked, so a file that is not UTF-8 is named so whatever its last line.
+    if (!isUtf8(rest)) notUtf8 = true;
   }
   const sha256 = hash.digest('hex');
-  if (onThread && !notUtf8 && !rest.length) {
+  if (onThread && !notUtf8) {
     // The thread's answer counts only for these bytes; the first problem by line wins, as when checked in line.
-    let c = threadCheck;
+    let c = await onThread;
     if (!c || c.sha256 !== sha256 || c.lines !== index) c = await checkCanonicalLines(path);
     const own = problem as LineProblem | null;
     if (c.sha256 !== sha256 || c.lines !== index)

@@ -6,10 +6,8 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
-import { checkCanonicalLines, lineProblem } from './canonical-lines.js';
-import type { LineProblem } from './canonical-lines.js';
-import { checkLinesOnThread } from './canonical-lines-checker.js';
+import { open } from 'node:fs/promises';
+import { isCanonicalText } from '../core/index.js';
 import { ChainWalker } from './chain-walker.js';
 import type { ChainBreak } from './chain-walker.js';
 import type { Db } from './db.js';
@@ -83,6 +81,13 @@ function decodeUtf8(bytes: Buffer): string | null {
   return isUtf8(bytes) ? bytes.toString('utf8') : null;
 }
 
+/** A line that is not the JCS text of its value, or does not parse. */
+export interface LineProblem {
+  reason: 'malformed' | 'not_canonical';
+  seq: number | null;
+  detail: string;
+}
+
 /** What {@link readLedgerFile} found. */
 export interface ReadLedger extends LedgerWalk {
   size: number;
@@ -91,45 +96,37 @@ export interface ReadLedger extends LedgerWalk {
   problem: LineProblem | { reason: 'not_utf8' | 'not_canonical'; seq: null; detail?: string } | null;
 }
 
-/** Files at least this long have their lines' canonical form checked on a thread of their own (issue 21 item 3). */
-export const PARALLEL_CHECK_MIN_BYTES = 4 << 20;
-
 /**
  * Reads a package's `ledger.jsonl` as a stream: sha256 and size of its bytes, each line checked as the JCS text of
  * its value (over the stored text, canonicalising only when a fast check disagrees) and walked as a chain over those
- * bytes; `onEntry` sees each entry, parsed, in order (only a file without a problem is then used). Memory: one chunk,
- * whatever the ledger's length. From `parallelMinBytes` (default {@link PARALLEL_CHECK_MIN_BYTES}) the canonical check
- * runs on a checking thread over the same file while this hashes and walks it; its answer counts only for the same
- * bytes (sha256) and line count, else (or without the thread) the lines are checked here after the walk.
+ * bytes; `onEntry` sees each canonical entry, parsed, in order. Memory: one chunk, whatever the ledger's length.
  */
-export async function readLedgerFile(
-  path: string,
-  onEntry?: (e: Json) => void,
-  opts: { parallelMinBytes?: number } = {},
-): Promise<ReadLedger> {
+export async function readLedgerFile(path: string, onEntry?: (e: Json) => void): Promise<ReadLedger> {
   const hash = createHash('sha256');
   const walker = new ChainWalker(true);
   let brk: ChainBreak | null = null;
   let size = 0;
   let index = 0;
   let notUtf8 = false;
-  let problem: LineProblem | null = null;
+  let lineProblem: LineProblem | null = null;
   let rest: Buffer = Buffer.alloc(0);
-  const fileSize = (await stat(path)).size;
-  const onThread = fileSize >= (opts.parallelMinBytes ?? PARALLEL_CHECK_MIN_BYTES) ? checkLinesOnThread(path) : null;
   const line = (text: string): void => {
     const i = index++;
-    if (problem) return;
+    if (lineProblem) return;
     let v: unknown;
     try {
       v = JSON.parse(text);
     } catch {
-      problem = { reason: 'malformed', seq: null, detail: `line ${i + 1}`, index: i };
+      lineProblem = { reason: 'malformed', seq: null, detail: `line ${i + 1}` };
       return;
     }
-    if (!onThread) {
-      problem = lineProblem(text, i, v);
-      if (problem) return;
+    if (!isCanonicalText(v, text)) {
+      const seq =
+        v && typeof v === 'object' && typeof (v as { seq?: unknown }).seq === 'number'
+          ? (v as { seq: number }).seq
+          : null;
+      lineProblem = { reason: 'not_canonical', seq, detail: `line ${i + 1}` };
+      return;
     }
     if (!brk) brk = walker.push(v, text, true);
     if (v && typeof v === 'object' && !Array.isArray(v)) onEntry?.(v as Json);
@@ -157,20 +154,10 @@ export async function readLedgerFile(
     // Still checked, so a file that is not UTF-8 is named so whatever its last line.
     if (!isUtf8(rest)) notUtf8 = true;
   }
-  const sha256 = hash.digest('hex');
-  if (onThread && !notUtf8) {
-    // The thread's answer counts only for these bytes; the first problem by line wins, as when checked in line.
-    let c = await onThread;
-    if (!c || c.sha256 !== sha256 || c.lines !== index) c = await checkCanonicalLines(path);
-    const own = problem as LineProblem | null;
-    if (c.sha256 !== sha256 || c.lines !== index)
-      problem = own ?? { reason: 'malformed', seq: null, detail: 'file changed while read', index };
-    else if (c.problem && (!own || c.problem.index < own.index)) problem = c.problem;
-  }
-  const found = notUtf8
+  const problem = notUtf8
     ? { reason: 'not_utf8' as const, seq: null }
     : rest.length
       ? { reason: 'not_canonical' as const, seq: null, detail: 'missing final newline' }
-      : problem;
-  return { walker, break: brk, size, sha256, problem: found };
+      : lineProblem;
+  return { walker, break: brk, size, sha256: hash.digest('hex'), problem };
 }

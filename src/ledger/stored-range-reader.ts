@@ -1,6 +1,21 @@
-import type { Worker } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { RangeRequest, RangeResult } from './verify-worker.js';
-import { startLedgerWorker } from './worker-start.js';
+
+/** Starts verify-worker.ts: compiled next to this file, or from the sources through tsx's loader (development, tests). */
+function startWorker(): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./verify-worker.js', here));
+  const tsx = pathToFileURL(
+    createRequire(here)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
+  const entry = new URL('./verify-worker.ts', here).href;
+  const boot = `import(${JSON.stringify(tsx)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(boot, { eval: true });
+}
 
 /**
  * The ledger verifier's reader thread for one SQLite file (issue 21): started on first use, kept until
@@ -32,7 +47,7 @@ export class StoredRangeReader {
     if (this.worker || this.closed) return this.worker;
     let w: Worker;
     try {
-      w = startLedgerWorker('verify-worker');
+      w = startWorker();
     } catch {
       this.closed = true;
       return null;

@@ -55,8 +55,6 @@ export interface VerifyOptions {
   anchor?: LedgerAnchor;
   /** The reviewer's copy of the signer's Ed25519 public key (PEM): the anchor must be signed by it. */
   publicKeyPem?: string;
-  /** `ledger.jsonl` of at least this many bytes has its canonical form checked on a thread of its own (default 4 MiB). */
-  parallelCheckMinBytes?: number;
 }
 
 const SAFE_PATH = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
@@ -241,11 +239,7 @@ export async function verifyPackage(dir: string, opts: VerifyOptions = {}): Prom
     try {
       const st = await lstat(join(dir, LEDGER_FILE));
       if (!st.isFile()) throw new Error('not a regular file');
-      const r = await readLedgerFile(
-        join(dir, LEDGER_FILE),
-        (e) => facts.push(e),
-        opts.parallelCheckMinBytes === undefined ? {} : { parallelMinBytes: opts.parallelCheckMinBytes },
-      );
+      const r = await readLedgerFile(join(dir, LEDGER_FILE), (e) => facts.push(e));
       checked.files++;
       if (r.size !== ledgerListed.size) found.push(brk(LEDGER_FILE, null, 'size'));
       else if (r.sha256 !== ledgerListed.sha256) found.push(brk(LEDGER_FILE, null, 'sha256'));

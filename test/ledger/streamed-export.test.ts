@@ -182,32 +182,3 @@ describe('streamed ledger.jsonl', () => {
     }
   });
 });
-
-describe('canonical form checked on a thread of its own (issue 21 item 3)', () => {
-  const both = async (d: string) => {
-    const threaded = await verifyPackage(d, { parallelCheckMinBytes: 0 });
-    const inline = await verifyPackage(d, { parallelCheckMinBytes: Number.POSITIVE_INFINITY });
-    expect(threaded).toEqual(inline);
-    return threaded;
-  };
-  const edit = (changes: Record<number, (l: string) => string>) => (lines: string[]) =>
-    lines.map((l, i) => changes[i]?.(l) ?? l).join('\n') + '\n';
-  const spaced = (l: string) => l.replace('"kind":', '"kind": ');
-  const duplicated = (l: string) => l.replace('"kind":', '"kind":"receipt","kind":');
-  const cut = (l: string) => l.slice(0, -1);
-
-  it('gives the verdict of the one-thread check: clean, non-canonical, duplicate key, malformed, first by line', async () => {
-    expect((await both(pristine)).status).toBe('verified');
-    const cases: [string, Record<number, (l: string) => string>, { reason: string; line: number }][] = [
-      ['space', { 9_000: spaced }, { reason: 'not_canonical', line: 9_000 }],
-      ['duplicate', { 10_000: duplicated }, { reason: 'not_canonical', line: 10_000 }],
-      ['malformed-first', { 11_000: cut, 11_500: spaced }, { reason: 'malformed', line: 11_000 }],
-      ['canonical-first', { 3_000: spaced, 6_000: cut }, { reason: 'not_canonical', line: 3_000 }],
-    ];
-    for (const [name, changes, want] of cases) {
-      const v = await both(tampered(`thread-${name}`, edit(changes)));
-      expect(v.ok).toBe(false);
-      expect(v.first).toMatchObject({ file: 'ledger.jsonl', reason: want.reason, detail: `line ${want.line + 1}` });
-    }
-  });
-});

@@ -43,16 +43,19 @@ export class ChainWalker {
       typeof entry['seq'] === 'number' && Number.isSafeInteger(entry['seq']) ? (entry['seq'] as number) : null;
     const prev = entry['prev_digest'];
     const digest = entry['digest'];
-    if (seq === null || typeof prev !== 'string' || typeof digest !== 'string' || !HEX64.test(digest)) {
+    if (seq === null || typeof prev !== 'string' || typeof digest !== 'string') {
       return (this.broken = { seq, index: i, reason: 'malformed' });
     }
+    // A digest that is not 64 hex digits is malformed whatever else fails; tested only once something does (issue 21:
+    // a digest equal to its recomputed link is hex already), so every reason is as if it were tested first.
     if (this.nextSeq === null) {
       const why = this.startProblem(entry, seq, prev);
-      if (why) return (this.broken = { seq, index: i, reason: why });
+      if (why) return this.fail(seq, i, digest, why);
+      if (!HEX64.test(digest)) return this.fail(seq, i, digest, 'malformed');
       this.first = entry;
     } else {
-      if (seq !== this.nextSeq) return (this.broken = { seq, index: i, reason: 'seq' });
-      if (prev !== this.prev) return (this.broken = { seq, index: i, reason: 'prev_digest' });
+      if (seq !== this.nextSeq) return this.fail(seq, i, digest, 'seq');
+      if (prev !== this.prev) return this.fail(seq, i, digest, 'prev_digest');
     }
     let link: string;
     try {
@@ -64,13 +67,17 @@ export class ChainWalker {
             : storedChainLink(entry, line);
       link = stored ?? chainLink(entry);
     } catch {
-      return (this.broken = { seq, index: i, reason: 'malformed' });
+      return this.fail(seq, i, digest, 'malformed');
     }
-    if (link !== digest) return (this.broken = { seq, index: i, reason: 'digest' });
+    if (link !== digest) return this.fail(seq, i, digest, 'digest');
     this.prev = digest;
     this.nextSeq = seq + 1;
     this.last = entry;
     return null;
+  }
+
+  private fail(seq: number, index: number, digest: string, reason: BreakReason): ChainBreak {
+    return (this.broken = { seq, index, reason: HEX64.test(digest) ? reason : 'malformed' });
   }
 
   private startProblem(e: Record<string, unknown>, seq: number, prev: string): BreakReason | null {

@@ -3,6 +3,7 @@
  * and size, so neither the export nor the verifier holds the ledger's text (no single string: a 1M-entry ledger
  * no longer throws `RangeError: Invalid string length`). The chain is walked over the stored canonical bytes.
  */
+import { isAscii, isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
@@ -70,6 +71,16 @@ export async function writeLedgerFile(db: Db, path: string, onEntry?: (e: Json) 
   return { walker, break: brk, size, sha256: hash.digest('hex'), lines };
 }
 
+/**
+ * The text of `bytes`, or null when they are not UTF-8 (issue 21: `isUtf8` and a one-byte decode for ASCII, which the
+ * ledger's JCS lines almost always are, cost a fraction of a fatal `TextDecoder`). A byte order mark is kept as text,
+ * as `ignoreBOM` did, so such a line is not canonical.
+ */
+function decodeUtf8(bytes: Buffer): string | null {
+  if (isAscii(bytes)) return bytes.toString('latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : null;
+}
+
 /** A line that is not the JCS text of its value, or does not parse. */
 export interface LineProblem {
   reason: 'malformed' | 'not_canonical';
@@ -92,7 +103,6 @@ export interface ReadLedger extends LedgerWalk {
  */
 export async function readLedgerFile(path: string, onEntry?: (e: Json) => void): Promise<ReadLedger> {
   const hash = createHash('sha256');
-  const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
   const walker = new ChainWalker(true);
   let brk: ChainBreak | null = null;
   let size = 0;
@@ -132,10 +142,8 @@ export async function readLedgerFile(path: string, onEntry?: (e: Json) => void):
       continue;
     }
     // Whole lines only: a newline byte never falls inside a UTF-8 sequence, so each part decodes on its own.
-    let text: string;
-    try {
-      text = decoder.decode(buf.subarray(0, nl));
-    } catch {
+    const text = decodeUtf8(buf.subarray(0, nl));
+    if (text === null) {
       notUtf8 = true;
       continue;
     }
@@ -143,12 +151,8 @@ export async function readLedgerFile(path: string, onEntry?: (e: Json) => void):
     for (const l of text.split('\n')) line(l);
   }
   if (rest.length && !notUtf8) {
-    // Still decoded, so a file that is not UTF-8 is named so whatever its last line.
-    try {
-      decoder.decode(rest);
-    } catch {
-      notUtf8 = true;
-    }
+    // Still checked, so a file that is not UTF-8 is named so whatever its last line.
+    if (!isUtf8(rest)) notUtf8 = true;
   }
   const problem = notUtf8
     ? { reason: 'not_utf8' as const, seq: null }

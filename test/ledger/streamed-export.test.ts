@@ -3,6 +3,9 @@
 // of several pages and chunks exports byte for byte as the stored canonical lines and verifies; in that streamed
 // form a flipped byte, a truncation (whole lines or mid-line) and two reordered lines are each caught, even when a
 // careful forger re-seals the file hashes and manifest_sha256, named MHS.EVIDENCE.CHAIN_BROKEN with file and seq.
+// Issue 21 item 3: bytes that are not UTF-8 (an invalid sequence, an encoded surrogate) in a later chunk and a byte
+// order mark are caught now that chunks are checked with `isUtf8` rather than a fatal TextDecoder, and a digest that
+// is not hex is named `malformed` whatever else fails, now that its form is tested only once a check fails.
 import { cpSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,11 +27,12 @@ function listAll(dir: string, rel = ''): string[] {
 }
 
 /** A copy of the clean package whose ledger lines are edited by `edit`, with file hashes re-sealed when asked. */
-function tampered(name: string, edit: (lines: string[]) => string, reseal = true): string {
+function tampered(name: string, edit: (lines: string[], bytes: Buffer) => string | Buffer, reseal = true): string {
   const d = join(root.dir, name);
   cpSync(pristine, d, { recursive: true });
   const p = join(d, 'ledger.jsonl');
-  writeFileSync(p, edit(readFileSync(p, 'utf8').slice(0, -1).split('\n')));
+  const bytes = readFileSync(p);
+  writeFileSync(p, edit(bytes.toString('utf8').slice(0, -1).split('\n'), bytes));
   if (!reseal) return d;
   const m = JSON.parse(readFileSync(join(d, 'manifest.json'), 'utf8')) as PackageManifest;
   m.files = listAll(d)
@@ -127,5 +131,54 @@ describe('streamed ledger.jsonl', () => {
       ok: false,
       first: { file: 'ledger.jsonl', seq: seqOf(stored[at + 1]!), reason: 'seq' },
     });
+  });
+
+  it('bytes that are not UTF-8 in a later chunk, and a byte order mark, are caught even when re-sealed', async () => {
+    const at = 9_500;
+    // Each filler line holds "é" (C3 A9): its second byte replaced by an invalid one, or by an encoded surrogate.
+    const recode = (bad: number[]) => (lines: string[]) => {
+      const before = Buffer.from(lines.slice(0, at).join('\n') + '\n', 'utf8');
+      const line = Buffer.from(lines[at]!, 'utf8');
+      const e = line.indexOf(Buffer.from('é', 'utf8'));
+      expect(e).toBeGreaterThan(0);
+      const rest = Buffer.from('\n' + lines.slice(at + 1).join('\n') + '\n', 'utf8');
+      return Buffer.concat([before, line.subarray(0, e), Buffer.from(bad), line.subarray(e + 2), rest]);
+    };
+    for (const [name, bad] of [
+      ['invalid', [0xc3, 0x28]],
+      ['surrogate', [0xed, 0xa0, 0x80]],
+      ['overlong', [0xc0, 0xaf]],
+    ] as const) {
+      const v = await verifyPackage(tampered(`utf8-${name}`, recode([...bad])));
+      expect(v.ok).toBe(false);
+      expect(v.problems).toContainEqual(expect.objectContaining({ file: 'ledger.jsonl', reason: 'not_utf8' }));
+    }
+    const bom = await verifyPackage(
+      tampered('bom', (_lines, bytes) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes])),
+    );
+    expect(bom.ok).toBe(false);
+    expect(bom.first).toMatchObject({ file: 'ledger.jsonl', reason: 'malformed', detail: 'line 1' });
+  });
+
+  it('a digest that is not hex is malformed, also when its seq is wrong too', async () => {
+    const at = 8_000;
+    const seq = seqOf(stored[at]!);
+    const edit = (wrongSeq: boolean) => (lines: string[]) =>
+      lines
+        .map((l, i) =>
+          i !== at
+            ? l
+            : l
+                .replace(/"digest":"[0-9a-f]{64}"/, `"digest":"${'z'.repeat(64)}"`)
+                .replace(`"seq":${seq},`, wrongSeq ? `"seq":${seq + 7},` : `"seq":${seq},`),
+        )
+        .join('\n') + '\n';
+    for (const wrongSeq of [false, true]) {
+      const v = await verifyPackage(tampered(`nonhex-${String(wrongSeq)}`, edit(wrongSeq)));
+      expect(v).toMatchObject({
+        ok: false,
+        first: { file: 'ledger.jsonl', seq: wrongSeq ? seq + 7 : seq, reason: 'malformed' },
+      });
+    }
   });
 });

@@ -2,7 +2,8 @@
 // mhs.task waits for an operator's approval, the run shows `waiting-approval` with an approval interrupt naming the
 // step (`stepIndex`, `stepId`; the interrupt shape of mhs.invoke). It is answered through the run's interrupt route
 // (operator only) or the operator API, the interrupt resolved with the decision; cancelling the run while a step
-// waits voids that step's approval and sends nothing more.
+// waits voids that step's approval and sends nothing more. Cancelling a run whose mhs.task or mhs.invoke node has a
+// command in flight that needed no approval still ends the run (the node settles its command; no approval is voided).
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/openwop/types.js';
@@ -12,7 +13,7 @@ import { client } from './serve-helpers.js';
 
 vi.setConfig({ hookTimeout: 180_000, testTimeout: 90_000 });
 
-let host: MhsHost<'thermo' | 'lh'>;
+let host: MhsHost<'thermo' | 'lh' | 'slow'>;
 type Api = ReturnType<typeof client>;
 
 const terminal = (s: Record<string, any>): boolean => ['completed', 'failed', 'cancelled'].includes(s.status);
@@ -34,7 +35,11 @@ const resolvedKeys = (events: RunEvent[]): string[] =>
 beforeAll(async () => {
   host = await startMhsHost({
     prefix: 'task-apr',
-    sims: { thermo: ['thermostat', ['--time-scale', '50']], lh: ['liquid-handler', ['--operator-tools']] },
+    sims: {
+      thermo: ['thermostat', ['--time-scale', '50']],
+      lh: ['liquid-handler', ['--operator-tools']],
+      slow: ['conveyor', ['--latency-ms', '1500']],
+    },
     tokens: { c: 'client', op: 'operator' },
   });
   const lh = { endpoint: host.sims.lh.endpointId, device: 'liquid-handler' };
@@ -69,7 +74,28 @@ beforeAll(async () => {
     metadata: {},
     settings: {},
   };
-  expect((await client(host.srv!.url, host.tokens.op!).post('/v1/workflows', wf)).status).toBe(201);
+  const op = client(host.srv!.url, host.tokens.op!);
+  expect((await op.post('/v1/workflows', wf)).status).toBe(201);
+  const advance = {
+    endpoint: host.sims.slow.endpointId,
+    device: 'conveyor-workcell',
+    capability: 'cap.world.step.v1',
+    input: { ticks: 1 },
+  };
+  for (const [id, typeId, config] of [
+    ['slow-task', 'mhs.task', { steps: [{ id: 'advance', ...advance }] }],
+    ['slow-invoke', 'mhs.invoke', advance],
+  ] as const)
+    expect(
+      (
+        await op.post('/v1/workflows', {
+          ...wf,
+          id,
+          name: id,
+          nodes: [{ ...task, id: 'n', name: 'n', typeId, config }],
+        })
+      ).status,
+    ).toBe(201);
 });
 
 afterAll(async () => {
@@ -168,4 +194,18 @@ describe('issue 19: approvals of mhs.task steps on the run', () => {
     const intents = entries.filter((e) => e.kind === 'command.intent' && e.run_id === runId);
     expect(intents.map((e) => e.capability_id)).toEqual(['cap.thermal.setpoint.v1']);
   });
+
+  for (const workflowId of ['slow-task', 'slow-invoke'])
+    it(`${workflowId}: cancelled with a command in flight that needed no approval, the run still ends`, async () => {
+      const api = client(host.srv!.url, host.tokens.c!);
+      const runId = (await api.post('/v1/runs', { workflowId })).body.runId as string;
+      // The conveyor answers after 1.5 s: the intent is journaled, the command in flight.
+      for (;;) {
+        const entries = await ledgerEntries(host.dbPath);
+        if (entries.some((e) => e.kind === 'command.intent' && e.run_id === runId)) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      expect((await api.post(`/v1/runs/${runId}/cancel`, { reason: 'stop' })).status).toBeLessThan(300);
+      expect((await api.until(runId, terminal)).status).toBe('cancelled');
+    });
 });

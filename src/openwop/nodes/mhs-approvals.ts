@@ -130,11 +130,13 @@ export function withdrawOnCancel(
     if (watch?.waiting()) return withdraw();
     // Issue 19: a call forwarded to its endpoint's holder waits for an approval that process asked for; this
     // process may have no event of it yet, only the store.
+    // (Not `return voiding` from inside: that would be this very promise, waiting on itself for ever.)
     if (gate)
       voiding = gate
         .list({ status: ['pending'] })
         .then((open) => {
-          if (open.some((r) => r.run_id === ctx.runId && r.node_id === ctx.node.id)) withdraw();
+          if (!open.some((r) => r.run_id === ctx.runId && r.node_id === ctx.node.id)) return undefined;
+          withdraw();
           return voiding;
         })
         .catch(() => undefined);

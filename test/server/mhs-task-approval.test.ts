@@ -13,7 +13,7 @@ import { client } from './serve-helpers.js';
 
 vi.setConfig({ hookTimeout: 180_000, testTimeout: 90_000 });
 
-let host: MhsHost<'thermo' | 'lh' | 'slow'>;
+let host: MhsHost<'thermo' | 'lh' | 'slow' | 'slow2'>;
 type Api = ReturnType<typeof client>;
 
 const terminal = (s: Record<string, any>): boolean => ['completed', 'failed', 'cancelled'].includes(s.status);
@@ -38,7 +38,9 @@ beforeAll(async () => {
     sims: {
       thermo: ['thermostat', ['--time-scale', '50']],
       lh: ['liquid-handler', ['--operator-tools']],
+      // One each: a task's cancelled command stays unknown (its device gate closed) until reconciled (HOST-091).
       slow: ['conveyor', ['--latency-ms', '1500']],
+      slow2: ['conveyor', ['--latency-ms', '1500']],
     },
     tokens: { c: 'client', op: 'operator' },
   });
@@ -76,15 +78,15 @@ beforeAll(async () => {
   };
   const op = client(host.srv!.url, host.tokens.op!);
   expect((await op.post('/v1/workflows', wf)).status).toBe(201);
-  const advance = {
-    endpoint: host.sims.slow.endpointId,
+  const advance = (endpoint: string) => ({
+    endpoint,
     device: 'conveyor-workcell',
     capability: 'cap.world.step.v1',
     input: { ticks: 1 },
-  };
+  });
   for (const [id, typeId, config] of [
-    ['slow-task', 'mhs.task', { steps: [{ id: 'advance', ...advance }] }],
-    ['slow-invoke', 'mhs.invoke', advance],
+    ['slow-task', 'mhs.task', { steps: [{ id: 'advance', ...advance(host.sims.slow.endpointId) }] }],
+    ['slow-invoke', 'mhs.invoke', advance(host.sims.slow2.endpointId)],
   ] as const)
     expect(
       (

@@ -4,7 +4,7 @@ import { FINAL_STATUSES } from '../mhs/wire-types.js';
 import type { Receipt } from '../mhs/wire-types.js';
 import type { Engine } from './engine.js';
 import { parentActionChildren, runStep, sessionCapabilities } from './task-runner.js';
-import type { StepResult, TaskResult, TaskSpec, TaskStep } from './task-runner.js';
+import type { StepResult, TaskProgress, TaskResult, TaskSpec, TaskStep } from './task-runner.js';
 
 /** What an interrupted task recorded before the host stopped (found by {@link findTaskStart}). */
 export interface TaskStart {
@@ -102,7 +102,7 @@ export async function resumeTask(
   deps: TaskResumeDeps,
   start: TaskStart,
   spec: { steps: TaskStep[]; runId?: string; nodeId?: string; runFence?: TaskSpec['runFence'] },
-  opts: { signal?: AbortSignal } = {},
+  opts: { signal?: AbortSignal; onProgress?: (p: TaskProgress) => void } = {},
 ): Promise<TaskResult & { resumed: true; rerun: number[] }> {
   const { taskId, parentSeq } = start;
   const after = await deps.ledger.range(parentSeq + 1);
@@ -159,6 +159,7 @@ export async function resumeTask(
       if (settled) continue;
       if (ended || opts.signal?.aborted) break; // an ended task runs nothing more
       rerun.push(i);
+      opts.onProgress?.({ type: 'step.start', index: i, step });
       const { result, recorded: rec } = await runStep((req) => deps.engine.invoke(req), step, i, {
         taskId,
         parentSeq,
@@ -172,6 +173,7 @@ export async function resumeTask(
       if (rec) recorded.push(rec);
       results[i] = result;
       ok = result.status === 'final' && result.receipt?.status === 'completed';
+      opts.onProgress?.({ type: 'step.done', result });
     }
   };
 

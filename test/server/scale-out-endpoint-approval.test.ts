@@ -5,7 +5,7 @@
 // `forward_withdrawn`, recorded in the ledger); approving it afterwards is refused, and nothing reaches the device.
 // And the approval A asks for shows on the run B drives as a local one does (`waiting-approval`, an approval
 // interrupt), answerable through any process: the interrupt route of A (forwarded to B, the run's driver), or A's
-// operator API (decided on A, seen by B).
+// operator API (decided on A, seen by B). The same for a step of an mhs.task: its interrupt names the step.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies of HTTP responses are read loosely in assertions */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../src/core/index.js';
@@ -202,5 +202,46 @@ describe.skipIf(!PG_URL)('a forwarded call withdrawn while it waits for an appro
     const opA = client(a.url, tokens.opA);
     expect((await opA.post(`/v1/operator/approvals/${approvalId}/approve`, {})).status).toBe(200);
     await completedOnce(runId, approvalId);
+  }, 60_000);
+
+  it("a forwarded mhs.task step's approval shows on B's run naming the step; answered through A's route", async () => {
+    const [a, b] = procs as [Served, Served];
+    const step = { id: 'draw', endpoint: sim.endpointId, device: DEVICE, capability: 'cap.liquid.aspirate.v1' };
+    const wf = aspirate('epa-task', 8);
+    wf.nodes[0] = {
+      ...wf.nodes[0]!,
+      id: 'task',
+      name: 'task',
+      typeId: 'mhs.task',
+      config: { steps: [{ ...step, input: { volume_ul: 8 } }] } as any,
+    };
+    expect((await client(b.url, tokens.opB).post('/v1/workflows', wf)).status).toBe(201);
+    const api = client(b.url, tokens.client);
+    const runId = (await api.post('/v1/runs', { workflowId: wf.id })).body.runId as string;
+    const waiting = await api.until(runId, (s) => s.status === 'waiting-approval' || ended(s));
+    expect(waiting.status).toBe('waiting-approval');
+    expect(waiting.currentNodeId).toBe('task');
+    const pending = (
+      (await client(a.url, tokens.opA).get('/v1/operator/approvals?status=pending')).body.approvals as any[]
+    ).filter((x) => x.run_id === runId);
+    expect(pending).toHaveLength(1);
+    const asked = (await api.events(runId)).filter((e) => e.type === 'interrupt.requested');
+    expect(asked.map((e) => e.payload)).toMatchObject([
+      {
+        kind: 'approval',
+        key: `mhs:${pending[0].approval_id}`,
+        data: { artifactType: 'mhs.approval', stepIndex: 0, stepId: 'draw' },
+      },
+    ]);
+    const res = await client(a.url, tokens.opA).post(`/v1/runs/${runId}/interrupts/task`, { action: 'accept' });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const done = await api.until(runId, ended);
+    expect(done.status, JSON.stringify(done.error ?? done)).toBe('completed');
+    const events = await api.events(runId);
+    expect(events.filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload.interruptId)).toEqual([
+      `mhs:${pending[0].approval_id}`,
+    ]);
+    const commandId = (done.nodeStates.task.outputs as any).steps[0].commandId as string;
+    expect((await simCounters(sim, DEVICE)).executions[commandId]).toBe(1);
   }, 60_000);
 });

@@ -1,10 +1,11 @@
-import type { DisclosureRequest, Engine, InvokeResult, TaskStep } from '../../engine/index.js';
+import type { DisclosureRequest, Engine, InvokeResult, TaskProgress, TaskStep } from '../../engine/index.js';
+import type { ApprovalRequest } from '../../policy/index.js';
 import type { Ledger, LedgerEntry } from '../../ledger/index.js';
 import { findTaskStart, resumeTask } from '../../engine/task-resume.js';
 import { sessionDisclosureText } from '../../engine/session-disclosure.js';
 import { NodeFailure } from '../node-registry.js';
-import { watchApprovals } from './mhs-approvals.js';
-import type { MhsApprovals } from './mhs-approvals.js';
+import { watchApprovals, withdrawOnCancel } from './mhs-approvals.js';
+import type { ApprovalLabel, MhsApprovals } from './mhs-approvals.js';
 import type { NodeContext, NodeModule, NodeResult } from '../node-registry.js';
 
 /** What the MHS nodes need from the host: the engine (governed call, tasks, reconciliation) and its ledger. */
@@ -147,27 +148,7 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
       // Cancelling the run withdraws a call still waiting for its approval; a call that was approved
       // (or needed none) is not aborted: it settles and its receipt is recorded (never abandoned).
       const abort = new AbortController();
-      // Issue 16: the waiting approval of a cancelled node is voided and recorded, so it can no longer be granted.
-      let voiding: Promise<unknown> = Promise.resolve();
-      const gate = deps.approvals?.gate;
-      const withdraw = (): void => {
-        if (gate?.voidOpen) voiding = gate.voidOpen({ runId: ctx.runId, nodeId: ctx.node.id }, 'run_cancelled');
-        abort.abort();
-      };
-      const onCancel = (): void => {
-        if (watch?.waiting()) return withdraw();
-        // Issue 19: a call forwarded to its endpoint's holder waits for an approval that process asked for; this
-        // process has no event of it, only the store.
-        if (gate)
-          voiding = gate
-            .list({ status: ['pending'] })
-            .then((open) => {
-              if (open.some((r) => r.run_id === ctx.runId && r.node_id === ctx.node.id)) withdraw();
-              return voiding;
-            })
-            .catch(() => undefined);
-      };
-      ctx.signal.addEventListener('abort', onCancel);
+      const cancel = withdrawOnCancel(ctx, deps.approvals, watch, abort);
       const res: InvokeResult = await deps.engine
         .invoke({
           endpointId: c.endpoint as string,
@@ -187,8 +168,7 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
         })
         .finally(async () => {
           watch?.stop();
-          ctx.signal.removeEventListener('abort', onCancel);
-          await voiding;
+          await cancel.release();
         });
       if (res.outcome === 'unknown') {
         throw new NodeFailure(
@@ -202,6 +182,21 @@ export function mhsInvokeNode(deps: MhsNodeDeps): NodeModule {
       return receiptOutputs(res.receipt as unknown as Record<string, unknown>, res.commandId, entry);
     },
   };
+}
+
+/**
+ * The step an approval of a task is for: the one in flight on its endpoint, device and capability (a task runs one
+ * step at a time per endpoint), else (an approval from before a restart) the first step that calls it.
+ */
+function stepLabel(steps: readonly TaskStep[], inFlight: ReadonlySet<number>, r: ApprovalRequest): ApprovalLabel {
+  const calls = (i: number): boolean =>
+    steps[i]?.endpoint === r.endpoint_id &&
+    steps[i]?.device === r.device_id &&
+    steps[i]?.capability === r.capability_id;
+  const index = [...inFlight].find(calls) ?? steps.findIndex((_, i) => calls(i));
+  if (index < 0) return {};
+  const stepId = steps[index]?.id ?? `step-${index}`;
+  return { title: `step ${index} (${stepId})`, data: { stepIndex: index, stepId } };
 }
 
 /**
@@ -237,19 +232,37 @@ export function mhsTaskNode(deps: MhsNodeDeps): NodeModule {
         steps,
         ...(ctx.runFence ? { runFence: ctx.runFence } : {}),
       };
-      const result = earlier
-        ? await resumeTask({ engine: deps.engine, ledger: deps.ledger }, earlier, spec, { signal: ctx.signal })
-        : await deps.engine.runTask(
-            {
-              name: str(ctx.node.config.name) ?? ctx.node.name,
-              steps,
-              runId: ctx.runId,
-              nodeId: ctx.node.id,
-              ...(ctx.runFence ? { runFence: ctx.runFence } : {}),
-              ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
-            },
-            { signal: ctx.signal, disclosure: runDisclosure(ctx) },
-          );
+      // Issue 19: a step waiting for its approval shows as the run's `waiting-approval` interrupt, naming the step.
+      const inFlight = new Set<number>();
+      const onProgress = (p: TaskProgress): void => {
+        if (p.type === 'step.start') inFlight.add(p.index);
+        else if (p.type === 'step.done') inFlight.delete(p.result.index);
+      };
+      const watch = deps.approvals
+        ? watchApprovals(ctx, deps.approvals, (r) => stepLabel(steps, inFlight, r))
+        : undefined;
+      // A cancelled run voids the waiting step's approval (issue 16) and runs no further step.
+      const abort = new AbortController();
+      const cancel = withdrawOnCancel(ctx, deps.approvals, watch, abort, { abortAlways: true });
+      const opts = { signal: abort.signal, onProgress };
+      const result = await (
+        earlier
+          ? resumeTask({ engine: deps.engine, ledger: deps.ledger }, earlier, spec, opts)
+          : deps.engine.runTask(
+              {
+                name: str(ctx.node.config.name) ?? ctx.node.name,
+                steps,
+                runId: ctx.runId,
+                nodeId: ctx.node.id,
+                ...(ctx.runFence ? { runFence: ctx.runFence } : {}),
+                ...(ctx.traceparent ? { traceparent: ctx.traceparent } : {}),
+              },
+              { ...opts, disclosure: runDisclosure(ctx) },
+            )
+      ).finally(async () => {
+        watch?.stop();
+        await cancel.release();
+      });
       const [parent] = await deps.ledger.range(result.endSeq, result.endSeq);
       const out = {
         taskId: result.taskId,

@@ -1,11 +1,15 @@
 import { defineConfig } from 'vitest/config';
+import { compiledSources } from './test/compiled-sources.js';
 import { DurationSequencer } from './test/duration-sequencer.js';
 
 export default defineConfig({
+  plugins: [compiledSources()],
   test: {
     include: ['test/**/*.test.ts'],
     // Compiles what test child processes run once (test/helpers/cli-entry.ts), instead of tsx at each spawn.
     globalSetup: ['test/global-setup.ts'],
+    // Test files import src/ and machines/ from that build too (test/compiled-sources.ts): loaded by Node itself.
+    server: { deps: { external: [/\/node_modules\//, /\/\.test-build\//] } },
     // Hosts in tests (and their children) re-read a pending approval decided by another process every
     // 100 ms instead of 2 s (docs/operator.md); what they wait for and decide is unchanged.
     env: { MHS_APPROVAL_POLL_MS: '100' },

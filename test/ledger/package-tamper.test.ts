@@ -135,7 +135,8 @@ describe('export package', () => {
       );
     }
     expect((await verifyPackage(dir)).ok).toBe(true);
-  });
+    // 60 flips per file kind, each a whole package verify: minutes on a loaded 2-core machine.
+  }, 120_000);
 
   it('HOST-053: a forged ledger entry with resealed hashes is named by file and seq', async () => {
     const dir = copy('forge-ledger');

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Clock, HostError } from '../core/index.js';
 import type { Db } from '../ledger/index.js';
-import { baseCapabilities, runnableFixtures } from './capabilities.js';
+import { baseCapabilities, DEFAULT_MAX_RUN_DURATION_MS, runnableFixtures } from './capabilities.js';
 import type { HostLimits } from './capabilities.js';
 import { NodeRegistry } from './node-registry.js';
 import type { NodeModule } from './node-registry.js';
@@ -167,13 +167,19 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
   );
   const catalog = new WorkflowCatalog(store, registry);
   catalog.recorder = o.recordWorkflow;
-  const limits: HostLimits = { maxNodeExecutions: 1000, maxRequestBodyBytes: 1_048_576, ...o.limits };
+  const limits: HostLimits = {
+    maxNodeExecutions: 1000,
+    maxRequestBodyBytes: 1_048_576,
+    maxRunDurationMs: DEFAULT_MAX_RUN_DURATION_MS,
+    ...o.limits,
+  };
   const runs = new RunManager({
     store,
     registry,
     catalog,
     clock: o.clock,
     maxNodeExecutions: limits.maxNodeExecutions,
+    maxRunDurationMs: limits.maxRunDurationMs,
     families,
     hostId: o.hostId ?? 'mhs-host',
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),

@@ -4,7 +4,8 @@ import type { NodeRegistry } from './node-registry.js';
 import { childRunsOf } from './child-run-starter.js';
 import { withChildRuns } from './child-run-view.js';
 import { initialVariables } from './prepared-run.js';
-import { withRunTimeout } from './run-options.js';
+import { runDeadlineOf } from './run-options.js';
+import type { RunDeadline } from './run-options.js';
 import type { ParentLink, PreparedRun } from './prepared-run.js';
 import { RunWaiters } from './run-waiters.js';
 import { mergeCapabilities } from './service-family.js';
@@ -38,6 +39,8 @@ export interface RunManagerOptions {
   clock: Clock;
   /** Ceiling on node executions per run (advertised as `limits.maxNodeExecutions`). */
   maxNodeExecutions?: number;
+  /** Host wall-clock ceiling per run (advertised as `limits.maxRunDurationMs`, RFC 0058); absent: none. */
+  maxRunDurationMs?: number;
   /** Installed host service families (RFC 0144). */
   families?: readonly ServiceFamily[];
   /** This host's id (RFC 0040 `crossHostCausation.hostId`), for the `causationHostId` of runs caused elsewhere. */
@@ -54,6 +57,11 @@ export interface RunManagerOptions {
    * (issue 19); absent (SQLite), this process drives every run.
    */
   requests?: RunRequests;
+}
+
+function deadlineOf(run: StoredRun, ceiling: number | undefined): { runDeadline?: RunDeadline } {
+  const runDeadline = runDeadlineOf(run, ceiling);
+  return runDeadline ? { runDeadline } : {};
 }
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
@@ -234,12 +242,13 @@ export class RunManager {
         }),
         cancelChildren: (runId, reason) => this.cancelChildren(runId, reason),
         maxNodeExecutions: cap,
+        ...deadlineOf(run, this.o.maxRunDurationMs),
         families: this.o.families ?? [],
         ...(this.o.hostId ? { hostId: this.o.hostId } : {}),
         ...(this.o.onBackgroundError ? { onBackgroundError: this.o.onBackgroundError } : {}),
         onLeaseLost: (runId) => this.stepDown(runId, 'write_refused'),
       },
-      withRunTimeout(run),
+      run,
     );
     this.actors.set(run.runId, actor);
     // `done` never rejects (it is only ever resolved), so this chain cannot fail unhandled.

@@ -52,6 +52,8 @@ export interface HostServerOptions {
   onBackgroundError?: (err: HostError) => void;
   /** Lease timing of this process's runs on a shared PostgreSQL store (issue 19), see `RunLeaseTiming`. */
   runLeases?: RunLeaseTiming;
+  /** Wall-clock ceiling per run in ms (RFC 0058 `limits.maxRunDurationMs`; default `DEFAULT_MAX_RUN_DURATION_MS`). */
+  maxRunDurationMs?: number;
 }
 
 /** A listening host: the OpenWOP host, its app and URL. */
@@ -108,6 +110,7 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     ...(o.hostId ? { hostId: o.hostId } : {}),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
     ...(o.runLeases ? { runLeases: o.runLeases } : {}),
+    ...(o.maxRunDurationMs ? { limits: { maxRunDurationMs: o.maxRunDurationMs } } : {}),
     // HOST-093: a run-store write refused as unavailable makes the ledger probe the store, so its status (operator
     // API, console, new commands refused) shows the outage until a probe succeeds.
     onStoreOutage: () => void o.mhs?.ledger.probe().catch(() => undefined),

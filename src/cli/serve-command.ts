@@ -10,7 +10,8 @@ import { assertPortFree } from '../server/port-probe.js';
 import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
-import { withModelOptions } from './model-flags.js';
+import { modelSpecOf, withModelOptions } from './model-flags.js';
+import { runModelLimits } from './node-models.js';
 import { installLastResort } from './last-resort.js';
 import { startOtlpExport } from './otlp-export.js';
 import type { FamilyFlags } from './service-families.js';
@@ -102,6 +103,7 @@ export function serveCommand(): Command {
         } & FamilyFlags,
       ) => {
         const clock = new RealClock();
+        const modelSpec = modelSpecOf(opts);
         const gatewayPollMs = gatewayPollMsFromEnv();
         // Conformance-only seams answer 404 unless the operator turns them on (host-sample-test-seams.md).
         const testSeams = opts.enableTestSeams === true || process.env[TEST_SEAM_ENV_VAR] === 'true';
@@ -170,6 +172,7 @@ export function serveCommand(): Command {
           testSeams,
           runLeases,
           ...(opts.maxRunDuration ? { maxRunDurationMs: opts.maxRunDuration } : {}),
+          ...(modelSpec ? { modelLimits: runModelLimits(modelSpec) } : {}),
           ...(opts.openwopV2 === false ? { openwopV2: false } : {}),
           onBackgroundError: logBackgroundError(log),
           ...(gateway

@@ -4,8 +4,8 @@ import type { NodeRegistry } from './node-registry.js';
 import { childRunsOf } from './child-run-starter.js';
 import { withChildRuns } from './child-run-view.js';
 import { initialVariables } from './prepared-run.js';
-import { runDeadlineOf } from './run-options.js';
-import type { RunDeadline } from './run-options.js';
+import { checkRunSampling, runDeadlineOf } from './run-options.js';
+import type { RunDeadline, RunModelLimits } from './run-options.js';
 import type { ParentLink, PreparedRun } from './prepared-run.js';
 import { RunWaiters } from './run-waiters.js';
 import { mergeCapabilities } from './service-family.js';
@@ -39,6 +39,8 @@ export interface RunManagerOptions {
   clock: Clock;
   /** Ceiling on node executions per run (advertised as `limits.maxNodeExecutions`). */
   maxNodeExecutions?: number;
+  /** What the host's model calls accept: a run whose sampling its provider would refuse is refused at create. */
+  modelLimits?: RunModelLimits;
   /** Host wall-clock ceiling per run (advertised as `limits.maxRunDurationMs`, RFC 0058); absent: none. */
   maxRunDurationMs?: number;
   /** Installed host service families (RFC 0144). */
@@ -117,6 +119,7 @@ export class RunManager {
         workflowId: req.workflowId,
       });
     checkMockProvider(req.configurable, this.mockProviders);
+    if (this.o.modelLimits) checkRunSampling(req.configurable, this.o.modelLimits);
     const inputs = req.inputs ?? {};
     return this.insertAndStart({
       def,
@@ -142,6 +145,7 @@ export class RunManager {
     prepare: (run: StoredRun) => Promise<void>,
   ): Promise<{ run: StoredRun; created: boolean }> {
     checkMockProvider(a.configurable, this.mockProviders); // a branch overlay may name one (run-options.md)
+    if (this.o.modelLimits) checkRunSampling(a.configurable, this.o.modelLimits);
     return this.insertAndStart({ ...a, prepare });
   }
 

@@ -5,6 +5,7 @@
  * and the v1 reserved key `runTimeoutMs` (v1 run-options.md, RFC 0058). A v1 run naming the v1 keys `temperature` or
  * `maxTokens` keeps them unread (docs/openwop.md, "v2 configurable").
  */
+import { ErrorCode, HostError } from '../core/index.js';
 import type { StoredRun } from './store.js';
 
 /** The engine key of each v2 `configurable` key honoured here (section-qualified in the v2 object). */
@@ -98,4 +99,34 @@ export function runDeadlineOf(run: StoredRun, maxRunDurationMs?: number): RunDea
       : []),
   ];
   return candidates.reduce<RunDeadline | undefined>((min, c) => (!min || c.limitMs < min.limitMs ? c : min), undefined);
+}
+
+/**
+ * What the host's model calls accept (the CLI builds it from `serve --model`): the provider a run's calls go to given
+ * its `ai.model` / `configurable.model` (undefined: the host model's), and the most `temperature` that provider's API
+ * accepts (undefined: no bound known).
+ */
+export interface RunModelLimits {
+  providerOf(runModel: string | undefined): string | undefined;
+  maxTemperature(provider: string): number | undefined;
+}
+
+/**
+ * Refuses, at create, a run whose `ai.temperature` the API its calls go to would refuse at the first model call (the
+ * Anthropic Messages API takes 0..1, the v2 schema 0..2). A run on a mock provider asks no provider API.
+ * @throws HostError `validation_error` with `details.field` `configurable.ai.temperature`, `provider`, `maximum` and
+ * `value`.
+ */
+export function checkRunSampling(c: Readonly<Record<string, unknown>> | undefined, limits: RunModelLimits): void {
+  const t = c?.[RUN_OPTION_KEYS.temperature];
+  if (!c || typeof t !== 'number' || c.mockProvider !== undefined) return;
+  const provider = limits.providerOf(typeof c.model === 'string' ? c.model : undefined);
+  const maximum = provider === undefined ? undefined : limits.maxTemperature(provider);
+  if (maximum === undefined || t <= maximum) return;
+  const field = 'configurable.ai.temperature';
+  throw new HostError(
+    ErrorCode.VALIDATION_ERROR,
+    `${field} ${t} is above ${maximum}, the most the ${provider} API accepts; give a value from 0 to ${maximum}`,
+    { field, provider, maximum, value: t },
+  );
 }

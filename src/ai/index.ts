@@ -22,7 +22,13 @@ export {
 export type { AgentScript, ScriptToolCall, ScriptTurn, ScriptUsage } from './agent-script.js';
 export { disclosureText, runAgent } from './agent-loop.js';
 export type { AgentEvent, AgentOptions, AgentResult } from './agent-loop.js';
-export { MODEL_PROVIDERS, checkBaseUrl, parseModelSpec } from './providers/model-spec.js';
+export {
+  MAX_TEMPERATURE,
+  MODEL_PROVIDERS,
+  checkBaseUrl,
+  isModelProvider,
+  parseModelSpec,
+} from './providers/model-spec.js';
 export type { ModelProviderId, ModelSpec } from './providers/model-spec.js';
 export { createModelProvider } from './providers/create-model-provider.js';
 export type { ModelCallOptions, ModelEnv } from './providers/create-model-provider.js';

@@ -1,8 +1,9 @@
 import { ErrorCode, HostError } from '../core/index.js';
-import { MODEL_PROVIDERS, parseModelSpec } from '../ai/index.js';
+import { MAX_TEMPERATURE, MODEL_PROVIDERS, isModelProvider, parseModelSpec } from '../ai/index.js';
 import type { ModelEnv, ModelProvider, ModelSpec } from '../ai/index.js';
 import { providerOf } from './model-flags.js';
 import type { ModelFlags } from './model-flags.js';
+import type { RunModelLimits } from '../openwop/run-options.js';
 
 /** Providers a node may name besides the host model (never `scripted`: its model id is a file path). */
 const NODE_PROVIDERS = new Set(['openai', 'openai-compatible', 'anthropic']);
@@ -51,5 +52,21 @@ export function runModels(
     return (MODEL_PROVIDERS as readonly string[]).includes(prefix)
       ? modelFor(prefix, value.slice(i + 1))
       : modelFor(spec.provider, value);
+  };
+}
+
+/**
+ * What the model calls of a run accept under `serve --model` (checked at create): a run's `ai.model` spelled
+ * `<provider>:<model>` goes to that provider, any other value (or none) to the host model's (as {@link runModels}
+ * resolves it), and each provider's `temperature` ceiling is its API's ({@link MAX_TEMPERATURE}).
+ */
+export function runModelLimits(spec: ModelSpec): RunModelLimits {
+  return {
+    providerOf: (runModel) => {
+      const i = runModel?.indexOf(':') ?? -1;
+      const prefix = runModel && i > 0 ? runModel.slice(0, i) : '';
+      return isModelProvider(prefix) ? prefix : spec.provider;
+    },
+    maxTemperature: (provider) => (isModelProvider(provider) ? MAX_TEMPERATURE[provider] : undefined),
   };
 }

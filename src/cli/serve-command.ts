@@ -10,12 +10,13 @@ import { assertPortFree } from '../server/port-probe.js';
 import { TEST_SEAM_ENV_VAR } from '../server/test-seam-routes.js';
 import { buildServiceFamilies } from './service-families.js';
 import { createHostLog, logBackgroundError } from './host-log.js';
-import { withModelOptions } from './model-flags.js';
+import { modelSpecOf, withModelOptions } from './model-flags.js';
+import { runModelLimits } from './node-models.js';
 import { installLastResort } from './last-resort.js';
 import { startOtlpExport } from './otlp-export.js';
 import type { FamilyFlags } from './service-families.js';
 import { createGateway, createGatewayHttpHandler, gatewayPollMsFromEnv } from '../gateway/index.js';
-import { positiveMs } from './cli-runtime.js';
+import { badFlag, positiveMs } from './cli-runtime.js';
 import { runLeaseTimingFromEnv } from '../openwop/run-ownership.js';
 import { ENDPOINT_LEASES_ENV, ENDPOINT_SPREAD_ENV } from '../engine/endpoint-ownership.js';
 
@@ -25,6 +26,13 @@ const SERVE_BUSY_MS = 500;
 function port(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('port must be 0-65535');
+  return n;
+}
+
+/** `--max-run-duration`: whole milliseconds, at least the 1000 the capabilities schema allows (RFC 0058). */
+function runCeilingMs(v: string): number {
+  const n = positiveMs('--max-run-duration')(v);
+  if (n < 1000) throw badFlag('--max-run-duration', 'expected at least 1000 milliseconds', { value: v });
   return n;
 }
 
@@ -65,6 +73,11 @@ export function serveCommand(): Command {
       'MCP gateway (/mcp): longest wait for an approval inside one tool call (default 50000); then it answers pending',
       positiveMs('--mcp-approval-wait'),
     )
+    .option(
+      '--max-run-duration <ms>',
+      'OpenWOP wall-clock ceiling per run (RFC 0058 limits.maxRunDurationMs, at least 1000; default 7 days)',
+      runCeilingMs,
+    )
     .option('--openwop-v2', 'serve OpenWOP major 2 beside major 1 (the default; docs/openwop.md)')
     .option('--no-openwop-v2', 'serve OpenWOP major 1 alone (OpenWOP-Version 2 is then 406)')
     .option(
@@ -86,9 +99,11 @@ export function serveCommand(): Command {
           enableTestSeams?: boolean;
           openwopV2?: boolean;
           mcpApprovalWait?: number;
+          maxRunDuration?: number;
         } & FamilyFlags,
       ) => {
         const clock = new RealClock();
+        const modelSpec = modelSpecOf(opts);
         const gatewayPollMs = gatewayPollMsFromEnv();
         // Conformance-only seams answer 404 unless the operator turns them on (host-sample-test-seams.md).
         const testSeams = opts.enableTestSeams === true || process.env[TEST_SEAM_ENV_VAR] === 'true';
@@ -156,6 +171,8 @@ export function serveCommand(): Command {
           hostId,
           testSeams,
           runLeases,
+          ...(opts.maxRunDuration ? { maxRunDurationMs: opts.maxRunDuration } : {}),
+          ...(modelSpec ? { modelLimits: runModelLimits(modelSpec) } : {}),
           ...(opts.openwopV2 === false ? { openwopV2: false } : {}),
           onBackgroundError: logBackgroundError(log),
           ...(gateway

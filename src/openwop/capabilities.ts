@@ -12,7 +12,15 @@ import { checkRunnable, validateWorkflow } from './workflows.js';
 export interface HostLimits {
   maxNodeExecutions: number;
   maxRequestBodyBytes: number;
+  /**
+   * Wall-clock ceiling per run in ms (RFC 0058; ≥ 1000 per the schema): every run ends `run_timeout` once it has run
+   * this long, whatever it waits on, and a run's `runTimeoutMs` above it is clamped to it.
+   */
+  maxRunDurationMs: number;
 }
+
+/** The default {@link HostLimits.maxRunDurationMs}: 7 days, below the 2^31 - 1 ms a Node timer can hold. */
+export const DEFAULT_MAX_RUN_DURATION_MS = 7 * 24 * 60 * 60 * 1000;
 
 /**
  * The capability families this host advertises at the document root, and only those: each one has
@@ -30,6 +38,7 @@ export function baseCapabilities(limits: HostLimits, extra: Record<string, unkno
       envelopesPerTurn: 0,
       maxNodeExecutions: limits.maxNodeExecutions,
       maxRequestBodyBytes: limits.maxRequestBodyBytes,
+      maxRunDurationMs: limits.maxRunDurationMs,
     },
     implementation: { name: 'mhs-host', version: '0.1.0', vendor: 'mhs-host' },
     engineVersion: Number(ENGINE_VERSION),

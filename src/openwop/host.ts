@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { Clock, HostError } from '../core/index.js';
 import type { Db } from '../ledger/index.js';
-import { baseCapabilities, runnableFixtures } from './capabilities.js';
+import { baseCapabilities, DEFAULT_MAX_RUN_DURATION_MS, runnableFixtures } from './capabilities.js';
 import type { HostLimits } from './capabilities.js';
+import type { RunModelLimits } from './run-options.js';
 import { NodeRegistry } from './node-registry.js';
 import type { NodeModule } from './node-registry.js';
 import { delayNode, failNode, identityNode, noopNode } from './nodes/core-nodes.js';
@@ -68,6 +69,8 @@ export interface OpenwopHostOptions {
   runLeases?: RunLeaseTiming;
   /** Records a workflow registered or replaced by a principal (the host ledger's `workflow.registered`, issue 20). */
   recordWorkflow?: WorkflowRecorder;
+  /** What the host's model calls accept (`serve --model`): a run whose sampling they would refuse is refused at create. */
+  modelLimits?: RunModelLimits;
 }
 
 /** The assembled OpenWOP host: store, registry, catalog, run manager and the discovery document. */
@@ -167,13 +170,20 @@ export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopH
   );
   const catalog = new WorkflowCatalog(store, registry);
   catalog.recorder = o.recordWorkflow;
-  const limits: HostLimits = { maxNodeExecutions: 1000, maxRequestBodyBytes: 1_048_576, ...o.limits };
+  const limits: HostLimits = {
+    maxNodeExecutions: 1000,
+    maxRequestBodyBytes: 1_048_576,
+    maxRunDurationMs: DEFAULT_MAX_RUN_DURATION_MS,
+    ...o.limits,
+  };
   const runs = new RunManager({
     store,
     registry,
     catalog,
     clock: o.clock,
     maxNodeExecutions: limits.maxNodeExecutions,
+    maxRunDurationMs: limits.maxRunDurationMs,
+    ...(o.modelLimits ? { modelLimits: o.modelLimits } : {}),
     families,
     hostId: o.hostId ?? 'mhs-host',
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),

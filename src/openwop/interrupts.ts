@@ -117,11 +117,13 @@ export function resolutionEvents(o: {
     inputs.push({
       type: 'approval.received',
       nodeId,
+      // `interruptId` names the interrupt this decision resolved (the v2 payload is the unified interruptResolved one).
       payload: o.timedOut
-        ? { nodeId, action: 'timeout', decidedAt: o.at, decision: 'rejected', reason: 'timeout' }
+        ? { nodeId, interruptId: key, action: 'timeout', decidedAt: o.at, decision: 'rejected', reason: 'timeout' }
         : {
             ...o.resumeValue,
             nodeId,
+            interruptId: key,
             action: o.resumeValue.action,
             ...(o.decidedBy ? { decidedBy: o.decidedBy } : {}),
             decidedAt: o.at,

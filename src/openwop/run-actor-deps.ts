@@ -1,5 +1,6 @@
 import type { Clock, HostError } from '../core/index.js';
 import type { ChildRuns, NodeRegistry } from './node-registry.js';
+import type { RunDeadline } from './run-options.js';
 import type { ServiceFamily } from './service-family.js';
 import type { OpenwopStore } from './store.js';
 
@@ -13,6 +14,8 @@ export interface RunActorDeps {
   cancelChildren(runId: string, reason: string): Promise<void>;
   /** Ceiling on node executions per run (capabilities `limits.maxNodeExecutions`). */
   maxNodeExecutions: number;
+  /** The run's wall-clock deadline (RFC 0058; `runDeadlineOf`), armed from its start; absent: none. */
+  runDeadline?: RunDeadline;
   /** Installed host service families (RFC 0144): their `ctx` surfaces are bound for every node. */
   families?: readonly ServiceFamily[];
   /** This host's id (RFC 0040): a run caused on another host gets `causationHostId` on its `run.started`. */

@@ -453,29 +453,38 @@ export class RunActor {
     this.resolveDone(status);
   }
 
+  /**
+   * Arms the run's wall-clock deadline (RFC 0058): once it has passed — observed strictly greater than the limit
+   * (capabilities.md §"Engine-enforced limits") — one `cap.breached {kind: 'run-duration'}` and the run fails
+   * `run_timeout`, naming the bound that set it.
+   */
   private armRunTimeout(): void {
-    const limit = this.run.definition.settings?.timeout;
-    if (typeof limit !== 'number' || limit <= 0) return;
+    const deadline = this.deps.runDeadline;
+    if (!deadline) return;
+    const { limitMs: limit, source } = deadline;
     const startedAt = Date.parse(this.run.startedAt ?? isoAt(this.deps.clock.now()));
-    const due = startedAt + limit;
-    this.runTimer = this.deps.clock.setTimeout(
-      () =>
-        this.supervise(
-          this.enqueue(async () => {
-            if (this.terminal || this.stopping()) return;
-            await this.append([
-              {
-                type: 'cap.breached',
-                payload: { kind: 'run-duration', limit, observed: this.deps.clock.now() - startedAt },
-              },
-            ]);
-            this.fail({ code: 'run_timeout', message: `run exceeded settings.timeout ${limit} ms` });
-            await this.advance();
-          }),
-          'run timeout',
-        ),
-      Math.max(0, due - this.deps.clock.now()),
-    );
+    const arm = (): void => {
+      this.runTimer = this.deps.clock.setTimeout(
+        () =>
+          this.supervise(
+            this.enqueue(async () => {
+              if (this.terminal || this.stopping()) return;
+              const observed = this.deps.clock.now() - startedAt;
+              if (observed <= limit) return arm();
+              await this.append([{ type: 'cap.breached', payload: { kind: 'run-duration', limit, observed } }]);
+              this.fail({
+                code: 'run_timeout',
+                message: `run exceeded ${source} ${limit} ms (ran ${observed} ms)`,
+                details: { limit, observed, source },
+              });
+              await this.advance();
+            }),
+            'run timeout',
+          ),
+        Math.max(0, startedAt + limit + 1 - this.deps.clock.now()),
+      );
+    };
+    arm();
   }
 
   /** Cancels the run: in-flight waits stop, child runs are cancelled, then `run.cancelled` is appended. */

@@ -4,7 +4,8 @@ import type { NodeRegistry } from './node-registry.js';
 import { childRunsOf } from './child-run-starter.js';
 import { withChildRuns } from './child-run-view.js';
 import { initialVariables } from './prepared-run.js';
-import { withRunTimeout } from './run-options.js';
+import { checkRunSampling, runDeadlineOf } from './run-options.js';
+import type { RunDeadline, RunModelLimits } from './run-options.js';
 import type { ParentLink, PreparedRun } from './prepared-run.js';
 import { RunWaiters } from './run-waiters.js';
 import { mergeCapabilities } from './service-family.js';
@@ -38,6 +39,10 @@ export interface RunManagerOptions {
   clock: Clock;
   /** Ceiling on node executions per run (advertised as `limits.maxNodeExecutions`). */
   maxNodeExecutions?: number;
+  /** What the host's model calls accept: a run whose sampling its provider would refuse is refused at create. */
+  modelLimits?: RunModelLimits;
+  /** Host wall-clock ceiling per run (advertised as `limits.maxRunDurationMs`, RFC 0058); absent: none. */
+  maxRunDurationMs?: number;
   /** Installed host service families (RFC 0144). */
   families?: readonly ServiceFamily[];
   /** This host's id (RFC 0040 `crossHostCausation.hostId`), for the `causationHostId` of runs caused elsewhere. */
@@ -54,6 +59,11 @@ export interface RunManagerOptions {
    * (issue 19); absent (SQLite), this process drives every run.
    */
   requests?: RunRequests;
+}
+
+function deadlineOf(run: StoredRun, ceiling: number | undefined): { runDeadline?: RunDeadline } {
+  const runDeadline = runDeadlineOf(run, ceiling);
+  return runDeadline ? { runDeadline } : {};
 }
 
 /** Who asks (for `Idempotency-Key` scoping and `cancelledBy` / `decidedBy`). */
@@ -109,6 +119,7 @@ export class RunManager {
         workflowId: req.workflowId,
       });
     checkMockProvider(req.configurable, this.mockProviders);
+    if (this.o.modelLimits) checkRunSampling(req.configurable, this.o.modelLimits);
     const inputs = req.inputs ?? {};
     return this.insertAndStart({
       def,
@@ -134,6 +145,7 @@ export class RunManager {
     prepare: (run: StoredRun) => Promise<void>,
   ): Promise<{ run: StoredRun; created: boolean }> {
     checkMockProvider(a.configurable, this.mockProviders); // a branch overlay may name one (run-options.md)
+    if (this.o.modelLimits) checkRunSampling(a.configurable, this.o.modelLimits);
     return this.insertAndStart({ ...a, prepare });
   }
 
@@ -234,12 +246,13 @@ export class RunManager {
         }),
         cancelChildren: (runId, reason) => this.cancelChildren(runId, reason),
         maxNodeExecutions: cap,
+        ...deadlineOf(run, this.o.maxRunDurationMs),
         families: this.o.families ?? [],
         ...(this.o.hostId ? { hostId: this.o.hostId } : {}),
         ...(this.o.onBackgroundError ? { onBackgroundError: this.o.onBackgroundError } : {}),
         onLeaseLost: (runId) => this.stepDown(runId, 'write_refused'),
       },
-      withRunTimeout(run),
+      run,
     );
     this.actors.set(run.runId, actor);
     // `done` never rejects (it is only ever resolved), so this chain cannot fail unhandled.

@@ -5,6 +5,7 @@ import type { Db } from '../ledger/index.js';
 import { createOpenwopHost } from '../openwop/host.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import type { RunLeaseTiming } from '../openwop/run-ownership.js';
+import type { RunModelLimits } from '../openwop/run-options.js';
 import type { NodeModule } from '../openwop/node-registry.js';
 import { mockProviderFamily } from '../openwop/services/mock-provider-family.js';
 import { conformanceEffectFamily } from '../openwop/nodes/conformance-effect-node.js';
@@ -52,6 +53,10 @@ export interface HostServerOptions {
   onBackgroundError?: (err: HostError) => void;
   /** Lease timing of this process's runs on a shared PostgreSQL store (issue 19), see `RunLeaseTiming`. */
   runLeases?: RunLeaseTiming;
+  /** Wall-clock ceiling per run in ms (RFC 0058 `limits.maxRunDurationMs`; default `DEFAULT_MAX_RUN_DURATION_MS`). */
+  maxRunDurationMs?: number;
+  /** What the host's model calls accept (from `--model`), see `OpenwopHostOptions.modelLimits`. */
+  modelLimits?: RunModelLimits;
 }
 
 /** A listening host: the OpenWOP host, its app and URL. */
@@ -108,6 +113,8 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     ...(o.hostId ? { hostId: o.hostId } : {}),
     ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
     ...(o.runLeases ? { runLeases: o.runLeases } : {}),
+    ...(o.maxRunDurationMs ? { limits: { maxRunDurationMs: o.maxRunDurationMs } } : {}),
+    ...(o.modelLimits ? { modelLimits: o.modelLimits } : {}),
     // HOST-093: a run-store write refused as unavailable makes the ledger probe the store, so its status (operator
     // API, console, new commands refused) shows the outage until a probe succeeds.
     onStoreOutage: () => void o.mhs?.ledger.probe().catch(() => undefined),

@@ -2,6 +2,19 @@ import { lazyValidator } from '../core/lazy-validator.js';
 import type { LazyValidator } from '../core/lazy-validator.js';
 import { ErrorCode, HostError } from '../core/index.js';
 
+/**
+ * The v1 `configurable` reserved keys checked at create (v1 run-options.md §Reserved keys): an out-of-range
+ * `recursionLimit` or `runTimeoutMs` (RFC 0058: "400 validation_error at run-create, never at runtime") is refused;
+ * every other key is surfaced as given.
+ */
+const V1_CONFIGURABLE = {
+  type: 'object',
+  properties: {
+    recursionLimit: { type: 'integer', minimum: 1 },
+    runTimeoutMs: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
 /** JSON Schemas of the request bodies this surface accepts (also published in the OpenAPI document). */
 export const REQUEST_SCHEMAS = {
   CreateRunRequest: {
@@ -12,10 +25,7 @@ export const REQUEST_SCHEMAS = {
       inputs: { type: 'object' },
       tags: { type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: 100 },
       metadata: { type: 'object' },
-      configurable: {
-        type: 'object',
-        properties: { recursionLimit: { type: 'integer', minimum: 1 } },
-      },
+      configurable: V1_CONFIGURABLE,
     },
     additionalProperties: false,
   },

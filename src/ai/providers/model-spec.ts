@@ -10,6 +10,22 @@ export const MODEL_PROVIDERS = ['openai', 'openai-compatible', 'anthropic', 'scr
 /** One of {@link MODEL_PROVIDERS}. */
 export type ModelProviderId = (typeof MODEL_PROVIDERS)[number];
 
+/**
+ * The most `temperature` each provider's API accepts (the least is 0 for all): the Anthropic Messages API 1, OpenAI
+ * Chat Completions 2 (an OpenAI-compatible server is held to OpenAI's range); the scripted stand-in takes any.
+ */
+export const MAX_TEMPERATURE: Readonly<Record<ModelProviderId, number | undefined>> = {
+  openai: 2,
+  'openai-compatible': 2,
+  anthropic: 1,
+  scripted: undefined,
+};
+
+/** True when `p` names one of {@link MODEL_PROVIDERS}. */
+export function isModelProvider(p: string): p is ModelProviderId {
+  return (MODEL_PROVIDERS as readonly string[]).includes(p);
+}
+
 /** A parsed `--model` value (plus `--base-url`, when given). */
 export interface ModelSpec {
   provider: ModelProviderId;
@@ -23,10 +39,6 @@ const REMEDIATION =
   'Pass --model <provider>:<model>, e.g. openai:gpt-4.1, anthropic:claude-sonnet-4-5, ' +
   'openai-compatible:llama3.1 --base-url http://127.0.0.1:11434/v1, or scripted:<script.json> (docs/models.md).';
 
-function isProvider(p: string): p is ModelProviderId {
-  return (MODEL_PROVIDERS as readonly string[]).includes(p);
-}
-
 /**
  * Parses `provider:model`. Only the first `:` separates them (model ids such as `llama3.1:8b` keep theirs).
  * @throws HostError `MHS.HOST.MODEL_CONFIG` (details.spec) for an unknown provider, an empty model or a base URL
@@ -36,7 +48,7 @@ export function parseModelSpec(spec: string, opts: { baseUrl?: string } = {}): M
   const i = spec.indexOf(':');
   const provider = i < 0 ? spec.trim() : spec.slice(0, i).trim();
   const model = i < 0 ? '' : spec.slice(i + 1).trim();
-  if (!isProvider(provider))
+  if (!isModelProvider(provider))
     throw new HostError(
       ErrorCode.HOST_MODEL_CONFIG,
       `unknown model provider "${provider}" (expected one of ${MODEL_PROVIDERS.join(', ')})`,

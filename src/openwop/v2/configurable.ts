@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import { ErrorCode, HostError } from '../../core/index.js';
-import { RUN_OPTION_KEYS } from '../run-options.js';
+import { RUN_OPTION_KEYS, V1_RUN_TIMEOUT_KEY } from '../run-options.js';
 import { openwopDir } from '../schemas.js';
 
 /**
@@ -95,6 +95,10 @@ export function toV2Configurable(flat: Readonly<Record<string, unknown>>): Recor
   const seat = new Map<string, [string, string]>();
   for (const [section, keys] of Object.entries(HONOURED))
     for (const [k, engineKey] of Object.entries(keys)) seat.set(engineKey, [section, k]);
+  // A v1 run's `runTimeoutMs` is honoured (RFC 0058), so it has the v2 seat when it is one the v2 schema admits.
+  const v1Timeout = flat[V1_RUN_TIMEOUT_KEY];
+  if (flat[RUN_OPTION_KEYS.runTimeoutMs] === undefined && Number.isInteger(v1Timeout) && (v1Timeout as number) > 0)
+    seat.set(V1_RUN_TIMEOUT_KEY, ['run', 'runTimeoutMs']);
   const extensions: Record<string, unknown> = {};
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(flat)) {

@@ -6,7 +6,8 @@
  * definition: a top-level id the definition types as a tenant-bound id (`ids.schema.json`, `x-openwop-tenant-bound`) is
  * bound (`run_01H…` → `local/run-01H…`, identity.md §5), a top-level integer written as a decimal string is an integer
  * (RFC 0172 §B axis 3: "integer everywhere"), and the top-level properties the definition does not declare are left
- * out, when that makes it valid; the stored event (and the v1 read path) keep everything.
+ * out, when that makes it valid; the stored event (and the v1 read path) keep everything. An interrupt resolution's
+ * `resolvedBy` and `decision` are read off its v1 `decidedBy` and `action` first (resolution-payload.ts).
  * A payload that is still invalid without them, or whose type has no definition, passes through as written (a reader
  * MUST tolerate unknown types; nothing is fabricated to make a payload fit).
  */
@@ -18,6 +19,7 @@ import addFormatsModule from 'ajv-formats';
 import { NATIVE_PAYLOADS } from '../native-events.js';
 import { openwopDir } from '../schemas.js';
 import { V2_TENANT, projectPathSegment, toOpaque } from './ids.js';
+import { withResolutionSeats } from './resolution-payload.js';
 
 // ajv-formats ships CJS; under NodeNext its default export is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
@@ -129,6 +131,18 @@ function withForms(payload: Record<string, unknown>, forms: ReadonlyMap<string, 
  * changed (a projected payload is a copy).
  */
 export function projectPayload(type: string, payload: unknown): { payload: unknown; check: PayloadCheck } {
+  // An interrupt resolution's v2 seats (`resolvedBy`, `decision`) read off its v1 fields, kept only when the result
+  // conforms (a principal outside the v2 subjectId grammar leaves the payload as the rules below project it).
+  const seated = withResolutionSeats(type, payload);
+  if (seated) {
+    const projected = projectOnto(type, seated);
+    if (projected.check === 'conforms' || projected.check === 'projected')
+      return { payload: projected.payload, check: 'projected' };
+  }
+  return projectOnto(type, payload);
+}
+
+function projectOnto(type: string, payload: unknown): { payload: unknown; check: PayloadCheck } {
   // A v2-native type (native-events.ts) is written in its v2 shape under its own, later schema (RFC 0242 adds
   // `negotiation.decided.requested`), so the vendored definition does not rewrite it.
   if (type in NATIVE_PAYLOADS) return { payload, check: 'untyped' };

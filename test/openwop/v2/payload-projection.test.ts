@@ -1,14 +1,16 @@
 // Guarantees (OpenWOP v2 events.md; schemas/v2/run-event-payloads.schema.json, RFC 0171 §A.4: the root `_typeIndex`
 // is normative and every payload definition is closed), over real HTTP against `mhs-host serve` on SQLite and, when
 // MHS_TEST_PG_URL is set, PostgreSQL, under OpenWOP-Version 2: every event the v2 poll serves for runs that complete,
-// fail, suspend and resume, dispatch a child and breach a cap has a payload valid against the definition the
-// normative index names for its v2 type, with two documented exceptions pinned to their exact reasons (so a change
-// fails here): `orchestrator.decided` (the vendored v2 `orchestrator-decision.schema.json` puts
-// `additionalProperties: false` at a root with no `properties`, so it rejects every decision) and `approval.received`
-// (the engine's legacy payload has no `interruptId`, which the unified v2 shape requires). Host fields with no v2 seat
-// (`interrupt.resolved`'s `action` and `decidedBy`) are left out of the v2 payload and kept on the v1 read of the same
-// event; engine ids the definition types as tenant-bound are bound (`local/…`), a decimal-string `engineVersion` is an
-// integer.
+// fail, suspend and resume (accepted, rejected and timed-out approvals), dispatch a child and breach a cap has a
+// payload valid against the definition the normative index names for its v2 type, with one documented exception
+// pinned to its exact reason (so a change fails here): `orchestrator.decided` (the vendored v2
+// `orchestrator-decision.schema.json` puts `additionalProperties: false` at a root with no `properties`, so it rejects
+// every decision). Host fields with no v2 seat (`interrupt.resolved`'s `action` and `decidedBy`) are left out of the
+// v2 payload and kept on the v1 read of the same event; the resolution's v2 seats are read off them (issue 17):
+// `resolvedBy` is the resolver's api-key Subject, `decision` `granted` for an accept and `rejected` for a reject or a
+// timeout (which has no `resolvedBy`), on `interrupt.resolved` and on `approval.received`, which now names the
+// `interruptId` it resolved. Engine ids the definition types as tenant-bound are bound (`local/…`), a decimal-string
+// `engineVersion` is an integer.
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies are read loosely in assertions */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -74,7 +76,21 @@ describe.each(BACKENDS)('v2 event payloads against the vendored contract on $nam
       body: { resumeValue: { action: 'accept' } },
     });
     expect(resolved.status).toBe(200);
-    seen.push(...(await pollToEnd(srv.url, gated.body.eventsUrl, token)).events);
+    const accepted = (await pollToEnd(srv.url, gated.body.eventsUrl, token)).events;
+    seen.push(...accepted);
+    const rejectedRun = await post({ workflowId: 'conformance-approval' });
+    await waitForV2Status(srv.url, rejectedRun.body.eventsUrl, token, 'waiting-approval');
+    const rejecting = await call(srv.url, 'POST', `${rejectedRun.body.statusUrl}/interrupts/gate`, {
+      token,
+      ...V2,
+      body: { resumeValue: { action: 'reject' } },
+    });
+    expect(rejecting.status).toBe(200);
+    const rejected = (await pollToEnd(srv.url, rejectedRun.body.eventsUrl, token)).events;
+    seen.push(...rejected);
+    const timedOutRun = await post({ workflowId: 'conformance-approval-timeout' });
+    const timedOut = (await pollToEnd(srv.url, timedOutRun.body.eventsUrl, token)).events;
+    seen.push(...timedOut);
 
     const types = new Set(seen.map((e) => e.type));
     for (const t of [
@@ -87,19 +103,14 @@ describe.each(BACKENDS)('v2 event payloads against the vendored contract on $nam
       'cap.breached',
       'interrupt.requested',
       'interrupt.resolved',
+      'approval.received',
       'orchestrator.decided',
       'node.dispatched',
       'workflow-chain.event',
     ])
       expect(types, t).toContain(t);
     const problems = seen.flatMap((e) => payloadProblems(e).map((p) => p.replace(/#\d+ /, ' ')));
-    expect(new Set(problems)).toEqual(
-      new Set([
-        'orchestrator.decided /decision must NOT have additional properties',
-        "approval.received / must have required property 'interruptId'",
-        'approval.received / must NOT have additional properties',
-      ]),
-    );
+    expect(new Set(problems)).toEqual(new Set(['orchestrator.decided /decision must NOT have additional properties']));
     // The defect is the schema's: each decision is valid against the branch its kind names.
     for (const e of seen.filter((x) => x.type === 'orchestrator.decided'))
       expect(['next-worker', 'terminate']).toContain(e.payload.decision.kind);
@@ -109,8 +120,25 @@ describe.each(BACKENDS)('v2 event payloads against the vendored contract on $nam
     const chain = seen.find((e) => e.type === 'workflow-chain.event');
     expect(chain.payload.parentRunId).toMatch(/^local\/run-/);
 
+    // The resolution's v2 seats, on both resolution events of each approval.
+    const me = await call(srv.url, 'GET', `/runs/${encodeURIComponent(gated.body.runId)}`, { token, ...V2 });
+    const subject = me.body.owner.subject;
+    expect(subject).toMatchObject({ issuer: expect.any(String), lane: 'api-key', kind: 'user' });
+    for (const [events, decision, by] of [
+      [accepted, 'granted', subject],
+      [rejected, 'rejected', subject],
+      [timedOut, 'rejected', undefined],
+    ] as const) {
+      const res = events.find((e) => e.type === 'interrupt.resolved');
+      const rec = events.find((e) => e.type === 'approval.received');
+      expect(res.payload).toMatchObject({ kind: 'approval', decision });
+      expect(rec.payload).toMatchObject({ kind: 'approval', decision, interruptId: res.payload.interruptId });
+      expect(res.payload.resolvedBy).toEqual(by);
+      expect(rec.payload.resolvedBy).toEqual(by);
+    }
+
     // v1 reads the same event as the engine wrote it.
-    const v2Resolved = seen.find((e) => e.type === 'interrupt.resolved');
+    const v2Resolved = accepted.find((e) => e.type === 'interrupt.resolved');
     expect(v2Resolved.payload).not.toHaveProperty('action');
     expect(v2Resolved.payload).not.toHaveProperty('decidedBy');
     expect(v2Resolved.payload.interruptId).toMatch(/^local\//);
@@ -121,5 +149,7 @@ describe.each(BACKENDS)('v2 event payloads against the vendored contract on $nam
     expect(v1Resolved.sequence).toBe(v2Resolved.sequence);
     expect(v1Resolved.payload).toMatchObject({ action: 'accept', decidedBy: expect.any(String) });
     expect(v1Resolved.payload.interruptId).not.toMatch(/^local\//);
+    const v1Received = v1.body.events.find((e: any) => e.type === 'approval.received');
+    expect(v1Received.payload).toMatchObject({ action: 'accept', interruptId: v1Resolved.payload.interruptId });
   });
 });

@@ -45,7 +45,12 @@ async function main(): Promise<void> {
     const sim = await connectMemorySim('wal-pages');
     const endpointId = (await engine.attach(sim.conn)).endpointId;
     const call = async () => {
-      const r = await engine.invoke({ endpointId, deviceId: 'conveyor-workcell', capabilityId: 'cap.world.step.v1', input: { ticks: 1 } });
+      const r = await engine.invoke({
+        endpointId,
+        deviceId: 'conveyor-workcell',
+        capabilityId: 'cap.world.step.v1',
+        input: { ticks: 1 },
+      });
       if (r.receipt.status !== 'completed') throw new Error(`governed call: ${r.receipt.status}`);
       await r.recorded;
     };
@@ -71,7 +76,9 @@ async function main(): Promise<void> {
       byTree.set(name, (byTree.get(name) ?? 0) + 1);
     }
     const commits = frames.filter((f) => f.commit).length;
-    process.stdout.write(`wal-pages: ${CALLS} sequential governed calls, ${entries} ledger entries, ${commits} commits\n`);
+    process.stdout.write(
+      `wal-pages: ${CALLS} sequential governed calls, ${entries} ledger entries, ${commits} commits\n`,
+    );
     for (const [name, n] of [...byTree].sort((a, b) => b[1] - a[1]))
       process.stdout.write(`  ${name.padEnd(36)} ${(n / CALLS).toFixed(2)} frames/call\n`);
     process.stdout.write(

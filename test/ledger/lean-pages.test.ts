@@ -150,9 +150,7 @@ describe('migration 0007 on a store made by the schema before it (SQLite file)',
     const { db, ledger } = await openStore(join(t.dir, 'host.db'));
     cleanups.push(() => db.close());
     const head = await ledger.append({ kind: 'error', note: 'head' });
-    await expect(insertRaw(db, entryAfter(head.seq + 2, head.digest, 'gap'))).rejects.toThrow(
-      /MHS\.HOST\.LEDGER_LINK/,
-    );
+    await expect(insertRaw(db, entryAfter(head.seq + 2, head.digest, 'gap'))).rejects.toThrow(/MHS\.HOST\.LEDGER_LINK/);
     expect(await ledger.append({ kind: 'error', note: 'next' })).toMatchObject({ seq: head.seq + 1 });
   });
 });

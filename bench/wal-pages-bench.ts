@@ -15,6 +15,8 @@ import { openDb, openLedger } from '../src/ledger/index.js';
 import { connectMemorySim } from './in-process-sim.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
+/** Endpoints calling at once (their entries then share commits, as under load). */
+const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 1);
 
 interface Frame {
   page: number;
@@ -42,11 +44,12 @@ async function main(): Promise<void> {
     const operator = await openOperatorRuntime(db, clock);
     const engine = createEngine({ ledger, clock, gate: operator.services.gate });
     await engine.start();
-    const sim = await connectMemorySim('wal-pages');
-    const endpointId = (await engine.attach(sim.conn)).endpointId;
-    const call = async () => {
+    const sims = await Promise.all(Array.from({ length: ENDPOINTS }, (_, i) => connectMemorySim(`wal-pages-${i}`)));
+    const ids: string[] = [];
+    for (const s of sims) ids.push((await engine.attach(s.conn)).endpointId);
+    const call = async (i: number) => {
       const r = await engine.invoke({
-        endpointId,
+        endpointId: ids[i] as string,
         deviceId: 'conveyor-workcell',
         capabilityId: 'cap.world.step.v1',
         input: { ticks: 1 },
@@ -54,14 +57,21 @@ async function main(): Promise<void> {
       if (r.receipt.status !== 'completed') throw new Error(`governed call: ${r.receipt.status}`);
       await r.recorded;
     };
-    for (let i = 0; i < 20; i++) await call(); // session open, first pages allocated
+    const each = async (n: number) =>
+      Promise.all(
+        ids.map(async (_, i) => {
+          for (let k = 0; k < n; k++) await call(i);
+        }),
+      );
+    await each(20); // sessions open, first pages allocated
     await db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
     const seq0 = (await ledger.head()).seq;
-    for (let i = 0; i < CALLS; i++) await call();
+    await each(Math.ceil(CALLS / ENDPOINTS));
+    const calls = Math.ceil(CALLS / ENDPOINTS) * ENDPOINTS;
     const entries = (await ledger.head()).seq - seq0;
     const { frames } = walFrames(`${file}-wal`);
     await engine.stop();
-    await sim.close();
+    for (const s of sims) await s.close();
     await operator.close();
     await db.close();
 
@@ -77,12 +87,12 @@ async function main(): Promise<void> {
     }
     const commits = frames.filter((f) => f.commit).length;
     process.stdout.write(
-      `wal-pages: ${CALLS} sequential governed calls, ${entries} ledger entries, ${commits} commits\n`,
+      `wal-pages: ${calls} governed calls (${ENDPOINTS} endpoints, each sequential), ${entries} ledger entries, ${commits} commits\n`,
     );
     for (const [name, n] of [...byTree].sort((a, b) => b[1] - a[1]))
-      process.stdout.write(`  ${name.padEnd(36)} ${(n / CALLS).toFixed(2)} frames/call\n`);
+      process.stdout.write(`  ${name.padEnd(36)} ${(n / calls).toFixed(2)} frames/call\n`);
     process.stdout.write(
-      `wal-pages per-call ${(frames.length / CALLS).toFixed(2)} per-entry ${(frames.length / entries).toFixed(2)} commits/call ${(commits / CALLS).toFixed(2)}\n`,
+      `wal-pages per-call ${(frames.length / calls).toFixed(2)} per-entry ${(frames.length / entries).toFixed(2)} commits/call ${(commits / calls).toFixed(2)}\n`,
     );
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -4,6 +4,7 @@ import { migrate } from './migrate.js';
 import { DEVICE_GATES_DDL, backfillGates } from './device-gates.js';
 import { HOST_LEASES_DDL } from './host-leases.js';
 import { UNSETTLED_DDL, backfillUnsettled } from './unsettled.js';
+import { LEAN_PAGES_MIGRATION, leanPagesDdl, rebuildLean } from './lean-pages.js';
 
 /** Tables of the ledger and the export artifacts; all but `ledger_probe` are append-only. */
 export const LEDGER_TABLES = {
@@ -15,7 +16,8 @@ export const LEDGER_TABLES = {
 } as const;
 
 /**
- * `seq` (the key) and `UNIQUE(prev_digest)` make a fork impossible; every other index is paid on each append
+ * `seq` (the key) and `UNIQUE(prev_digest)` make a fork impossible (on SQLite migration 0007 replaces the index with
+ * a link trigger, lean-pages.ts); every other index is paid on each append
  * (a random-key B-tree page per entry in the WAL before the fsync), so only the lookups the host makes have one:
  * by command and by session.
  */
@@ -71,7 +73,7 @@ ${appendOnlyDdl(d, 'ledger_transcript')}`;
 
 /**
  * Stores created before the lean index set drop the two indexes no query uses. (SQLite cannot drop the
- * `UNIQUE(digest)` of such a store without rebuilding the table; it stays there, costing a page per append.)
+ * `UNIQUE(digest)` of such a store without rebuilding the table; migration 0007 rebuilds it.)
  */
 function leanIndexesDdl(d: Db['dialect']): string {
   return d === 'sqlite'
@@ -96,6 +98,10 @@ export async function ensureLedgerSchema(db: Db): Promise<void> {
   });
   // Issue 21 item 4: start-up reads only the unsettled intents and open approvals, kept by the writer.
   await migrate(db, '0006_ledger_unsettled', UNSETTLED_DDL, backfillUnsettled).catch(async (err: unknown) => {
+    if (await writable(db)) throw err;
+  });
+  // Issue 21: fewer WAL pages per append on SQLite (the tables above rebuilt; PostgreSQL drops one index).
+  await migrate(db, LEAN_PAGES_MIGRATION, leanPagesDdl, rebuildLean).catch(async (err: unknown) => {
     if (await writable(db)) throw err;
   });
 }

@@ -64,8 +64,8 @@ const WRITER_ONLY = new Set(['genesis', 'checkpoint']);
  * The host ledger over a {@link Db} (HOST-050…052, 092, 093). One writer per ledger: appends queue
  * and are committed in order by group commit (one transaction, one fsync for whatever is queued),
  * each resolving only after its commit. Across processes the chain head is read inside the write
- * transaction (SQLite's write lock; a PostgreSQL advisory lock), and `UNIQUE(prev_digest)` makes a
- * fork impossible at the database level.
+ * transaction (SQLite's write lock; a PostgreSQL advisory lock), and the database refuses a fork: `seq` is the key,
+ * and a row must link to the head (SQLite: the link trigger of lean-pages.ts; PostgreSQL: `UNIQUE(prev_digest)`).
  */
 /** Refusals that fail the one job raising them (a held gate, a lost run or endpoint lease), never its batch. */
 const JOB_REFUSALS: ReadonlySet<string> = new Set([

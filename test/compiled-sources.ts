@@ -11,6 +11,7 @@ import type { Plugin } from 'vite';
 import { BUILD_ENV, REPO_ROOT, TSX_ENV } from './helpers/cli-entry.js';
 
 const COMPILED = /^(src|machines)\/.*\.ts$/;
+const SETUP = 'test/global-setup.ts';
 
 export function compiledSources(): Plugin {
   return {
@@ -18,7 +19,8 @@ export function compiledSources(): Plugin {
     enforce: 'pre',
     async resolveId(source, importer, options) {
       const build = process.env[TSX_ENV] === '1' ? undefined : process.env[BUILD_ENV];
-      if (!build || !importer || !source.startsWith('.')) return null;
+      // The global setup (which makes the build, and may see a nested run's inherited one) imports the sources.
+      if (!build || !importer || !source.startsWith('.') || importer.endsWith(SETUP)) return null;
       const resolved = await this.resolve(source, importer, { ...options, skipSelf: true });
       if (!resolved || resolved.external) return resolved;
       const rel = relative(REPO_ROOT, resolved.id).split(sep).join('/');

@@ -11,6 +11,7 @@ interface CodemapRow {
 }
 
 let byV1: Map<string, CodemapRow> | undefined;
+let byV2: Map<string, string> | undefined;
 let native: ReadonlySet<string> | undefined;
 
 function rows(): Map<string, CodemapRow> {
@@ -48,6 +49,35 @@ export function v2TypeOf(v1Type: string, sequence?: number): string {
   if (nativeTypes().has(v1Type)) return v1Type;
   throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `event type ${v1Type} has no v2 name`, {
     type: v1Type,
+    ...(sequence !== undefined ? { sequence } : {}),
+  });
+}
+
+/**
+ * The v1 spelling of a type an era-3 log stores (persistence.md §"The v1 wire of an era-3 log"): the same codemap row,
+ * inverted; a v2-native type is its own name. The inverse is built once and only from a codemap that is a bijection
+ * (checked, not assumed); a row folding two v1 names onto one v2 name, or a stored type no row and no native type
+ * names, fails the read with `event_type_unmapped` rather than guess a spelling.
+ */
+export function v1TypeOf(v2Type: string, sequence?: number): string {
+  if (!byV2) {
+    const inv = new Map<string, string>();
+    for (const r of rows().values()) {
+      if (inv.has(r.v2)) {
+        throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `the codemap maps two v1 types onto ${r.v2}`, {
+          type: r.v2,
+          v1: [inv.get(r.v2), r.v1],
+        });
+      }
+      inv.set(r.v2, r.v1);
+    }
+    byV2 = inv;
+  }
+  const v1 = byV2.get(v2Type);
+  if (v1 !== undefined) return v1;
+  if (nativeTypes().has(v2Type)) return v2Type;
+  throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `stored era-3 event type ${v2Type} has no v1 name`, {
+    type: v2Type,
     ...(sequence !== undefined ? { sequence } : {}),
   });
 }

@@ -4,7 +4,7 @@ import { ErrorCode, HostError } from '../../core/index.js';
 import { v2NativeTypes } from '../native-events.js';
 import { openwopDir } from '../schemas.js';
 
-interface CodemapRow {
+export interface CodemapRow {
   v1: string;
   v2: string;
   payloadDef: string;
@@ -60,19 +60,7 @@ export function v2TypeOf(v1Type: string, sequence?: number): string {
  * names, fails the read with `event_type_unmapped` rather than guess a spelling.
  */
 export function v1TypeOf(v2Type: string, sequence?: number): string {
-  if (!byV2) {
-    const inv = new Map<string, string>();
-    for (const r of rows().values()) {
-      if (inv.has(r.v2)) {
-        throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `the codemap maps two v1 types onto ${r.v2}`, {
-          type: r.v2,
-          v1: [inv.get(r.v2), r.v1],
-        });
-      }
-      inv.set(r.v2, r.v1);
-    }
-    byV2 = inv;
-  }
+  byV2 ??= invertCodemap([...rows().values()]);
   const v1 = byV2.get(v2Type);
   if (v1 !== undefined) return v1;
   if (nativeTypes().has(v2Type)) return v2Type;
@@ -80,4 +68,23 @@ export function v1TypeOf(v2Type: string, sequence?: number): string {
     type: v2Type,
     ...(sequence !== undefined ? { sequence } : {}),
   });
+}
+
+/**
+ * The v2 → v1 map of codemap rows, only when it is a function (persistence.md: verified, not assumed); a v2 name two
+ * rows share is `event_type_unmapped`, naming both v1 names.
+ */
+export function invertCodemap(codemap: readonly Pick<CodemapRow, 'v1' | 'v2'>[]): Map<string, string> {
+  const inv = new Map<string, string>();
+  for (const r of codemap) {
+    const prior = inv.get(r.v2);
+    if (prior !== undefined && prior !== r.v1) {
+      throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `the codemap maps both ${prior} and ${r.v1} onto ${r.v2}`, {
+        type: r.v2,
+        v1: [prior, r.v1],
+      });
+    }
+    inv.set(r.v2, r.v1);
+  }
+  return inv;
 }

@@ -9,8 +9,9 @@ export const SNAPSHOT_EXTENSION = 'mhs-host.run';
 
 /**
  * Projects an engine snapshot to the closed v2 `RunSnapshot` (v2 runs.md §Snapshot): bound `runId` and
- * `parentRunId`, `owner`, integer `engineVersion`, the run's stored era key (`stamp`; none reads as 2), and the host fields v2 has no seat for
- * (`lastSequence`, `pendingInterrupts`, `parentNodeId`) under `extensions["mhs-host.run"]` rather than dropped.
+ * `parentRunId`, `owner`, integer `engineVersion`, the run's stored era key (`stamp`; none reads as 2, persistence.md),
+ * and the host fields v2 has no seat for (`lastSequence`, `pendingInterrupts`, `parentNodeId`) under
+ * `extensions["mhs-host.run"]` rather than dropped.
  */
 export function projectSnapshot(
   s: RunSnapshot,

@@ -187,8 +187,6 @@ export class OpenwopStore {
    * creation path in the same change), else none (a v1 host's run, read as era 2). Set once, before any run is created.
    */
   newRunEra: 3 | null = null;
-  /** Each run's stored era key (fixed at creation, so cached once read). */
-  private readonly eras = new Map<string, number | null>();
 
   constructor(
     readonly db: Db,
@@ -598,25 +596,13 @@ export class OpenwopStore {
   }
 
   private async eventPage(runId: string, afterSequence: number, limit: number): Promise<RunEvent[]> {
-    const rows = await this.db.all<EventRow>(
-      'SELECT * FROM openwop_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
+    // Each row with its run's era key (the storage boundary of persistence.md: every reader passes here).
+    const rows = await this.db.all<EventRow & { event_log_schema_version: number | string | null }>(
+      `SELECT e.*, r.event_log_schema_version FROM openwop_events e JOIN openwop_runs r ON r.run_id = e.run_id
+       WHERE e.run_id = ? AND e.sequence > ? ORDER BY e.sequence LIMIT ?`,
       [runId, afterSequence, limit],
     );
-    if (!rows.length) return [];
-    const era = await this.eraOfRun(runId);
-    return rows.map((r) => toEvent(r, era));
-  }
-
-  /** A run's stored era key (null: none, era 2), read once per run: it is fixed when the run is created. */
-  private async eraOfRun(runId: string): Promise<number | null> {
-    if (this.eras.has(runId)) return this.eras.get(runId)!;
-    const row = await this.db.get<{ event_log_schema_version: number | string | null }>(
-      'SELECT event_log_schema_version FROM openwop_runs WHERE run_id = ?',
-      [runId],
-    );
-    const era = row?.event_log_schema_version == null ? null : Number(row.event_log_schema_version);
-    if (row) this.eras.set(runId, era);
-    return era;
+    return rows.map((r) => toEvent(r, r.event_log_schema_version === null ? null : Number(r.event_log_schema_version)));
   }
 
   /**

@@ -98,9 +98,9 @@ function placeholder(id: string): WorkflowDefinition {
  * strings (no translation at write time, no check against the v1 event schema: the point is what the v2 read
  * projection makes of them), the given sequences, payloads, timestamps (else now) and causation ids; a fresh event id
  * per row. The run row holds the seed's `status`, no principal (so it reads with the legacy owner, identity.md §1.2)
- * and no era stamp beyond what every run of this host has (era 2). Its definition is the registered workflow its
- * `run.started` names, else an empty one. A `running` seed is not driven by this process (no actor; a restart's
- * recovery may pick it up). One transaction: the run and its rows, or nothing.
+ * and no era stamp (so it reads as era 2, event-log-era.ts; the one creation path that does not stamp 3). Its
+ * definition is the registered workflow its `run.started` names, else an empty one. A `running` seed is not driven by
+ * this process (no actor; a restart's recovery may pick it up). One transaction: the run and its rows, or nothing.
  */
 export async function seedEra2Run(
   store: OpenwopStore,

@@ -50,6 +50,8 @@ export interface OpenwopHostOptions {
   clock: Clock;
   /** Extra node types (e.g. `mhs.invoke`, `mhs.task`). */
   nodes?: readonly NodeModule[];
+  /** 3 where the server serves OpenWOP major 2: the era key every created run is stamped with (event-log-era.ts). */
+  newRunEra?: 3;
   /** Extra capability families, each with a behaviour check (see capabilities.ts). */
   capabilities?: Record<string, unknown>;
   /** Host service families (RFC 0144: `ctx.mcp`, `ctx.promptLibrary`, ...): their nodes, surfaces and advertisement. */
@@ -114,6 +116,7 @@ export interface OpenwopHost {
  */
 export async function createOpenwopHost(o: OpenwopHostOptions): Promise<OpenwopHost> {
   const store = new OpenwopStore(o.db, o.clock, o.onStoreOutage);
+  if (o.newRunEra) store.newRunEra = o.newRunEra;
   // Issue 19: on a store several processes share, each drives only the runs whose lease it holds.
   const ownership =
     o.db.dialect === 'postgres'

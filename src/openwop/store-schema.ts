@@ -52,6 +52,8 @@ CREATE TABLE IF NOT EXISTS openwop_events (
 );
 `;
 
+const ERA_DDL = 'ALTER TABLE openwop_runs ADD COLUMN event_log_schema_version INTEGER;';
+
 const done = new WeakMap<Db, Promise<void>>();
 
 /**
@@ -69,6 +71,8 @@ export function ensureOpenwopTables(db: Db): Promise<void> {
       .then(() => ensureWorkflowVersions(db))
       // Issue 17: the Layer-2 effect records of runs, read by run id.
       .then(() => ensureRunEffects(db))
+      // Issue 17: the era key of each run (v2 persistence.md); existing rows stay without one (read as era 2).
+      .then(() => migrate(db, 'openwop.run-era', ERA_DDL))
       .then(() => undefined);
     done.set(db, p);
     p.catch(() => done.delete(db));

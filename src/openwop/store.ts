@@ -9,6 +9,7 @@ import type { RunRequests, SettledRequest } from './run-requests.js';
 import { TERMINAL_STATUSES } from './types.js';
 import { putWorkflowVersion } from './workflow-versions.js';
 import { AppendBatcher } from './append-batcher.js';
+import { engineTypeOf, storedType } from './event-log-era.js';
 import type { WorkflowVersion } from './workflow-versions.js';
 import type { RunError, RunEvent, RunEventInput, RunRecord, RunStatus, WorkflowDefinition } from './types.js';
 
@@ -94,6 +95,7 @@ interface RunRow {
   started_at: string | null;
   completed_at: string | null;
   last_seq: number | string;
+  event_log_schema_version: number | string | null;
 }
 
 interface EventRow {
@@ -107,7 +109,11 @@ interface EventRow {
   payload: string;
 }
 
-function toRun(r: RunRow): RunRecord & { definition: WorkflowDefinition; requestDigest: string | null } {
+function toRun(r: RunRow): RunRecord & {
+  definition: WorkflowDefinition;
+  requestDigest: string | null;
+  eventLogSchemaVersion: number | null;
+} {
   return {
     runId: r.run_id,
     workflowId: r.workflow_id,
@@ -130,15 +136,18 @@ function toRun(r: RunRow): RunRecord & { definition: WorkflowDefinition; request
     startedAt: r.started_at,
     completedAt: r.completed_at,
     lastSequence: Number(r.last_seq),
+    /** The stored era key; null (absent) reads as era 2 (event-log-era.ts). */
+    eventLogSchemaVersion: r.event_log_schema_version === null ? null : Number(r.event_log_schema_version),
   };
 }
 
-function toEvent(r: EventRow): RunEvent {
+function toEvent(r: EventRow, era: number | null): RunEvent {
+  const sequence = Number(r.sequence);
   const e: RunEvent = {
     eventId: r.event_id,
     runId: r.run_id,
-    sequence: Number(r.sequence),
-    type: r.type,
+    sequence,
+    type: engineTypeOf(era, r.type, sequence),
     payload: JSON.parse(r.payload) as Record<string, unknown>,
     timestamp: r.ts,
     engineVersion: ENGINE_VERSION,
@@ -173,6 +182,11 @@ export class OpenwopStore {
   readonly appends: AppendBatcher;
   /** Each run's appends submitted and not yet settled (a long poll takes them into its answer: long-poll.ts). */
   private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+  /**
+   * The era key stamped on every run this store creates: 3 where the host serves major 2 (v2 persistence.md: every
+   * creation path in the same change), else none (a v1 host's run, read as era 2). Set once, before any run is created.
+   */
+  newRunEra: 3 | null = null;
 
   constructor(
     readonly db: Db,
@@ -278,8 +292,8 @@ export class OpenwopStore {
       await t.run(
         `INSERT INTO openwop_runs (run_id, workflow_id, workflow_version, definition, status, parent_run_id, parent_node_id,
           inputs, variables, tags, metadata, configurable, principal, idempotency_key, request_digest, traceparent, error,
-          created_at, started_at, completed_at, last_seq)
-         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, -1)`,
+          created_at, started_at, completed_at, last_seq, event_log_schema_version)
+         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, NULL, NULL, -1, ?)`,
         [
           runId,
           n.workflow.id,
@@ -297,6 +311,7 @@ export class OpenwopStore {
           n.requestDigest ?? null,
           n.traceparent ?? null,
           isoAt(this.clock.now()),
+          this.newRunEra,
         ],
       );
       const driven = this.fence ? await this.fence.claim(t, runId, { spread: n.spread === true }) : true;
@@ -472,14 +487,16 @@ export class OpenwopStore {
     const schemas = openwopSchemas();
     await this.fence?.check(t, runId);
     await t.run('UPDATE openwop_runs SET last_seq = last_seq + ? WHERE run_id = ?', [inputs.length, runId]);
-    const row = await t.get<{ last_seq: number | string; status: RunStatus }>(
-      'SELECT last_seq, status FROM openwop_runs WHERE run_id = ?',
-      [runId],
-    );
+    const row = await t.get<{
+      last_seq: number | string;
+      status: RunStatus;
+      event_log_schema_version: number | string | null;
+    }>('SELECT last_seq, status, event_log_schema_version FROM openwop_runs WHERE run_id = ?', [runId]);
     if (!row) throw new HostError(ErrorCode.NOT_FOUND, `run ${runId} not found`, { runId });
     if (row.status === 'completed' || row.status === 'failed' || row.status === 'cancelled') {
       throw new HostError(ErrorCode.CONFLICT, `run ${runId} is ${row.status}`, { runId, status: row.status });
     }
+    const era = row.event_log_schema_version === null ? null : Number(row.event_log_schema_version);
     let seq = Number(row.last_seq) - inputs.length + 1;
     const out: RunEvent[] = [];
     for (const input of inputs) {
@@ -507,7 +524,8 @@ export class OpenwopStore {
           runId,
           e.sequence,
           e.eventId,
-          e.type,
+          // The writer rule: an era-3 log is written in v2 vocabulary; the event handed back keeps the engine's name.
+          storedType(era, e.type, e.sequence),
           e.nodeId ?? null,
           e.causationId ?? null,
           e.timestamp,
@@ -578,11 +596,13 @@ export class OpenwopStore {
   }
 
   private async eventPage(runId: string, afterSequence: number, limit: number): Promise<RunEvent[]> {
-    const rows = await this.db.all<EventRow>(
-      'SELECT * FROM openwop_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?',
+    // Each row with its run's era key (the storage boundary of persistence.md: every reader passes here).
+    const rows = await this.db.all<EventRow & { event_log_schema_version: number | string | null }>(
+      `SELECT e.*, r.event_log_schema_version FROM openwop_events e JOIN openwop_runs r ON r.run_id = e.run_id
+       WHERE e.run_id = ? AND e.sequence > ? ORDER BY e.sequence LIMIT ?`,
       [runId, afterSequence, limit],
     );
-    return rows.map(toEvent);
+    return rows.map((r) => toEvent(r, r.event_log_schema_version === null ? null : Number(r.event_log_schema_version)));
   }
 
   /**

@@ -107,6 +107,8 @@ export async function startHostServer(o: HostServerOptions): Promise<HostServer>
     db: o.db,
     clock: o.clock,
     nodes,
+    // v2 persistence.md: a host serving major 2 stamps era 3 on every run it creates, by either major.
+    ...(o.openwopV2 === false ? {} : { newRunEra: 3 as const }),
     ...(o.capabilities ? { capabilities: o.capabilities } : {}),
     families,
     ...(o.workflows === false ? { workflowsDir: false as const } : {}),

@@ -4,13 +4,14 @@ import { ErrorCode, HostError } from '../../core/index.js';
 import { v2NativeTypes } from '../native-events.js';
 import { openwopDir } from '../schemas.js';
 
-interface CodemapRow {
+export interface CodemapRow {
   v1: string;
   v2: string;
   payloadDef: string;
 }
 
 let byV1: Map<string, CodemapRow> | undefined;
+let byV2: Map<string, string> | undefined;
 let native: ReadonlySet<string> | undefined;
 
 function rows(): Map<string, CodemapRow> {
@@ -50,4 +51,40 @@ export function v2TypeOf(v1Type: string, sequence?: number): string {
     type: v1Type,
     ...(sequence !== undefined ? { sequence } : {}),
   });
+}
+
+/**
+ * The v1 spelling of a type an era-3 log stores (persistence.md §"The v1 wire of an era-3 log"): the same codemap row,
+ * inverted; a v2-native type is its own name. The inverse is built once and only from a codemap that is a bijection
+ * (checked, not assumed); a row folding two v1 names onto one v2 name, or a stored type no row and no native type
+ * names, fails the read with `event_type_unmapped` rather than guess a spelling.
+ */
+export function v1TypeOf(v2Type: string, sequence?: number): string {
+  byV2 ??= invertCodemap([...rows().values()]);
+  const v1 = byV2.get(v2Type);
+  if (v1 !== undefined) return v1;
+  if (nativeTypes().has(v2Type)) return v2Type;
+  throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `stored era-3 event type ${v2Type} has no v1 name`, {
+    type: v2Type,
+    ...(sequence !== undefined ? { sequence } : {}),
+  });
+}
+
+/**
+ * The v2 → v1 map of codemap rows, only when it is a function (persistence.md: verified, not assumed); a v2 name two
+ * rows share is `event_type_unmapped`, naming both v1 names.
+ */
+export function invertCodemap(codemap: readonly Pick<CodemapRow, 'v1' | 'v2'>[]): Map<string, string> {
+  const inv = new Map<string, string>();
+  for (const r of codemap) {
+    const prior = inv.get(r.v2);
+    if (prior !== undefined && prior !== r.v1) {
+      throw new HostError(ErrorCode.EVENT_TYPE_UNMAPPED, `the codemap maps both ${prior} and ${r.v1} onto ${r.v2}`, {
+        type: r.v2,
+        v1: [prior, r.v1],
+      });
+    }
+    inv.set(r.v2, r.v1);
+  }
+  return inv;
 }

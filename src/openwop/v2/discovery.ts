@@ -1,5 +1,5 @@
 import { PREFERRED_VERSION, PROTOCOL_VERSIONS } from './negotiation.js';
-import { V2_READ_ERA } from './snapshot-projection.js';
+import { ERA_V2 } from '../event-log-era.js';
 
 /** `GET /runs` page ceiling, advertised as `runList.maxPageSize`. */
 export const RUN_LIST_MAX_PAGE = 200;
@@ -106,7 +106,8 @@ export function v2DiscoveryRoot(
     protocolVersions: [...PROTOCOL_VERSIONS],
     preferredVersion: PREFERRED_VERSION,
     engineVersion: Number(v1.engineVersion ?? 0),
-    eventLogSchemaVersion: V2_READ_ERA,
+    // persistence.md: the value the host writes for new runs (3 on every creation path while major 2 is served).
+    eventLogSchemaVersion: ERA_V2,
   };
   if (isObject(v1.implementation)) root.implementation = v1.implementation;
   const envelopes = catalogRecord(v1.supportedEnvelopes, 'witnessable-gated');

@@ -11,7 +11,7 @@ export {
 export { v2TypeOf, isV2Type } from './codemap.js';
 export { projectEvent, V2_TERMINAL_TYPES } from './event-projection.js';
 export type { V2RunEvent } from './event-projection.js';
-export { projectSnapshot, SNAPSHOT_EXTENSION, V2_READ_ERA } from './snapshot-projection.js';
+export { projectSnapshot, SNAPSHOT_EXTENSION } from './snapshot-projection.js';
 export { ownerOf, API_KEY_ISSUER } from './owner.js';
 export type { V2Owner, V2Subject } from './owner.js';
 export { toCreateRunRequest, UNSUPPORTED_CREATE_FIELDS } from './create-request.js';

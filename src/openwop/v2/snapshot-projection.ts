@@ -2,32 +2,29 @@ import type { RunSnapshot } from '../snapshot.js';
 import { toV2Configurable } from './configurable.js';
 import { bindRunId } from './ids.js';
 import type { V2Owner } from './owner.js';
+import { eraOf } from '../event-log-era.js';
 
 /** The extension seat of this host's snapshot state that v2 has no field for (`extensions.<org>.<name>`). */
 export const SNAPSHOT_EXTENSION = 'mhs-host.run';
 
 /**
- * The v1 engine's era key is 1; every run it wrote is a v1-era run, which a v2 reader reads as era 2
- * (v2 versioning.md §2.2, persistence.md). The engine does not yet write era-3 logs.
- */
-export const V2_READ_ERA = 2;
-
-/**
  * Projects an engine snapshot to the closed v2 `RunSnapshot` (v2 runs.md §Snapshot): bound `runId` and
- * `parentRunId`, `owner`, integer `engineVersion`, the era key read as 2, and the host fields v2 has no seat for
- * (`lastSequence`, `pendingInterrupts`, `parentNodeId`) under `extensions["mhs-host.run"]` rather than dropped.
+ * `parentRunId`, `owner`, integer `engineVersion`, the run's stored era key (`stamp`; none reads as 2, persistence.md),
+ * and the host fields v2 has no seat for (`lastSequence`, `pendingInterrupts`, `parentNodeId`) under
+ * `extensions["mhs-host.run"]` rather than dropped.
  */
 export function projectSnapshot(
   s: RunSnapshot,
   owner: V2Owner,
   inputs?: Record<string, unknown>,
+  stamp: number | null = null,
 ): Record<string, unknown> {
   const out: Record<string, unknown> = {
     runId: bindRunId(s.runId),
     workflowId: s.workflowId,
     status: s.status,
     owner,
-    eventLogSchemaVersion: Math.max(V2_READ_ERA, s.eventLogSchemaVersion),
+    eventLogSchemaVersion: eraOf(stamp),
     engineVersion: Number(s.engineVersion),
     nodeStates: s.nodeStates,
     variables: s.variables,

@@ -71,7 +71,7 @@ export function registerV2EventRoutes(app: FastifyInstance, deps: V2EventRouteDe
       headers: { 'openwop-version': '2.0' },
       project: (e) => projectEvent(e, owner),
       run,
-      snapshot: (state) => projectSnapshot(state.snapshot(), owner, run.inputs),
+      snapshot: (state) => projectSnapshot(state.snapshot(), owner, run.inputs, run.eventLogSchemaVersion),
       errorBody: (err) => toV2Error(toHostError(err, ErrorCode.INTERNAL)).body,
     });
   });

@@ -20,7 +20,7 @@ export async function v2Snapshot(host: OpenwopHost, runId: string): Promise<Reco
   const stored = await host.store.getRun(runId);
   if (!stored) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
   const snap = await host.runs.snapshot(runId);
-  return projectSnapshot(snap, await runOwner(host, stored), stored.inputs);
+  return projectSnapshot(snap, await runOwner(host, stored), stored.inputs, stored.eventLogSchemaVersion);
 }
 
 const encodeCursor = (createdAt: string, runId: string): string =>

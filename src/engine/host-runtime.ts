@@ -21,6 +21,7 @@ import { openSessionStore } from './session-store.js';
 import { EndpointForwarding } from './endpoint-forwarding.js';
 import { mayHandOver } from './endpoint-spread.js';
 import { EndpointOwnership } from './endpoint-ownership.js';
+import { forwardedSafety } from './forward-safety.js';
 import type { EndpointLeaseTiming } from './endpoint-ownership.js';
 import { endpointLeaseLost, nameEndpoint } from './endpoint-leases.js';
 import { RetentionActor } from './retention-actor.js';
@@ -201,6 +202,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         : undefined;
     const mayAttach = (connectorId: string) => !leased || leased.holds(connectorId);
     // Issue 19: a call to an endpoint another live process holds goes through that process (endpoint_requests).
+    const localSafety = services.safety;
     if (leased)
       forwarding = new EndpointForwarding({
         db,
@@ -214,8 +216,11 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         pollMs: base.approvalPollMs,
         voidApproval: (approvalId, reason) => services.gate.voidOpen({ approvalId }, reason),
         approvals: { events: services.events, gate: services.gate },
+        safety: () => localSafety,
         ...(report ? { onError: report } : {}),
       });
+    // Issue 19: an e-stop or reset of an endpoint another live process attaches is made by that process.
+    if (forwarding) services.safety = forwardedSafety(localSafety, forwarding, services.events);
     if (leased)
       awaitEndpoint = async (endpointId) => {
         const row = (await connectors.list()).find((r) => r.endpoint_id === endpointId && r.enabled);

@@ -241,6 +241,7 @@ export function createEngine(o: EngineOptions): Engine {
       if (!started) await engine.start();
       const ep: EndpointActor = new EndpointActor(conn, {
         ...(aopts.fence ? { fence: aopts.fence } : {}),
+        ...(aopts.checkFence ? { checkFence: aopts.checkFence } : {}),
         onManifestChange: o.onManifestChange ?? 'readmit',
         onReconnected: (a, e) => recoverAfterReconnect(a, e.manifestChanged),
         ...(o.onEndpointEvent ? { onConnectionEvent: (a, e) => o.onEndpointEvent?.(a.endpointId, e) } : {}),

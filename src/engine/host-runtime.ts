@@ -109,6 +109,11 @@ function timeoutAwareGate(gate: PolicyGate): CallGate {
   };
 }
 
+/** The endpoint-lease fence of an attach (issue 19): in its callers' transactions, and checked on its own. */
+function fencesOf(db: Db, fence: (t: Db) => Promise<void>): { fence: typeof fence; checkFence: () => Promise<void> } {
+  return { fence, checkFence: () => db.tx((t) => fence(t)) };
+}
+
 /**
  * Opens the {@link HostRuntime}. Recovery runs first (every intent without an outcome becomes unknown);
  * with `attachEnabled`, every enabled connector is then connected and attached (its unsettled commands
@@ -276,7 +281,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         if (leased && token === undefined) throw endpointLeaseLost(row.connector_id, leased.owner, 0);
         const ep = await engine.attach(
           guardPermits(conn, (id) => services.gate.claimPermit(id)),
-          leased ? { fence: leased.fenceFor(row.connector_id) } : {},
+          leased ? fencesOf(db, leased.fenceFor(row.connector_id)) : {},
         );
         if (leased && token !== undefined) await nameEndpoint(db, row.connector_id, token, ep.endpointId);
         const sub = ep.status$.subscribe(changed);

@@ -13,23 +13,42 @@ import type { SimHttp } from './sim.js';
 
 export interface EndpointPair {
   store: StoreHandle;
+  /** The first simulator (`sims[0]`). */
   sim: SimHttp;
+  sims: SimHttp[];
   procs: Served[];
 }
 
-/** Registers the pair's `beforeAll`/`afterAll`: the simulator `family` (with `simFlags`) as connector `<prefix>-<family>`. */
+/** The connector id of simulator `i` of a pair: `<prefix>-<family>`, then `<prefix>-<family>-2`, ... */
+export const pairConnector = (prefix: string, family: string, i = 0): string =>
+  `${prefix}-${family}${i ? `-${i + 1}` : ''}`;
+
+/**
+ * Registers the pair's `beforeAll`/`afterAll`: `count` (default 1) simulators of `family` (with `simFlags`), as the
+ * connectors {@link pairConnector} names.
+ */
 export function endpointPair(o: {
   family: string;
   prefix: string;
   env: Record<string, string>;
   simFlags?: string[];
+  count?: number;
 }): EndpointPair {
-  const h = { store: undefined as unknown as StoreHandle, sim: undefined as unknown as SimHttp, procs: [] as Served[] };
+  const h = {
+    store: undefined as unknown as StoreHandle,
+    sim: undefined as unknown as SimHttp,
+    sims: [] as SimHttp[],
+    procs: [] as Served[],
+  };
   beforeAll(async () => {
-    h.sim = await startSimHttp(o.family, o.simFlags ?? []);
+    for (let i = 0; i < (o.count ?? 1); i++) h.sims.push(await startSimHttp(o.family, o.simFlags ?? []));
+    h.sim = h.sims[0]!;
     h.store = await postgresBackend.fresh();
     h.procs.push(await serve(h.store.location, ['--no-workflows'], o.env));
-    await enableSims(h.store.location, { [o.family]: h.sim }, o.prefix);
+    const named = Object.fromEntries(
+      h.sims.map((s, i) => [pairConnector(o.prefix, o.family, i).slice(o.prefix.length + 1), s]),
+    );
+    await enableSims(h.store.location, named, o.prefix);
     h.procs.push(await serve(h.store.location, ['--no-workflows'], o.env));
   }, 180_000);
   afterAll(async () => {
@@ -38,7 +57,7 @@ export function endpointPair(o: {
       p.child.kill('SIGCONT');
       await p.stop();
     }
-    await h.sim?.stop();
+    for (const s of h.sims) await s.stop();
     await h.store?.cleanup();
   });
   return h;

@@ -2,7 +2,7 @@
 // (skipped without MHS_TEST_PG_URL), one real HTTP thermostat simulator. A holds the endpoint and opens a session for a
 // call B forwards to it; A is paused (SIGSTOP) past its endpoint lease, B takes the endpoint over (token 2) and restores
 // that session from its stored snapshot (HOST-036). After SIGCONT, A finds it lost the endpoint and detaches: it closes
-// no session at the endpoint, records no session entry and leaves the snapshot to B, so B's next call reuses the
+// no session at the endpoint, records no session close and leaves the snapshot to B, so B's next call reuses the
 // session (the simulator's own counters: one open, no close).
 import { describe, expect, it } from 'vitest';
 import { capabilityToolName } from '../../src/mhs/tool-names.js';
@@ -24,7 +24,7 @@ describe.skipIf(!PG_URL)('a former endpoint holder woken after losing its lease'
     env: { MHS_RUN_LEASE_TTL_MS: '1500', MHS_RUN_LEASE_SKEW_MS: '200' },
   });
 
-  it('closes no session and records no session entry; the new holder reuses the session', async () => {
+  it('closes no session and records no session close; the new holder reuses the session', async () => {
     const [a, b] = h.procs as [Served, Served];
     const token = await makeToken(h.store.location, 'client', 'sfence-client');
     await heldBy(b, a, token, CONNECTOR);
@@ -49,10 +49,11 @@ describe.skipIf(!PG_URL)('a former endpoint holder woken after losing its lease'
       await pause(2000);
       const after = await simAttachCounters(h.sim, DEVICE);
       expect(after.session_closes).toBe(0);
+      // (B heartbeats the session it restored every 10 s: those entries are the holder's, not asserted here.)
       const late = (await ledgerOf(h.store.location)).entries.filter(
-        (e) => e.seq > woke && e.kind.startsWith('session.'),
+        (e) => e.seq > woke && (e.kind === 'session.close' || e.kind === 'session.open'),
       );
-      expect(late).toEqual([]);
+      expect(late.map((e) => `${e.kind} ${String(e.session_id)}`)).toEqual([]);
 
       // B restored the session A opened and uses it: still open at the endpoint, no second open.
       const second = await call(agent, tool, { setpoint_c: 23 });

@@ -68,7 +68,9 @@ describe.skipIf(!PG_URL)('an mhs.task whose two parallel steps wait for approval
       if (snap.pendingInterrupts?.length === 2 || ended(snap)) break;
       await pause(50);
     }
-    expect(snap.status, JSON.stringify(snap.error ?? snap.nodeStates)).toBe('waiting-approval');
+    const failure = async () =>
+      JSON.stringify((await api.events(runId)).find((e: any) => e.type === 'node.failed')?.payload ?? snap);
+    expect(snap.status, ended(snap) ? await failure() : '').toBe('waiting-approval');
     const waiting = snap.pendingInterrupts as any[];
     expect(waiting.map((p) => p.nodeId)).toEqual(['task', 'task']);
     expect(waiting.map((p) => p.data.stepIndex).sort()).toEqual([0, 1]);

@@ -20,7 +20,8 @@ describe.skipIf(!PG_URL)('an mhs.task whose two parallel steps wait for approval
   const h = endpointPair({
     family: 'liquid-handler',
     prefix: 'tint',
-    env: { MHS_RUN_LEASE_TTL_MS: '1500', MHS_RUN_LEASE_SKEW_MS: '200', MHS_ENDPOINT_SPREAD: 'off' },
+    // A long lease: nothing here fails over, and a loaded machine must not let A's lapse mid-test.
+    env: { MHS_RUN_LEASE_TTL_MS: '6000', MHS_RUN_LEASE_SKEW_MS: '200', MHS_ENDPOINT_SPREAD: 'off' },
     count: 2,
     simFlags: ['--operator-tools'],
   });

@@ -73,6 +73,8 @@ export interface EndpointActorOptions {
    * actor's commands journal, so a process that lost the endpoint journals and sends nothing.
    */
   fence?: (t: Db) => Promise<void>;
+  /** That fence checked now in its own transaction: before a session is opened, heartbeated or closed (issue 19). */
+  checkFence?: () => Promise<void>;
 }
 
 /**
@@ -118,6 +120,8 @@ export class EndpointActor {
       ...(o.onBackgroundError ? { onBackgroundError: o.onBackgroundError } : {}),
       ...(o.sessionStore ? { store: o.sessionStore } : {}),
       ...(o.sessionMode ? { mode: o.sessionMode } : {}),
+      ...(o.fence ? { fence: o.fence } : {}),
+      ...(o.checkFence ? { checkFence: o.checkFence } : {}),
     });
     this.index(conn.manifest);
     if (hasReconnectEvents(conn)) this.unsubscribe = conn.onReconnectEvent((e) => this.onConnectionEvent(e));

@@ -10,7 +10,6 @@ import { recordWithdrawn, withdrawnError } from './forward-withdrawal.js';
 import { SenderApprovals, announceApprovals } from './forward-approvals.js';
 import type { ApprovalRelayDeps } from './forward-approvals.js';
 import type { EndpointOwnership } from './endpoint-ownership.js';
-import type { ToolCallResult } from '../mhs/connection.js';
 import {
   ENDPOINT_REQUESTS_CHANNEL,
   EndpointRequests,
@@ -18,8 +17,9 @@ import {
   fromForwardedCall,
   toForwardedCall,
 } from './endpoint-requests.js';
-import type { EndpointRequest, ForwardedOp } from './endpoint-requests.js';
+import type { EndpointRequest, ForwardedOp, ForwardedOpOther } from './endpoint-requests.js';
 import type { Engine } from './engine.js';
+import type { SafetyActions } from '../policy/estop.js';
 
 /** The default `deadline_ms` a forwarded call is awaited for when the caller names none (the holder knows the binding's). */
 export const FORWARD_DEFAULT_DEADLINE_MS = 30_000;
@@ -68,7 +68,15 @@ export interface EndpointForwardingOptions {
    * its sender raises them here, so its run shows the wait (`waiting-approval`) as for a local call.
    */
   approvals?: Omit<ApprovalRelayDeps, 'onError'>;
+  /** This process's own trusted e-stop and reset (not forwarded): what a holder runs for a forwarded one. */
+  safety?: () => Pick<SafetyActions, 'estop' | 'reset'>;
   onError?: (err: HostError) => void;
+}
+
+function opName(op: ForwardedOpOther): string {
+  if (op.kind === 'tool') return op.name;
+  if (op.kind === 'closeScope') return 'session close';
+  return op.kind === 'safety' ? op.action : 'reconcile';
 }
 
 function resultOf(r: StoredResult): InvokeResult {
@@ -196,18 +204,30 @@ export class EndpointForwarding {
   }
 
   /** An operation that journals no intent: claimed first, then run on the attached endpoint, its result stored. */
-  private async applyOp(req: EndpointRequest, op: Exclude<ForwardedOp, { kind: 'invoke' }>): Promise<void> {
+  private async applyOp(req: EndpointRequest, op: ForwardedOpOther): Promise<void> {
     // Still attaching what it just claimed: the request stays pending until the attach applies it.
     const ep = this.o.engine().endpoint(req.endpointId);
     if (!ep || !(await this.requests.claim(req.requestId))) return;
-    let result: ToolCallResult | null = null;
+    let result: unknown = null;
     try {
       if (op.kind === 'tool')
         result = await ep.callTool(op.name, op.args, {
           ...(op.timeoutMs !== undefined ? { timeoutMs: op.timeoutMs } : {}),
           ...(op.meta ? { meta: op.meta } : {}),
         });
-      else await ep.closeSessionScope(op.scope);
+      else if (op.kind === 'closeScope') await ep.closeSessionScope(op.scope);
+      else if (op.kind === 'safety') {
+        // The holder's own trusted stop (its operator route, its ledger pair), as if the operator had asked it.
+        const safety = this.o.safety?.();
+        if (!safety) throw new HostError(ErrorCode.NOT_FOUND, 'this host process has no trusted e-stop');
+        result = await safety[op.action](req.endpointId, op.deviceId, op.operator);
+      } else
+        result = await this.o.engine().reconcile({
+          endpointId: req.endpointId,
+          ...(op.commandId ? { commandId: op.commandId } : {}),
+          ...(op.deviceId ? { deviceId: op.deviceId } : {}),
+          ...(op.untilSettled ? { untilSettled: true } : {}),
+        });
     } catch (err) {
       const e = toHostError(err);
       await this.requests.settle(req.requestId, 'failed', { code: e.code, message: e.message, details: e.details });
@@ -424,31 +444,54 @@ export class EndpointForwarding {
   async sendOp(
     connectorId: string,
     endpointId: string,
-    op: Exclude<ForwardedOp, { kind: 'invoke' }>,
+    op: ForwardedOpOther,
     waitMs: number,
-  ): Promise<ToolCallResult | null | undefined> {
+    opts: { unclaimedMs?: number } = {},
+  ): Promise<unknown> {
     const requestId = await this.requests.store(connectorId, endpointId, op);
     this.sending.add(requestId);
     try {
-      return await this.awaitOp(requestId, connectorId, endpointId, op, waitMs);
+      return await this.awaitOp(requestId, connectorId, endpointId, op, waitMs, opts.unclaimedMs);
     } finally {
       this.sending.delete(requestId);
     }
+  }
+
+  /**
+   * Whether another live process holds the enabled endpoint `endpointId` (its lease not lapsed, its process not seen
+   * gone): its connector, else undefined (this process holds it, or nobody does, or its holder is gone).
+   */
+  async liveHolderElsewhere(endpointId: string): Promise<string | undefined> {
+    if (this.closed) return undefined;
+    const connectorId = await this.o.connectorOf(endpointId);
+    if (!connectorId || this.o.ownership.holds(connectorId)) return undefined;
+    return (await this.heldElsewhere()).some((h) => h.connectorId === connectorId) ? connectorId : undefined;
   }
 
   private async awaitOp(
     requestId: string,
     connectorId: string,
     endpointId: string,
-    op: Exclude<ForwardedOp, { kind: 'invoke' }>,
+    op: ForwardedOpOther,
     waitMs: number,
-  ): Promise<ToolCallResult | null | undefined> {
-    const limit = this.o.clock.now() + waitMs + (this.o.transportMarginMs ?? 2_000) + FORWARD_SLACK_MS;
+    unclaimedMs?: number,
+  ): Promise<unknown> {
+    const start = this.o.clock.now();
+    const limit = start + waitMs + (this.o.transportMarginMs ?? 2_000) + FORWARD_SLACK_MS;
     for (;;) {
-      await this.waitFor(requestId, Math.max(1, Math.min(this.period(), limit - this.o.clock.now())));
+      const claimBy = unclaimedMs === undefined ? limit : start + unclaimedMs;
+      const until = this.o.clock.now() < claimBy ? Math.min(claimBy, limit) : limit;
+      await this.waitFor(requestId, Math.max(1, Math.min(this.period(), until - this.o.clock.now())));
       const r = (await this.requests.get(requestId))!;
-      if (r.status === 'applied') return r.result as ToolCallResult | null;
+      if (r.status === 'applied') return r.result;
       if (r.status === 'failed') throw storedError(r.result);
+      // Not claimed in time (a paused holder): withdrawn, so it is made here and never by the holder too.
+      if (
+        unclaimedMs !== undefined &&
+        this.o.clock.now() >= start + unclaimedMs &&
+        (await this.requests.withdraw(requestId))
+      )
+        return undefined;
       if (!this.o.ownership.holds(connectorId) && (await this.holderGone(connectorId)))
         await this.o.ownership.sweepNow();
       if (this.o.ownership.holds(connectorId) && (await this.requests.withdraw(requestId, { claimed: true })))
@@ -458,7 +501,7 @@ export class EndpointForwarding {
         const heldBy = (await this.holderOf(connectorId))?.owner ?? 'none';
         throw new HostError(
           ErrorCode.HOST_ENDPOINT_FORWARD_TIMEOUT,
-          `the host process holding endpoint ${endpointId} (${heldBy}) did not answer the forwarded ${op.kind === 'tool' ? op.name : 'session close'} in time; it was withdrawn`,
+          `the host process holding endpoint ${endpointId} (${heldBy}) did not answer the forwarded ${opName(op)} in time; it was withdrawn`,
           { requestId, endpointId, connectorId, heldBy },
           { remediation: 'Try again, or check the holder with `mhs-host hosts`.' },
         );

@@ -4,7 +4,7 @@ import type { CallOptions, ToolCallResult } from '../mhs/connection.js';
 import type { CapabilityBinding, DeviceProfile, Manifest } from '../mhs/wire-types.js';
 import type { DeploymentAccess } from '../policy/deployment-policy.js';
 import type { DeploymentAdmit } from './deployment-guard.js';
-import type { ForwardedOp } from './endpoint-requests.js';
+import type { ForwardedOpOther } from './endpoint-requests.js';
 
 /**
  * An endpoint as callers that do not send commands see it (tasks, model tool surfaces, reads, evidence): its admitted
@@ -117,12 +117,12 @@ export class RemoteEndpoint implements EndpointHandle {
 /** Where the engine finds the endpoints other live processes attach, and how an operation reaches their holder. */
 export interface RemoteEndpoints {
   list(): Promise<RemoteEndpointInfo[]>;
-  /** Forwards the operation; undefined when this process took the endpoint over meanwhile (make it here). */
-  send(
-    info: RemoteEndpointInfo,
-    op: Exclude<ForwardedOp, { kind: 'invoke' }>,
-    waitMs: number,
-  ): Promise<ToolCallResult | null | undefined>;
+  /**
+   * Forwards the operation and returns the holder's result (a tool call's `ToolCallResult`, null for a session close,
+   * a reconciliation's `ReconcileResult[]`); undefined when this process took the endpoint over meanwhile (make it
+   * here).
+   */
+  send(info: RemoteEndpointInfo, op: ForwardedOpOther, waitMs: number): Promise<unknown>;
 }
 
 /**
@@ -145,7 +145,7 @@ export function remoteEndpoints(
         ...(opts?.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
         ...(opts?.meta ? { meta: opts.meta } : {}),
       };
-      const r = await remote.send(info, op, opts?.timeoutMs ?? 10_000);
+      const r = (await remote.send(info, op, opts?.timeoutMs ?? 10_000)) as ToolCallResult | undefined;
       return r ?? (await local(info.endpointId)).callTool(name, args, opts);
     },
     closeSessionScope: async (info, scope) => {

@@ -4,6 +4,7 @@ import { migrate } from '../ledger/index.js';
 import type { Db } from '../ledger/index.js';
 import type { InvokeRequest } from './call-types.js';
 import type { DisclosureRequest, SessionDisclosure } from './session-disclosure.js';
+import type { OperatorPrincipal } from '../policy/estop.js';
 
 /**
  * One row per operation a host process forwarded to the process holding the endpoint's lease (issue 19): a governed
@@ -79,13 +80,19 @@ export type ForwardedCall = Omit<InvokeRequest, LocalOnly> & {
 
 /**
  * What a sender asks of the process holding an endpoint (issue 19): a governed call, a tool call on the endpoint's
- * connection that journals no intent (reads, `mhs__safety`, `mhs__operations`, evidence export and verification), or
- * the end of a task's session scope (HOST-034).
+ * connection that journals no intent (reads, `mhs__safety`, `mhs__operations`, evidence export and verification),
+ * the end of a task's session scope (HOST-034), an operator's trusted e-stop or reset (HOST-046, 071, 094), or the
+ * reconciliation of unsettled commands (HOST-091: one, or every one of the endpoint or of one of its devices).
  */
 export type ForwardedOp =
   | { kind: 'invoke'; call: ForwardedCall }
   | { kind: 'tool'; name: string; args: Record<string, unknown>; timeoutMs?: number; meta?: Record<string, string> }
-  | { kind: 'closeScope'; scope: string };
+  | { kind: 'closeScope'; scope: string }
+  | { kind: 'safety'; action: 'estop' | 'reset'; deviceId: string; operator: OperatorPrincipal }
+  | { kind: 'reconcile'; commandId?: string; deviceId?: string; untilSettled?: boolean };
+
+/** A forwarded operation that journals no command intent of its own. */
+export type ForwardedOpOther = Exclude<ForwardedOp, { kind: 'invoke' }>;
 
 /** The stored form of a governed call (the live fields dropped, the trace as W3C strings). */
 export function toForwardedCall(req: InvokeRequest): ForwardedCall {

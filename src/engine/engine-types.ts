@@ -117,6 +117,8 @@ export interface StartReport {
 export interface AttachOptions {
   /** The endpoint-lease fence of its side effects (issue 19; {@link EndpointActorOptions.fence}). */
   fence?: EndpointActorOptions['fence'];
+  /** {@link EndpointActorOptions.checkFence}: the fence checked before each session open, heartbeat and close. */
+  checkFence?: EndpointActorOptions['checkFence'];
 }
 
 /** The engine: endpoint actors, the governed call, tasks, reconciliation. */

@@ -9,7 +9,7 @@ import { defaultCallGate } from './default-gate.js';
 import { createDeploymentGuard } from './deployment-guard.js';
 import { NO_DOCUMENT_DEPLOYMENT } from '../policy/deployment-policy.js';
 import { EndpointActor } from './endpoint-actor.js';
-import { remoteEndpoints } from './endpoint-handle.js';
+import { RemoteEndpoint, remoteEndpoints } from './endpoint-handle.js';
 import type { EndpointHandle } from './endpoint-handle.js';
 import { collectEndpointEvidence, recordDisclosure, taskEvidence } from './endpoint-evidence.js';
 import type { CollectedEvidence } from './endpoint-evidence.js';
@@ -28,6 +28,8 @@ import { EngineTracer } from './tracing.js';
 
 /** How long a reconciliation waits for an unsettled command's endpoint to be taken over here (issue 19). */
 const ADOPT_WAIT_MS = 60_000;
+/** How long a reconciliation forwarded to an endpoint's holder is awaited (plus the transport margin and slack). */
+const RECONCILE_FORWARD_WAIT_MS = 10_000;
 const ADOPT_POLL_MS = 500;
 
 export type { AttachOptions, Engine, EngineOptions, StartReport } from './engine-types.js';
@@ -175,6 +177,31 @@ export function createEngine(o: EngineOptions): Engine {
     return undefined;
   };
 
+  /**
+   * Issue 19: the commands of an endpoint another live process attaches are tracked by that process (its gates, its
+   * timers), so it reconciles them, once, and its result is returned here; undefined when they are reconciled here
+   * (attached here, tracked here, or this process took the endpoint over before the holder answered).
+   */
+  const reconcileAtHolder = async (sel: Parameters<Engine['reconcile']>[0] = {}) => {
+    if (!o.remote) return undefined;
+    let endpointId = sel.endpointId;
+    if (sel.commandId) {
+      if (env.pending.has(sel.commandId)) return undefined;
+      endpointId = unsettledCommand(await o.ledger.byCommand(sel.commandId))?.endpointId;
+    }
+    if (!endpointId || actors.has(endpointId)) return undefined;
+    const h = await handleOf(endpointId).catch(() => undefined);
+    if (!(h instanceof RemoteEndpoint)) return undefined;
+    const op = {
+      kind: 'reconcile' as const,
+      ...(sel.commandId ? { commandId: sel.commandId } : {}),
+      ...(sel.deviceId ? { deviceId: sel.deviceId } : {}),
+      ...(sel.untilSettled ? { untilSettled: true } : {}),
+    };
+    return (await o.remote.send(h.info, op, sel.untilSettled ? ADOPT_WAIT_MS : RECONCILE_FORWARD_WAIT_MS)) as
+      ReconcileResult[] | undefined;
+  };
+
   /** Endpoints a task touched since their bundle was last collected (issue 21). */
   const uncollected = new Set<string>();
 
@@ -214,6 +241,7 @@ export function createEngine(o: EngineOptions): Engine {
       if (!started) await engine.start();
       const ep: EndpointActor = new EndpointActor(conn, {
         ...(aopts.fence ? { fence: aopts.fence } : {}),
+        ...(aopts.checkFence ? { checkFence: aopts.checkFence } : {}),
         onManifestChange: o.onManifestChange ?? 'readmit',
         onReconnected: (a, e) => recoverAfterReconnect(a, e.manifestChanged),
         ...(o.onEndpointEvent ? { onConnectionEvent: (a, e) => o.onEndpointEvent?.(a.endpointId, e) } : {}),
@@ -394,6 +422,8 @@ export function createEngine(o: EngineOptions): Engine {
     },
 
     async reconcile(sel = {}) {
+      const atHolder = await reconcileAtHolder(sel);
+      if (atHolder) return atHolder;
       if (sel.commandId) {
         let p = env.pending.get(sel.commandId) ?? (await adoptUntracked(sel.commandId));
         if (!p && sel.untilSettled && o.remote) p = await awaitAdoption(sel.commandId);

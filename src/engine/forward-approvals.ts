@@ -17,10 +17,14 @@ export interface ApprovalRelayDeps {
   onError?: (err: HostError) => void;
 }
 
-/** Whether approval `r` is the one a governed call `c` waits for: its run and node, else its approval key. */
+/**
+ * Whether approval `r` is the one a governed call `c` waits for: its run and node (and its approval key when it names
+ * one: an `mhs.task` step's, so two steps waiting side by side each relay only their own), else its approval key.
+ */
 function asksFor(r: ApprovalRequest, c: Pick<InvokeRequest, 'runId' | 'nodeId' | 'approvalKey' | 'deviceId'>): boolean {
   if (r.device_id !== c.deviceId) return false;
-  if (c.runId) return r.run_id === c.runId && r.node_id === c.nodeId;
+  if (c.runId)
+    return r.run_id === c.runId && r.node_id === c.nodeId && (!c.approvalKey || r.request_key === c.approvalKey);
   return !!c.approvalKey && r.request_key === c.approvalKey;
 }
 

@@ -21,6 +21,7 @@ import { openSessionStore } from './session-store.js';
 import { EndpointForwarding } from './endpoint-forwarding.js';
 import { mayHandOver } from './endpoint-spread.js';
 import { EndpointOwnership } from './endpoint-ownership.js';
+import { forwardedSafety } from './forward-safety.js';
 import type { EndpointLeaseTiming } from './endpoint-ownership.js';
 import { endpointLeaseLost, nameEndpoint } from './endpoint-leases.js';
 import { RetentionActor } from './retention-actor.js';
@@ -106,6 +107,11 @@ function timeoutAwareGate(gate: PolicyGate): CallGate {
     },
     claimPermit: (permitId) => gate.claimPermit(permitId),
   };
+}
+
+/** The endpoint-lease fence of an attach (issue 19): in its callers' transactions, and checked on its own. */
+function fencesOf(db: Db, fence: (t: Db) => Promise<void>): { fence: typeof fence; checkFence: () => Promise<void> } {
+  return { fence, checkFence: () => db.tx((t) => fence(t)) };
 }
 
 /**
@@ -201,6 +207,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         : undefined;
     const mayAttach = (connectorId: string) => !leased || leased.holds(connectorId);
     // Issue 19: a call to an endpoint another live process holds goes through that process (endpoint_requests).
+    const localSafety = services.safety;
     if (leased)
       forwarding = new EndpointForwarding({
         db,
@@ -214,8 +221,11 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         pollMs: base.approvalPollMs,
         voidApproval: (approvalId, reason) => services.gate.voidOpen({ approvalId }, reason),
         approvals: { events: services.events, gate: services.gate },
+        safety: () => localSafety,
         ...(report ? { onError: report } : {}),
       });
+    // Issue 19: an e-stop or reset of an endpoint another live process attaches is made by that process.
+    if (forwarding) services.safety = forwardedSafety(localSafety, forwarding, services.events);
     if (leased)
       awaitEndpoint = async (endpointId) => {
         const row = (await connectors.list()).find((r) => r.endpoint_id === endpointId && r.enabled);
@@ -271,7 +281,7 @@ export async function openHostRuntime(opts: HostRuntimeOptions = {}): Promise<Ho
         if (leased && token === undefined) throw endpointLeaseLost(row.connector_id, leased.owner, 0);
         const ep = await engine.attach(
           guardPermits(conn, (id) => services.gate.claimPermit(id)),
-          leased ? { fence: leased.fenceFor(row.connector_id) } : {},
+          leased ? fencesOf(db, leased.fenceFor(row.connector_id)) : {},
         );
         if (leased && token !== undefined) await nameEndpoint(db, row.connector_id, token, ep.endpointId);
         const sub = ep.status$.subscribe(changed);

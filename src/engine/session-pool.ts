@@ -4,6 +4,7 @@ import type { Clock, MhsWireError, TimerHandle } from '../core/index.js';
 import type { EndpointConnection } from '../mhs/connection.js';
 import type { Principal, Session } from '../mhs/wire-types.js';
 import type { Ledger } from '../ledger/ledger-types.js';
+import type { Db } from '../ledger/db.js';
 import { endpointSessionMachine, startSessionActor } from '../../machines/endpoint-session.js';
 import type { SessionActor, SessionContext, SessionGrant } from '../../machines/endpoint-session.js';
 import type { PersistedSession, SessionSnapshotStore } from './session-store.js';
@@ -41,6 +42,13 @@ export interface SessionPoolOptions {
    * closed at once and refused with `MHS.HOST.REPLAY_REFUSED`: a replay never executes a command (HOST-085).
    */
   mode?: 'live' | 'replay';
+  /**
+   * The endpoint-lease fence (issue 19, a shared PostgreSQL store): every session entry is appended, and every
+   * snapshot written, in a transaction that checks it first, so a process that lost the endpoint records nothing.
+   */
+  fence?: (t: Db) => Promise<void>;
+  /** Checks that fence now, in its own transaction: before a session is opened, heartbeated or closed at the endpoint. */
+  checkFence?: () => Promise<void>;
 }
 
 /** The scope of calls made outside a task: sessions per device and capability, closed when idle. */
@@ -113,19 +121,18 @@ export class SessionPool {
   private logic(scope: string) {
     const o = this.o;
     const record = (kind: 'session.expired' | 'session.close', sessionId: string | null, deviceId: string) =>
-      void o.ledger
-        .append({
-          kind,
-          session_id: sessionId,
-          endpoint_id: o.endpointId,
-          device_id: deviceId,
-          scope,
-          at: isoAt(o.clock.now()),
-        })
-        .catch((e: unknown) => o.onBackgroundError?.(e as HostError));
+      void this.append({
+        kind,
+        session_id: sessionId,
+        endpoint_id: o.endpointId,
+        device_id: deviceId,
+        scope,
+        at: isoAt(o.clock.now()),
+      }).catch((e: unknown) => this.report(toHostError(e)));
     return endpointSessionMachine.provide({
       actors: {
         openSession: fromPromise(async ({ input }) => {
+          await o.checkFence?.();
           const s = (await this.call('mhs__session', {
             action: 'open',
             device_id: input.deviceId,
@@ -143,7 +150,7 @@ export class SessionPool {
               device_id: input.deviceId,
               _mhs: { session_id: s.session_id },
             }).catch(() => undefined)) as typeof state;
-          await o.ledger.append({
+          await this.append({
             kind: 'session.open',
             session_id: s.session_id,
             endpoint_id: o.endpointId,
@@ -164,12 +171,13 @@ export class SessionPool {
           return grant;
         }),
         heartbeat: fromPromise(async ({ input }) => {
+          await o.checkFence?.();
           const s = (await this.call('mhs__session', {
             action: 'heartbeat',
             session_id: input.sessionId,
           })) as unknown as Session;
           const grant = this.grantFrom(s, this.ttlBySession.get(input.sessionId));
-          await o.ledger.append({
+          await this.append({
             kind: 'session.heartbeat',
             session_id: input.sessionId,
             endpoint_id: o.endpointId,
@@ -179,6 +187,8 @@ export class SessionPool {
         }),
         closeSession: fromPromise(async ({ input }) => {
           this.ttlBySession.delete(input.sessionId);
+          // A process that lost the endpoint leaves the session to its new holder, which restored it (HOST-036).
+          await o.checkFence?.();
           await this.call('mhs__session', { action: 'close', session_id: input.sessionId });
         }),
       },
@@ -189,6 +199,17 @@ export class SessionPool {
         },
       },
     });
+  }
+
+  /** A background failure; not a fence's refusal (the process that lost the endpoint already said so, issue 19). */
+  private report(err: HostError): void {
+    if (err.code !== ErrorCode.HOST_ENDPOINT_LEASE_LOST) this.o.onBackgroundError?.(err);
+  }
+
+  /** Appends a session entry, under the endpoint-lease fence when there is one (issue 19). */
+  private async append(entry: Parameters<Ledger['append']>[0]): Promise<unknown> {
+    const fence = this.o.fence;
+    return fence ? this.o.ledger.appendBatch([entry], { fence }) : this.o.ledger.append(entry);
   }
 
   /** HOST-085: a replay run got a session that is not in replay mode: close it, record why, refuse. */
@@ -325,8 +346,8 @@ export class SessionPool {
       snapshot: done ? {} : (e.actor.getPersistedSnapshot() as unknown as Record<string, unknown>),
     };
     e.writes = e.writes
-      .then(() => (done ? store.remove(row.endpointId, row.key) : store.save(row)))
-      .catch((err: unknown) => this.o.onBackgroundError?.(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE)));
+      .then(() => (done ? store.remove(row.endpointId, row.key, this.o.fence) : store.save(row, this.o.fence)))
+      .catch((err: unknown) => this.report(toHostError(err, ErrorCode.HOST_LEDGER_UNAVAILABLE)));
   }
 
   /**

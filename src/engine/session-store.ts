@@ -24,8 +24,12 @@ export interface PersistedSession {
 
 /** Where session snapshots live. */
 export interface SessionSnapshotStore {
-  save(s: PersistedSession): Promise<void>;
-  remove(endpointId: string, key: string): Promise<void>;
+  /**
+   * With `fence` (the endpoint-lease fence, issue 19) the write runs in a transaction after it, so a process that lost
+   * the endpoint never overwrites or deletes the snapshots its new holder restored.
+   */
+  save(s: PersistedSession, fence?: (t: Db) => Promise<void>): Promise<void>;
+  remove(endpointId: string, key: string, fence?: (t: Db) => Promise<void>): Promise<void>;
   /** Every persisted session of one endpoint. */
   load(endpointId: string): Promise<PersistedSession[]>;
   /**
@@ -64,9 +68,18 @@ interface Row {
 export async function openSessionStore(db: Db): Promise<SessionSnapshotStore> {
   await migrate(db, 'engine-001-endpoint-sessions', DDL);
   const wrap = storeCall;
+  const write = (fence: ((t: Db) => Promise<void>) | undefined, fn: (t: Db) => Promise<unknown>) =>
+    wrap(async () => {
+      if (!fence) await fn(db);
+      else
+        await db.tx(async (t) => {
+          await fence(t);
+          await fn(t);
+        });
+    });
   return {
-    save: (s) =>
-      wrap(async () => {
+    save: (s, fence) =>
+      write(fence, async (db) => {
         await db.run(
           `INSERT INTO endpoint_sessions (endpoint_id, session_key, scope, device_id, session_id, expires_at, snapshot)
            VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -75,8 +88,8 @@ export async function openSessionStore(db: Db): Promise<SessionSnapshotStore> {
           [s.endpointId, s.key, s.scope, s.deviceId, s.sessionId, s.expiresAt, JSON.stringify(s.snapshot)],
         );
       }),
-    remove: (endpointId, key) =>
-      wrap(async () => {
+    remove: (endpointId, key, fence) =>
+      write(fence, async (db) => {
         await db.run('DELETE FROM endpoint_sessions WHERE endpoint_id = ? AND session_key = ?', [endpointId, key]);
       }),
     prune: (before) =>

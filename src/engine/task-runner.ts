@@ -108,6 +108,9 @@ function stepRequest(
     ...(step.deadlineMs !== undefined ? { deadlineMs: step.deadlineMs } : {}),
     ...(t.runId ? { runId: t.runId } : {}),
     ...(t.nodeId ? { nodeId: t.nodeId } : {}),
+    // HOST-041 per step: steps on different endpoints wait side by side, and the run-and-node key would let the
+    // second step's approval void the first's (input_changed); a step's retry after a restart still reuses its own.
+    ...(t.runId && t.nodeId ? { approvalKey: `run:${t.runId}:${t.nodeId}:step:${index}` } : {}),
     ...(t.runFence ? { runFence: t.runFence } : {}),
     ...(t.signal ? { signal: t.signal } : {}),
   };

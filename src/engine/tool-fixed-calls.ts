@@ -9,7 +9,9 @@ import { ErrorCode, HostError, toHostError } from '../core/index.js';
 import type { Ledger } from '../ledger/ledger-types.js';
 import { presentEndpoint } from '../mhs/presentation.js';
 import { faultError } from './call-outcome.js';
+import { RemoteEndpoint } from './endpoint-handle.js';
 import type { EndpointHandle } from './endpoint-handle.js';
+import { unsettledCommand } from './recovery.js';
 import type { Engine } from './engine.js';
 
 /**
@@ -96,7 +98,8 @@ export async function operationsResult(
     const [r] = await engine.reconcile({ commandId });
     if (r) return { command_id: commandId, reconciled: true, outcome: r.outcome, method: r.method, receipt: r.receipt };
   }
-  const intent = (await ledger.byCommand(commandId)).find((e) => e.kind === 'command.intent');
+  const entries = await ledger.byCommand(commandId);
+  const intent = entries.find((e) => e.kind === 'command.intent');
   const ep = intent ? await engine.handle(String(intent.endpoint_id)).catch(() => undefined) : undefined;
   if (!ep)
     throw badInput(
@@ -105,6 +108,11 @@ export async function operationsResult(
       'Use a command_id from an earlier capability tool result.',
     );
   await ep.admit('operations', String(intent?.device_id), { command_id: commandId }); // HOST-090
+  // Issue 19: an unsettled command of an endpoint another process attaches is reconciled by that process (its gate).
+  if (ep instanceof RemoteEndpoint && unsettledCommand(entries)) {
+    const [r] = await engine.reconcile({ commandId });
+    if (r) return { command_id: commandId, reconciled: true, outcome: r.outcome, method: r.method, receipt: r.receipt };
+  }
   const r = await ep
     .callTool('mhs__operations', { command_id: commandId }, { timeoutMs: READ_TIMEOUT_MS, meta: { traceparent } })
     .catch((e: unknown) => {

@@ -575,8 +575,14 @@ export class RunActor {
    * Resolves the pending interrupt at `nodeId` (REST route or console). Raises `not_found` when the
    * node has no pending interrupt and `validation_error` for a body its kind does not accept.
    */
-  resolveInterrupt(nodeId: string, body: Record<string, unknown>, caller: Caller, requestId?: string): Promise<void> {
-    return resolveInterrupt(this.interrupts, nodeId, body, caller, requestId);
+  resolveInterrupt(
+    nodeId: string,
+    body: Record<string, unknown>,
+    caller: Caller,
+    requestId?: string,
+    interruptId?: string,
+  ): Promise<void> {
+    return resolveInterrupt(this.interrupts, nodeId, body, caller, requestId, interruptId);
   }
 
   /** Records the resolution of an externally decided interrupt (see `NodeContext.externalInterrupt`). */

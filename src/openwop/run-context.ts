@@ -12,6 +12,8 @@ export class RunHalted extends Error {
 
 /** An interrupt waiting for its resolution. */
 export interface PendingInterrupt {
+  /** The node that asked; a node may have several interrupts open at once (an `mhs.task`'s parallel steps). */
+  nodeId: string;
   key: string;
   kind: InterruptRequest['kind'];
   data: Record<string, unknown>;
@@ -26,6 +28,7 @@ export interface PendingInterrupt {
 
 /** The parts of the run actor a node context uses. */
 export interface ContextHost {
+  /** Open interrupts by interrupt id (their `key`). */
   readonly pending: Map<string, PendingInterrupt>;
   appendForNode(nodeId: string, inputs: RunEventInput[], patch?: RunPatch): Promise<RunEvent[]>;
   historyOf(nodeId: string): RunEvent[];
@@ -182,7 +185,8 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
         requested = events[1]!;
       }
       if (!hist.some((e) => e.type === 'interrupt.resolved' && e.payload.interruptId === req.key)) {
-        host.pending.set(nodeId, {
+        host.pending.set(req.key, {
+          nodeId,
           key: req.key,
           kind: req.kind,
           data: req.data,
@@ -233,10 +237,17 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
         o,
         (onAbort) =>
           new Promise<InterruptOutcome>((resolve) => {
-            const p: PendingInterrupt = { key, kind: req.kind, data: req.data, requestedEventId, settle: resolve };
+            const p: PendingInterrupt = {
+              nodeId,
+              key,
+              kind: req.kind,
+              data: req.data,
+              requestedEventId,
+              settle: resolve,
+            };
             if (req.resumeSchema) p.resumeSchema = req.resumeSchema;
             if (req.checkResume) p.checkResume = req.checkResume;
-            host.pending.set(nodeId, p);
+            host.pending.set(key, p);
             let timer: ReturnType<Clock['setTimeout']> | undefined;
             if (req.timeoutMs !== undefined) {
               timer = o.clock.setTimeout(
@@ -250,7 +261,7 @@ export function buildNodeContext(host: ContextHost, o: ContextOptions): NodeCont
             }
             onAbort(() => {
               if (timer) o.clock.clearTimeout(timer);
-              if (host.pending.get(nodeId)?.key === key) host.pending.delete(nodeId);
+              if (host.pending.get(key) === p) host.pending.delete(key);
             });
           }),
       );

@@ -18,6 +18,7 @@ const WAITING: Record<string, RunStatus> = {
  */
 export interface InterruptHost {
   readonly runId: string;
+  /** Open interrupts by interrupt id (their `key`). */
   readonly pending: Map<string, PendingInterrupt>;
   readonly clock: Clock;
   /** True once the run has appended its terminal event. */
@@ -42,11 +43,24 @@ export function waitingStatusOf(pending: Map<string, PendingInterrupt>): RunStat
   return first.done ? 'running' : waitingStatusOfKind(first.value.kind);
 }
 
+/** The interrupts open at `nodeId` (one, or `interruptId` only when named). */
+export function pendingAt(
+  pending: Map<string, PendingInterrupt>,
+  nodeId: string,
+  interruptId?: string,
+): PendingInterrupt[] {
+  const out: PendingInterrupt[] = [];
+  for (const p of pending.values()) if (p.nodeId === nodeId && (!interruptId || p.key === interruptId)) out.push(p);
+  return out;
+}
+
 /**
- * Resolves the pending interrupt at `nodeId` (REST route or console), in mailbox order. Raises
- * `not_found` when the node has no pending interrupt (or the run has ended) and `validation_error`
- * for a body its kind does not accept (see `resumeFromBody`). An externally decided interrupt hands
- * the body over to its decider instead of recording the resolution here.
+ * Resolves the pending interrupt at `nodeId` (REST route or console), in mailbox order; `interruptId` names one when
+ * the node has several open at once (an `mhs.task` whose parallel steps both wait for an approval). Raises
+ * `not_found` when the node has no pending interrupt (or not that one, or the run has ended), and `validation_error`
+ * for a body its kind does not accept (see `resumeFromBody`) or when several are open and none is named (answering
+ * one of two approvals by guess could approve the wrong device). An externally decided interrupt hands the body over
+ * to its decider instead of recording the resolution here.
  */
 export function resolveInterrupt(
   host: InterruptHost,
@@ -55,6 +69,7 @@ export function resolveInterrupt(
   caller: Caller,
   /** A forwarded answer (issue 19): settled in the transaction of its resolution events. */
   requestId?: string,
+  interruptId?: string,
 ): Promise<void> {
   const decidedBy = caller.principal;
   const settle: SettledRequest | undefined = requestId ? { requestId, status: 'applied', result: null } : undefined;
@@ -62,10 +77,19 @@ export function resolveInterrupt(
   const attempt = (): Promise<void> =>
     host
       .enqueue(async () => {
-        const p = host.pending.get(nodeId);
+        const open = pendingAt(host.pending, nodeId, interruptId);
+        if (open.length > 1)
+          throw new HostError(
+            ErrorCode.VALIDATION_ERROR,
+            `${open.length} interrupts wait at node ${nodeId}: name the one to answer with interruptId`,
+            { runId: host.runId, nodeId, path: 'interruptId', pending: open.map((x) => x.key) },
+            { remediation: 'Read pendingInterrupts of the run and send ?interruptId=<its interruptId>.' },
+          );
+        const p = open[0];
         // A resumed run (restart, takeover) re-registers an open interrupt when its node re-executes, after the
         // actor started: an answer that arrives in between waits for it instead of finding nothing.
-        if (!p && !host.isTerminal() && openInLog(host.historyOf(nodeId)) && host.clock.now() < deadline) return RETRY;
+        if (!p && !host.isTerminal() && openInLog(host.historyOf(nodeId), interruptId) && host.clock.now() < deadline)
+          return RETRY;
         return apply(p);
       })
       .then((r) => (r === RETRY ? pauseOn(host.clock, REREGISTER_POLL_MS).then(attempt) : undefined));
@@ -74,6 +98,7 @@ export function resolveInterrupt(
       throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, {
         runId: host.runId,
         nodeId,
+        ...(interruptId ? { interruptId } : {}),
       });
     }
     if (p.external) {
@@ -94,7 +119,7 @@ export function resolveInterrupt(
       at: isoAt(host.clock.now()),
       causationId: p.requestedEventId,
     });
-    host.pending.delete(nodeId);
+    host.pending.delete(p.key);
     const events = await host.append(inputs, { status: waitingStatusOf(host.pending) }, settle);
     p.settle({ timedOut: false, resumeValue, decidedBy, causationId: events[0]!.eventId });
   };
@@ -106,12 +131,17 @@ const RETRY = Symbol('retry');
 const REREGISTER_WAIT_MS = 5_000;
 const REREGISTER_POLL_MS = 20;
 
-/** True when the node's history has an `interrupt.requested` that no `interrupt.resolved` answers. */
-function openInLog(history: readonly RunEvent[]): boolean {
+/** True when the node's history has an `interrupt.requested` (that one, when named) no `interrupt.resolved` answers. */
+function openInLog(history: readonly RunEvent[], interruptId?: string): boolean {
   const resolved = new Set(
     history.filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload.interruptId as string),
   );
-  return history.some((e) => e.type === 'interrupt.requested' && !resolved.has(e.payload.key as string));
+  return history.some(
+    (e) =>
+      e.type === 'interrupt.requested' &&
+      !resolved.has(e.payload.key as string) &&
+      (!interruptId || e.payload.key === interruptId),
+  );
 }
 
 function pauseOn(clock: Clock, ms: number): Promise<void> {
@@ -136,7 +166,7 @@ export function recordResolution(
       host.historyOf(nodeId).some((e) => e.type === 'interrupt.resolved' && e.payload.interruptId === key)
     )
       return;
-    const p = host.pending.get(nodeId);
+    const p = host.pending.get(key);
     const inputs = resolutionEvents({
       nodeId,
       key,
@@ -146,7 +176,7 @@ export function recordResolution(
       at: isoAt(host.clock.now()),
       ...(p ? { causationId: p.requestedEventId } : {}),
     });
-    if (p?.key === key) host.pending.delete(nodeId);
+    host.pending.delete(key);
     await host.append(inputs, { status: host.cancelRequested() ? 'cancelling' : waitingStatusOf(host.pending) });
   });
 }
@@ -156,8 +186,8 @@ export function recordResolution(
  * timer enqueues it); does nothing when that interrupt is no longer pending or the run has ended.
  */
 export async function timeoutInterrupt(host: InterruptHost, nodeId: string, key: string): Promise<void> {
-  const p = host.pending.get(nodeId);
-  if (!p || p.key !== key || host.isTerminal()) return;
+  const p = host.pending.get(key);
+  if (!p || p.nodeId !== nodeId || host.isTerminal()) return;
   const inputs = resolutionEvents({
     nodeId,
     key,
@@ -168,7 +198,7 @@ export async function timeoutInterrupt(host: InterruptHost, nodeId: string, key:
     causationId: p.requestedEventId,
     timedOut: true,
   });
-  host.pending.delete(nodeId);
+  host.pending.delete(key);
   const events = await host.append(inputs, { status: waitingStatusOf(host.pending) });
   p.settle({ timedOut: true, causationId: events[0]!.eventId });
 }

@@ -405,6 +405,8 @@ export class RunManager {
     nodeId: string,
     body: Record<string, unknown>,
     caller: Caller,
+    /** Names one of several interrupts open at the node at once (see `resolveInterrupt` in run-interrupts.ts). */
+    interruptId?: string,
   ): Promise<RunSnapshot> {
     const r = await this.requireRun(runId);
     const actor = this.actors.get(runId);
@@ -418,11 +420,16 @@ export class RunManager {
       // Issue 19: driven by another process, which applies the answer.
       // Its role and name too: an MHS approval's answer needs an operator (the sender authenticated the caller).
       const by = { ...(caller.role ? { role: caller.role } : {}), ...(caller.name ? { name: caller.name } : {}) };
-      await this.forwarding.forward(runId, 'interrupt', { nodeId, body, by }, caller.principal);
+      await this.forwarding.forward(
+        runId,
+        'interrupt',
+        { nodeId, body, by, ...(interruptId ? { interruptId } : {}) },
+        caller.principal,
+      );
       return this.snapshot(runId);
     }
     if (!actor) throw new HostError(ErrorCode.NOT_FOUND, `no pending interrupt at node ${nodeId}`, { runId, nodeId });
-    await actor.resolveInterrupt(nodeId, body, caller);
+    await actor.resolveInterrupt(nodeId, body, caller, undefined, interruptId);
     return this.snapshot(runId);
   }
 
@@ -483,7 +490,7 @@ export class RunManager {
   }> {
     const out: Array<{ runId: string; nodeId: string; kind: string; key: string; data: Record<string, unknown> }> = [];
     for (const [runId, a] of this.actors)
-      for (const [nodeId, p] of a.pending) out.push({ runId, nodeId, kind: p.kind, key: p.key, data: p.data });
+      for (const p of a.pending.values()) out.push({ runId, nodeId: p.nodeId, kind: p.kind, key: p.key, data: p.data });
     return out;
   }
 

@@ -3,6 +3,7 @@ import type { Clock } from '../core/index.js';
 import type { Caller } from './node-registry.js';
 import type { RunActor } from './run-actor.js';
 import { RunHalted } from './run-context.js';
+import { pendingAt } from './run-interrupts.js';
 import { requestError } from './run-requests.js';
 import type { RunRequest, RunRequests } from './run-requests.js';
 import type { OpenwopStore, StoredRun } from './store.js';
@@ -166,10 +167,15 @@ export class RunRequestForwarding {
         await actor.cancel(reason, req.principal, undefined, req.requestId);
       } else if (req.kind === 'interrupt') {
         const nodeId = String(req.body.nodeId);
+        const interruptId = typeof req.body.interruptId === 'string' ? req.body.interruptId : undefined;
         // A run just resumed asks its open interrupt again shortly: until then the answer waits (next sweep).
-        if (!actor.pending.has(nodeId) && (await this.openInterrupt(req.runId, nodeId))) return;
+        if (
+          !pendingAt(actor.pending, nodeId, interruptId).length &&
+          (await this.openInterrupt(req.runId, nodeId, interruptId))
+        )
+          return;
         const body = (req.body.body ?? {}) as Record<string, unknown>;
-        await actor.resolveInterrupt(nodeId, body, caller, req.requestId);
+        await actor.resolveInterrupt(nodeId, body, caller, req.requestId, interruptId);
       } else {
         const values = (req.body.values ?? {}) as Record<string, unknown>;
         checkVariableWrite((await this.requireRun(req.runId)).definition, values);
@@ -193,14 +199,18 @@ export class RunRequestForwarding {
     }
   }
 
-  /** True when `nodeId`'s log holds an interrupt request not resolved yet. */
-  private async openInterrupt(runId: string, nodeId: string): Promise<boolean> {
+  /** True when `nodeId`'s log holds an interrupt request (that one, when named) not resolved yet. */
+  private async openInterrupt(runId: string, nodeId: string, interruptId?: string): Promise<boolean> {
     const events = await this.o.store.events(runId);
     const resolved = new Set(
       events.filter((e) => e.type === 'interrupt.resolved').map((e) => e.payload.interruptId as string),
     );
     return events.some(
-      (e) => e.type === 'interrupt.requested' && e.nodeId === nodeId && !resolved.has(e.payload.key as string),
+      (e) =>
+        e.type === 'interrupt.requested' &&
+        e.nodeId === nodeId &&
+        !resolved.has(e.payload.key as string) &&
+        (!interruptId || e.payload.key === interruptId),
     );
   }
 

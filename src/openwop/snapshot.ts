@@ -100,8 +100,9 @@ export class SnapshotFold {
         if (st) st.status = 'running';
         break;
       case 'interrupt.requested':
+        // Keyed by interrupt id: a node may have several open at once (an mhs.task's parallel steps).
         if (nodeId) {
-          this.pending.set(nodeId, {
+          this.pending.set(e.payload.key as string, {
             nodeId,
             interruptId: e.payload.key as string,
             kind: e.payload.kind as string,
@@ -110,7 +111,7 @@ export class SnapshotFold {
         }
         break;
       case 'interrupt.resolved':
-        if (nodeId) this.pending.delete(nodeId);
+        if (nodeId) this.pending.delete(e.payload.interruptId as string);
         break;
     }
   }

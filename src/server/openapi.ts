@@ -272,7 +272,18 @@ export function openApiDocument(opts: { testSeams?: boolean; envelopeSeam?: bool
       '/v1/runs/{runId}/interrupts/{nodeId}': {
         post: {
           summary: 'Resolve the interrupt pending at a node',
-          parameters: [runId, { name: 'nodeId', in: 'path', required: true, schema: { type: 'string' } }],
+          parameters: [
+            runId,
+            { name: 'nodeId', in: 'path', required: true, schema: { type: 'string' } },
+            {
+              name: 'interruptId',
+              in: 'query',
+              required: false,
+              description:
+                'Host extension: which of several interrupts open at the node at once (pendingInterrupts[].interruptId); required then',
+              schema: { type: 'string', minLength: 1, maxLength: 512 },
+            },
+          ],
           requestBody: { required: true, content: json(ref('ResolveInterruptRequest')) },
           responses: {
             '200': { description: 'resolved', content: json(ref('RunSnapshot')) },

@@ -15,6 +15,16 @@ const V1_CONFIGURABLE = {
   },
 } as const;
 
+/**
+ * The query of the run-scoped interrupt resolve (v1 and v2): `interruptId` names one of several interrupts open at the
+ * node at once (a host extension; the body stays the spec's).
+ */
+export const INTERRUPT_QUERY = {
+  type: 'object',
+  properties: { interruptId: { type: 'string', minLength: 1, maxLength: 512 } },
+  additionalProperties: false,
+} as const;
+
 /** JSON Schemas of the request bodies this surface accepts (also published in the OpenAPI document). */
 export const REQUEST_SCHEMAS = {
   CreateRunRequest: {

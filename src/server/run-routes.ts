@@ -3,7 +3,7 @@ import { ErrorCode, HostError } from '../core/index.js';
 import type { OpenwopHost } from '../openwop/host.js';
 import type { CreateRunRequest } from '../openwop/types.js';
 import { callerOf } from './auth.js';
-import { checkBody } from './request-schemas.js';
+import { INTERRUPT_QUERY, checkBody } from './request-schemas.js';
 import { checkInboundCausation, validTraceparent } from '../openwop/causation/causation-link.js';
 
 /**
@@ -42,10 +42,15 @@ export function registerRunRoutes(app: FastifyInstance, host: OpenwopHost): void
     return reply.status(snap.status === 'cancelling' ? 202 : 200).send(snap);
   });
 
-  app.post<{ Params: { runId: string; nodeId: string } }>('/v1/runs/:runId/interrupts/:nodeId', async (req) => {
-    const body = checkBody<Record<string, unknown>>('ResolveInterruptRequest', req.body);
-    return host.runs.resolveInterrupt(req.params.runId, req.params.nodeId, body, callerOf(req));
-  });
+  app.post<{ Params: { runId: string; nodeId: string }; Querystring: { interruptId?: string } }>(
+    '/v1/runs/:runId/interrupts/:nodeId',
+    { schema: { querystring: INTERRUPT_QUERY } },
+    async (req) => {
+      const body = checkBody<Record<string, unknown>>('ResolveInterruptRequest', req.body);
+      const { interruptId } = req.query;
+      return host.runs.resolveInterrupt(req.params.runId, req.params.nodeId, body, callerOf(req), interruptId);
+    },
+  );
 
   // Operator only (route-roles.ts); each new definition is a version with its digest, recorded (issue 20).
   app.post('/v1/workflows', async (req, reply) => {

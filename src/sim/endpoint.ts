@@ -41,10 +41,10 @@ export class SimEndpoint {
   /** Calls of `mhs__composition_run` this endpoint received, served or not (read in `_counters`). */
   compositionCalls = 0;
   /**
-   * Manifest reads (`mhs__inspect` without a device: what a host does as it attaches) and explicit session opens and
-   * heartbeats, read in `_attach_counters` by the tests that count how many host processes attach this endpoint.
+   * Manifest reads (`mhs__inspect` without a device: what a host does as it attaches) and explicit session opens,
+   * heartbeats and closes, read in `_attach_counters` by the tests that count how many host processes attach this endpoint.
    */
-  private readonly attachCalls = { manifest_reads: 0, session_opens: 0, session_heartbeats: 0 };
+  private readonly attachCalls = { manifest_reads: 0, session_opens: 0, session_heartbeats: 0, session_closes: 0 };
 
   constructor(readonly opts: SimOptions) {
     // Ids are globally unique (CSPRNG), not seeded: two endpoints with the same --seed must never
@@ -241,6 +241,7 @@ export class SimEndpoint {
     const action = args['action'];
     if (action === 'open') this.attachCalls.session_opens++;
     else if (action === 'heartbeat') this.attachCalls.session_heartbeats++;
+    else if (action === 'close') this.attachCalls.session_closes++;
     if (action === 'open') {
       const d = this.device(args['device_id'] as string);
       this.assertHardwareAllowed(d);

@@ -6,6 +6,7 @@ import { TERMINAL_STATUSES } from '../../openwop/types.js';
 import { runIdFromParam } from '../../openwop/v2/index.js';
 import { callerOf } from '../auth.js';
 import type { RequestIdempotency } from './request-idempotency.js';
+import { INTERRUPT_QUERY } from '../request-schemas.js';
 import { v2Snapshot } from './run-routes.js';
 
 const validBody = lazyValidator({
@@ -24,11 +25,15 @@ const validBody = lazyValidator({
  * (request-idempotency.ts): a duplicate is answered from the record of the first resolve.
  */
 export function registerV2InterruptRoute(app: FastifyInstance, host: OpenwopHost, idem?: RequestIdempotency): void {
-  app.post<{ Params: { runId: string; nodeId: string } }>(
+  app.post<{ Params: { runId: string; nodeId: string }; Querystring: { interruptId?: string } }>(
     '/runs/:runId/interrupts/:nodeId',
     {
+      schema: { querystring: INTERRUPT_QUERY },
       config: { operationId: 'resolveInterruptByRun' },
-      ...idem?.hooks('resolveInterruptByRun', (req) => ({ params: req.params, body: req.body ?? null })),
+      ...idem?.hooks('resolveInterruptByRun', (req) => {
+        const q = req.query as { interruptId?: string } | undefined;
+        return { params: req.params, ...(q?.interruptId ? { query: q } : {}), body: req.body ?? null };
+      }),
     },
     async (req) => {
       const who = callerOf(req);
@@ -37,20 +42,28 @@ export function registerV2InterruptRoute(app: FastifyInstance, host: OpenwopHost
         throw new HostError(ErrorCode.VALIDATION_ERROR, 'the resolve body is {resumeValue}', { field: 'resumeValue' });
       const runId = runIdFromParam(req.params.runId);
       const { nodeId } = req.params;
+      const { interruptId } = req.query;
       const run = await host.store.getRun(runId);
       if (!run) throw new HostError(ErrorCode.NOT_FOUND, 'run not found');
       const resolved = async (): Promise<boolean> =>
-        (await host.store.events(runId)).some((e) => e.type === 'interrupt.resolved' && e.nodeId === nodeId);
+        (await host.store.events(runId)).some(
+          (e) =>
+            e.type === 'interrupt.resolved' &&
+            e.nodeId === nodeId &&
+            (!interruptId || e.payload.interruptId === interruptId),
+        );
       const already = (): HostError =>
         new HostError(ErrorCode.INTERRUPT_ALREADY_RESOLVED, 'the interrupt is already resolved', { nodeId });
       if (TERMINAL_STATUSES.has(run.status)) throw already();
-      const pending = (await host.runs.snapshot(runId)).pendingInterrupts.some((p) => p.nodeId === nodeId);
+      const pending = (await host.runs.snapshot(runId)).pendingInterrupts.some(
+        (p) => p.nodeId === nodeId && (!interruptId || p.interruptId === interruptId),
+      );
       if (!pending) {
         if (await resolved()) throw already();
         throw new HostError(ErrorCode.NOT_FOUND, 'no interrupt at that node', { nodeId });
       }
       try {
-        await host.runs.resolveInterrupt(runId, nodeId, body as unknown as Record<string, unknown>, who);
+        await host.runs.resolveInterrupt(runId, nodeId, body as unknown as Record<string, unknown>, who, interruptId);
       } catch (err) {
         // A concurrent resolve won (exactly one succeeds, §Resolve surfaces).
         if (err instanceof HostError && (err.code === ErrorCode.NOT_FOUND || err.code === ErrorCode.CONFLICT))

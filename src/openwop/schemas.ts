@@ -67,7 +67,8 @@ function toIssues(errors: ErrorObject[] | null | undefined): SchemaIssue[] {
   });
 }
 
-function build(dir: string): OpenwopSchemas {
+/** Validators over the schemas of `dir` (a `vendor/openwop` layout), each compiled on first use. */
+export function loadOpenwopSchemas(dir: string): OpenwopSchemas {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   const schemaDir = join(dir, 'schemas');
@@ -149,6 +150,6 @@ let shared: OpenwopSchemas | undefined;
 
 /** The process-wide validators (schemas read from {@link openwopDir} on first use, compiled once). */
 export function openwopSchemas(): OpenwopSchemas {
-  shared ??= build(openwopDir());
+  shared ??= loadOpenwopSchemas(openwopDir());
   return shared;
 }

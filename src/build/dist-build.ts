@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { DIST_DIR, DIST_STAMP, distIsCurrent, inputFingerprint } from '../../scripts/dist-current.js';
 import { buildConsoleBundle } from '../console/console-bundle.js';
 import { SIM_BUNDLE, bundleSim, writeFamilyValidator } from './sim-build.js';
+import { buildSimSnapshot } from './sim-snapshot.js';
 
 /** Repository root (this file is `src/build/dist-build.ts`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -65,6 +66,7 @@ export async function buildTree(o: TreeBuild): Promise<void> {
   for (const dir of ROOT_DIRS) symlinkSync(relative(o.outDir, join(o.root, dir)), join(o.outDir, dir), 'dir');
   mkdirSync(join(o.outDir, 'bin'), { recursive: true });
   const simBundled = await bundleSim(o.root, o.outDir);
+  if (simBundled) await buildSimSnapshot(o.root, o.outDir);
   writeFileSync(
     join(o.outDir, 'bin/mhs-host.js'),
     simBundled

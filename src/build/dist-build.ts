@@ -18,8 +18,8 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..
 
 /** Read next to the code that uses them (`import.meta.url`): device families, console assets. */
 const ASSET_DIRS = ['src/sim/devices', 'src/console/static'];
-/** Read relative to the repository root (`REPO_ROOT` of src/openwop/schemas.ts is the tree's root). */
-const ROOT_DIRS = ['vendor', 'workflows', 'prompts'];
+/** Read relative to the repository root (`REPO_ROOT` of src/openwop/schemas.ts is the tree's root; src/build imports scripts/). */
+const ROOT_DIRS = ['vendor', 'workflows', 'prompts', 'scripts'];
 
 export interface TreeBuild {
   root: string;

@@ -78,6 +78,15 @@ async function warmUp(): Promise<void> {
   await request(5, 'ping', {});
   input.end();
   await closed;
+  // The `sim` flags parsed once (a refused --seed ends the parse before the action).
+  await simCommand()
+    .exitOverride()
+    .configureOutput({ writeOut: () => undefined, writeErr: () => undefined, outputError: () => undefined })
+    .parseAsync(['thermostat', '--stdio', '--seed', '-1'], { from: 'user' })
+    .then(
+      () => Promise.reject(new Error('sim snapshot: the warm-up parse should have been refused')),
+      () => undefined,
+    );
 }
 
 slot.__MHS_SIM_MODULE_URL = pathToFileURL(__filename).href;

@@ -4,6 +4,7 @@
 // starts the one-file bundle. Plain JavaScript: bin/mhs-host.js reads it before anything can compile TypeScript.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import process from 'node:process';
 
 /** The one-file `sim` bundle of a built tree (src/build/sim-build.ts), relative to the tree's root. */
 export const SIM_BUNDLE = 'src/sim/sim-bundle.js';

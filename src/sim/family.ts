@@ -7,6 +7,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
+import type * as Ajv2020Module from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { DeviceProfile } from '../mhs/wire-types.js';
 import { BUILTIN_FAMILIES } from './builtin.js';
@@ -91,7 +92,7 @@ export function familyValidator(): ValidateFunction {
   const file = fileURLToPath(new URL(PRECOMPILED_FAMILY_VALIDATOR, import.meta.url));
   if (existsSync(file)) validateFamily = load(file) as ValidateFunction;
   else {
-    const { Ajv2020 } = load('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+    const { Ajv2020 } = load('ajv/dist/2020.js') as typeof Ajv2020Module;
     validateFamily = new Ajv2020(FAMILY_AJV_OPTIONS).compile(FAMILY_SCHEMA);
   }
   return validateFamily;

@@ -67,11 +67,14 @@ function stable(v: unknown): unknown {
 }
 
 describe('sim from the startup snapshot', () => {
-  test.skipIf(!build)('the test build holds a blob recorded for this node binary, and simEntry starts sim from it', () => {
-    const meta = JSON.parse(readFileSync(join(build!, SIM_SNAPSHOT_META), 'utf8')) as Record<string, string>;
-    expect(meta).toEqual({ node: process.version, arch: process.arch, platform: process.platform });
-    expect(simEntry().args).toEqual(['--snapshot-blob', join(build!, SIM_SNAPSHOT_BLOB)]);
-  });
+  test.skipIf(!build)(
+    'the test build holds a blob recorded for this node binary, and simEntry starts sim from it',
+    () => {
+      const meta = JSON.parse(readFileSync(join(build!, SIM_SNAPSHOT_META), 'utf8')) as Record<string, string>;
+      expect(meta).toEqual({ node: process.version, arch: process.arch, platform: process.platform });
+      expect(simEntry().args).toEqual(['--snapshot-blob', join(build!, SIM_SNAPSHOT_BLOB)]);
+    },
+  );
 
   test.skipIf(!build)(
     'answers the handshake, manifest, tool list and a capability call as the bundle does, with its own ids',

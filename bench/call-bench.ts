@@ -28,6 +28,7 @@ import { connect } from '../src/mhs/connector.js';
 import type { MhsConnection } from '../src/mhs/connector.js';
 import { capabilityToolName } from '../src/mhs/tool-names.js';
 import { distIsCurrent } from '../scripts/dist-current.js';
+import { SIM_BUNDLE, SIM_SNAPSHOT_BLOB, simSnapshotArgs } from '../scripts/sim-snapshot.js';
 
 const N = Number(process.env.BENCH_N ?? 400);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 300);
@@ -41,9 +42,26 @@ const START_PARALLEL = Number(process.env.BENCH_START_PARALLEL ?? 8 * availableP
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const CLOCK_TICKS = 100;
 const ROOT = new URL('..', import.meta.url).pathname;
+const DIST = join(ROOT, 'dist');
+/**
+ * How a simulator child starts while dist/ is current: from its startup snapshot when this node built it
+ * (BENCH_SIM=bundle: its one-file bundle; BENCH_SIM=bin: through bin/mhs-host.js, which imports the bundle).
+ */
+function simStart(): { args: string[]; what: string } {
+  if (process.env.MHS_DEV_TSX === '1' || !distIsCurrent(ROOT))
+    return { args: [join(ROOT, 'bin/mhs-host.js')], what: 'sources through tsx: run `npm run build`' };
+  const mode = process.env.BENCH_SIM ?? 'snapshot';
+  if (mode === 'bin')
+    return { args: [join(ROOT, 'bin/mhs-host.js')], what: 'compiled: bin/mhs-host.js → dist/' + SIM_BUNDLE };
+  const snapshot = mode === 'bundle' ? undefined : simSnapshotArgs(DIST);
+  return snapshot
+    ? { args: snapshot, what: 'compiled: dist/' + SIM_SNAPSHOT_BLOB }
+    : { args: [join(DIST, SIM_BUNDLE)], what: 'compiled: dist/' + SIM_BUNDLE };
+}
+const SIM_START = simStart();
 const SIM = (flags: string[]) => [
   process.execPath,
-  join(ROOT, 'bin/mhs-host.js'),
+  ...SIM_START.args,
   'sim',
   'conveyor',
   '--stdio',
@@ -119,10 +137,9 @@ function childrenCpuMs(): number | null {
   return (ticks * 1000) / CLOCK_TICKS;
 }
 
-/** Which code a simulator child runs (bin/mhs-host.js: the dist/ bundle while dist/ is current). */
+/** Which code a simulator child runs. */
 function simTree(): string {
-  if (process.env.MHS_DEV_TSX === '1' || !distIsCurrent(ROOT)) return 'sources through tsx: run `npm run build`';
-  return 'compiled: dist/src/sim/sim-bundle.js';
+  return SIM_START.what;
 }
 
 /**

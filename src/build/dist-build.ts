@@ -11,14 +11,15 @@ import { fileURLToPath } from 'node:url';
 import { DIST_DIR, DIST_STAMP, distIsCurrent, inputFingerprint } from '../../scripts/dist-current.js';
 import { buildConsoleBundle } from '../console/console-bundle.js';
 import { SIM_BUNDLE, bundleSim, writeFamilyValidator } from './sim-build.js';
+import { buildSimSnapshot } from './sim-snapshot.js';
 
 /** Repository root (this file is `src/build/dist-build.ts`). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Read next to the code that uses them (`import.meta.url`): device families, console assets. */
 const ASSET_DIRS = ['src/sim/devices', 'src/console/static'];
-/** Read relative to the repository root (`REPO_ROOT` of src/openwop/schemas.ts is the tree's root). */
-const ROOT_DIRS = ['vendor', 'workflows', 'prompts'];
+/** Read relative to the repository root (`REPO_ROOT` of src/openwop/schemas.ts is the tree's root; src/build imports scripts/). */
+const ROOT_DIRS = ['vendor', 'workflows', 'prompts', 'scripts'];
 
 export interface TreeBuild {
   root: string;
@@ -65,6 +66,7 @@ export async function buildTree(o: TreeBuild): Promise<void> {
   for (const dir of ROOT_DIRS) symlinkSync(relative(o.outDir, join(o.root, dir)), join(o.outDir, dir), 'dir');
   mkdirSync(join(o.outDir, 'bin'), { recursive: true });
   const simBundled = await bundleSim(o.root, o.outDir);
+  if (simBundled) await buildSimSnapshot(o.root, o.outDir);
   writeFileSync(
     join(o.outDir, 'bin/mhs-host.js'),
     simBundled

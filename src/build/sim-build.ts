@@ -12,8 +12,10 @@ import { FAMILY_SCHEMA } from '../sim/family-schema.js';
 
 /** Entry of the simulator bundle, relative to the tree's root. */
 const SIM_ENTRY = 'src/cli/sim-main.ts';
-/** The bundle, in src/sim/ of the compiled tree: family.ts finds `devices/` and its validator next to itself. */
-export const SIM_BUNDLE = 'src/sim/sim-bundle.js';
+// The bundle, in src/sim/ of the compiled tree: family.ts finds `devices/` and its validator next to itself.
+import { SIM_BUNDLE } from '../../scripts/sim-snapshot.js';
+
+export { SIM_BUNDLE };
 
 /** ESM modules in the bundle that call `require` (CommonJS dependencies such as ajv) get Node's. */
 const REQUIRE_SHIM =
@@ -21,10 +23,10 @@ const REQUIRE_SHIM =
 
 /** Writes `src/sim/family-validator.js` of `outDir`: the family schema compiled by ajv with the runtime options. */
 export function writeFamilyValidator(outDir: string): void {
-  const ajv = new Ajv2020({ ...FAMILY_AJV_OPTIONS, code: { source: true, esm: true } });
+  // CommonJS: family.ts loads it synchronously (`require`), and the snapshot build bundles it.
+  const ajv = new Ajv2020({ ...FAMILY_AJV_OPTIONS, code: { source: true, esm: false } });
   const code = standalone.default(ajv, ajv.compile(FAMILY_SCHEMA));
-  // ajv's ESM output still `require`s its runtime helpers (ucs2length).
-  writeFileSync(join(outDir, 'src/sim', PRECOMPILED_FAMILY_VALIDATOR), REQUIRE_SHIM + code);
+  writeFileSync(join(outDir, 'src/sim', PRECOMPILED_FAMILY_VALIDATOR), code);
 }
 
 /** Bundles `root`'s `sim` CLI into `outDir` (true); a tree without the entry (small test repositories) gets none. */

@@ -97,14 +97,12 @@ export function simCommand(): Command {
     .option('--corrupt-evidence <seq>', 'fault: store evidence entry SEQ with a body that breaks its link', int(0))
     .action(async (familiesArg: string, flags: SimFlags) => {
       // Loaded here so other subcommands do not pay for the MCP server SDK at startup.
-      const [{ loadFamily }, { SimEndpoint }, { listen, serveHttp }, { loadPolicy }, { serveStdioProjection }] =
-        await Promise.all([
-          import('../sim/family.js'),
-          import('../sim/endpoint.js'),
-          import('../sim/http-server.js'),
-          import('../sim/policy.js'),
-          import('../sim/stdio-server.js'),
-        ]);
+      const [{ loadFamily }, { SimEndpoint }, { loadPolicy }, { serveStdioProjection }] = await Promise.all([
+        import('../sim/family.js'),
+        import('../sim/endpoint.js'),
+        import('../sim/policy.js'),
+        import('../sim/stdio-server.js'),
+      ]);
       const names = familiesArg.split(',').filter(Boolean);
       const families = [...names, ...flags.device].map(loadFamily);
       if (!families.length) {
@@ -164,6 +162,8 @@ export function simCommand(): Command {
         ...(flags.enableComposition ? ['--enable-composition'] : []),
       ];
       if (flags.http !== undefined) {
+        // Only here: a stdio child does not pay for node:http.
+        const { listen, serveHttp } = await import('../sim/http-server.js');
         const server = await listen(flags.host, flags.http);
         const port = (server.address() as { port: number }).port;
         const endpointId = flags.endpointId ?? replay?.endpoint_id ?? `mhs://localhost:${port}`;

@@ -3,9 +3,11 @@
  * model. The server never names a family; adding one is adding a JSON file (issue 2 item 4).
  */
 import { readFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv';
+import type * as Ajv2020Module from 'ajv/dist/2020.js';
 import { ErrorCode, HostError } from '../core/index.js';
 import type { DeviceProfile } from '../mhs/wire-types.js';
 import { BUILTIN_FAMILIES } from './builtin.js';
@@ -74,23 +76,37 @@ export interface FamilyDefinition {
 
 /** Options of the family validator, here and when `npm run build` precompiles it (src/build/family-validator.ts). */
 export const FAMILY_AJV_OPTIONS = { allErrors: true, strict: false } as const;
-/** Where the compiled tree holds the precompiled validator (ajv standalone code), next to this module. */
-export const PRECOMPILED_FAMILY_VALIDATOR = 'family-validator.js';
+/** Where the compiled tree holds the precompiled validator (ajv standalone code, CommonJS), next to this module. */
+export const PRECOMPILED_FAMILY_VALIDATOR = 'family-validator.cjs';
+
+let validateFamily: ValidateFunction | undefined;
 
 /**
  * The validator precompiled by the build (compiling the schema costs a simulator child ~150 ms of CPU at start),
- * else compiled here (running from the sources).
+ * else compiled here (running from the sources); loaded on first use, synchronously, so the module has no
+ * top-level await and can be bundled into the simulator's startup snapshot (src/build/sim-snapshot.ts).
  */
-async function familyValidator(): Promise<ValidateFunction> {
-  const url = new URL(PRECOMPILED_FAMILY_VALIDATOR, import.meta.url);
-  if (existsSync(url)) return ((await import(url.href)) as { default: ValidateFunction }).default;
-  const { Ajv2020 } = await import('ajv/dist/2020.js');
-  return new Ajv2020(FAMILY_AJV_OPTIONS).compile(FAMILY_SCHEMA);
+export function familyValidator(): ValidateFunction {
+  if (validateFamily) return validateFamily;
+  const load = createRequire(import.meta.url);
+  const file = fileURLToPath(new URL(PRECOMPILED_FAMILY_VALIDATOR, import.meta.url));
+  if (existsSync(file)) validateFamily = load(file) as ValidateFunction;
+  else {
+    const { Ajv2020 } = load('ajv/dist/2020.js') as typeof Ajv2020Module;
+    validateFamily = new Ajv2020(FAMILY_AJV_OPTIONS).compile(FAMILY_SCHEMA);
+  }
+  return validateFamily;
 }
-const validateFamily = await familyValidator();
 
-/** Directory holding the bundled family files. */
-export const BUILTIN_FAMILY_DIR = join(dirname(fileURLToPath(import.meta.url)), 'devices');
+/** Hands in the build's precompiled validator, bundled into the simulator's startup snapshot (no file to load). */
+export function presetFamilyValidator(validate: ValidateFunction): void {
+  validateFamily = validate;
+}
+
+/** Directory holding the bundled family files (read at each call: a startup snapshot is built elsewhere). */
+export function builtinFamilyDir(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), 'devices');
+}
 
 export { BUILTIN_FAMILIES };
 
@@ -99,10 +115,11 @@ export { BUILTIN_FAMILIES };
  * known state variables and inputs. Throws `MHS.HOST.MANIFEST_INVALID` with `details.errors`.
  */
 export function parseFamily(raw: unknown, source: string): FamilyDefinition {
-  if (!validateFamily(raw)) {
+  const validate = familyValidator();
+  if (!validate(raw)) {
     throw new HostError(ErrorCode.HOST_MANIFEST_INVALID, `family definition ${source} does not match its schema`, {
       source,
-      errors: validateFamily.errors?.map((e) => `${e.instancePath} ${e.message ?? ''}`) ?? [],
+      errors: validate.errors?.map((e) => `${e.instancePath} ${e.message ?? ''}`) ?? [],
     });
   }
   const def = raw as unknown as FamilyDefinition;
@@ -141,7 +158,7 @@ export function parseFamily(raw: unknown, source: string): FamilyDefinition {
 
 /** Loads a family by bundled name or by file path (`--device FILE`). */
 export function loadFamily(nameOrFile: string): FamilyDefinition {
-  const builtin = join(BUILTIN_FAMILY_DIR, `${nameOrFile}.json`);
+  const builtin = join(builtinFamilyDir(), `${nameOrFile}.json`);
   const file = /^[a-z0-9-]+$/.test(nameOrFile) && existsSync(builtin) ? builtin : nameOrFile;
   let raw: unknown;
   try {

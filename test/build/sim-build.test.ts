@@ -13,7 +13,7 @@ import { describe, expect, test, vi } from 'vitest';
 import { SIM_BUNDLE } from '../../src/build/sim-build.js';
 import {
   BUILTIN_FAMILIES,
-  BUILTIN_FAMILY_DIR,
+  builtinFamilyDir,
   FAMILY_AJV_OPTIONS,
   PRECOMPILED_FAMILY_VALIDATOR,
 } from '../../src/sim/family.js';
@@ -49,7 +49,7 @@ describe('precompiled family validator', () => {
       const pre = ((await import(pathToFileURL(file).href)) as { default: ValidateFunction }).default;
       const live = new Ajv2020(FAMILY_AJV_OPTIONS).compile(FAMILY_SCHEMA);
       const families = BUILTIN_FAMILIES.map(
-        (f) => JSON.parse(readFileSync(join(BUILTIN_FAMILY_DIR, `${f}.json`), 'utf8')) as Json,
+        (f) => JSON.parse(readFileSync(join(builtinFamilyDir(), `${f}.json`), 'utf8')) as Json,
       );
       for (const doc of families) {
         expect(verdict(pre, doc)).toEqual({ ok: true, errors: null });

@@ -6,6 +6,7 @@
  */
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { simStartArgs } from '../../scripts/sim-snapshot.js';
 
 /** Repository root (cwd of spawned CLIs). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -28,10 +29,10 @@ export function cliEntry(): { command: string; args: string[] } {
 }
 
 /**
- * Command and arguments that start `mhs-host sim`; append `sim` and its arguments. From the compiled build: the
- * simulator bundle that `bin/mhs-host.js` of a built tree starts for `sim` (src/build/sim-build.ts).
+ * Command and arguments that start `mhs-host sim`; append `sim` and its arguments. From the compiled build: its
+ * startup snapshot when this node binary built it, else the one-file simulator bundle (scripts/sim-snapshot.js).
  */
 export function simEntry(): { command: string; args: string[] } {
   const build = process.env[TSX_ENV] === '1' ? undefined : process.env[BUILD_ENV];
-  return build ? { command: process.execPath, args: [join(build, 'src/sim/sim-bundle.js')] } : cliEntry();
+  return build ? { command: process.execPath, args: simStartArgs(build) } : cliEntry();
 }
